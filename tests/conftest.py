@@ -1,0 +1,14 @@
+"""Shared pytest set-up: the tests folder on sys.path (for tests/factory.py), a safe vLLM env."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+# vLLM (CPU build) takes most of RAM for KV cache by default; tests run with 1 GiB unless told.
+os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

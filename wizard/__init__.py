@@ -1,0 +1,3 @@
+"""SpecWizard: configure, check, export and launch speculative decoding for vLLM."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,111 @@
+"""CheckContext = ServeConfig + ModelInfo(target) + ModelInfo(drafter) + Hardware + VllmVersion.
+
+Built once per check by :func:`resolve_context`; every rule reads only this. Model lookups go
+through :func:`wizard.models.resolve_model` (local folder, catalog, then Hub) and are cached,
+so re-checking on every keystroke costs no I/O after the first time.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+from wizard import derive
+from wizard.config import ServeConfig
+from wizard.hardware import Hardware
+from wizard.models.info import ModelInfo
+from wizard.versions import VllmVersion, default_version
+
+__all__ = ["CheckContext", "resolve_context", "clear_model_cache"]
+
+
+@dataclass
+class CheckContext:
+    """Everything a rule may read. ``target``/``drafter`` are None when unknown (see ``lookup_errors``)."""
+
+    config: ServeConfig
+    version: VllmVersion
+    target: ModelInfo | None = None
+    drafter: ModelInfo | None = None
+    hardware: Hardware | None = None
+    lookup_errors: dict[str, str] = field(default_factory=dict)  # dotted field -> reason
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    # ---- derived, vLLM's own resolution (wizard.derive) ---------------------------------
+    @property
+    def spec(self):
+        return self.config.speculative_config
+
+    @property
+    def method(self) -> str | None:
+        """The method vLLM will actually run (aliases, inference and path detection applied)."""
+        if "method" not in self.cache:
+            self.cache["method"] = derive.resolved_method(self)
+        return self.cache["method"]
+
+    @property
+    def k(self) -> int | None:
+        """num_speculative_tokens as vLLM resolves it (explicit, else n_predict / defaults)."""
+        if "k" not in self.cache:
+            self.cache["k"] = derive.resolved_k(self)
+        return self.cache["k"]
+
+    def target_kv_dtype(self) -> str:
+        """Effective target KV dtype: --kv-cache-dtype, or what the checkpoint forces under auto."""
+        return derive.target_kv_dtype(self)
+
+    def drafter_kv_dtype(self) -> str:
+        """Effective drafter KV dtype: speculative_config.kv_cache_dtype, else the target's."""
+        return derive.drafter_kv_dtype(self)
+
+    @property
+    def tp(self) -> int:
+        return self.config.tensor_parallel_size or 1
+
+    @property
+    def pp(self) -> int:
+        return self.config.pipeline_parallel_size or 1
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_model(name: str, revision: str | None, allow_hub: bool) -> tuple[ModelInfo | None, str | None]:
+    from wizard.models import ModelLookupError, resolve_model
+
+    try:
+        return resolve_model(name, revision=revision, allow_hub=allow_hub), None
+    except ModelLookupError as err:
+        return None, str(err)
+    except Exception as err:  # corrupt file etc.: never crash a check
+        return None, f"{type(err).__name__}: {err}"
+
+
+def clear_model_cache() -> None:
+    """Forget inspected models (e.g. after a local folder changed)."""
+    _cached_model.cache_clear()
+
+
+def resolve_context(
+    config: ServeConfig,
+    version: VllmVersion | None = None,
+    hardware: Hardware | None = None,
+    *,
+    allow_hub: bool = True,
+) -> CheckContext:
+    """Resolve models and version for ``config``. Never raises for lookup failures:
+    they are recorded in ``lookup_errors`` for a rule to report."""
+    ctx = CheckContext(config=config, version=version or default_version(), hardware=hardware)
+    target, err = _cached_model(config.model, config.revision, allow_hub)
+    ctx.target = target
+    if err:
+        ctx.lookup_errors["model"] = err
+    spec = config.speculative_config
+    draft_name = derive.drafter_model_name(ctx)
+    if draft_name and draft_name != config.model:
+        info, err = _cached_model(draft_name, spec.revision if spec else None, allow_hub)
+        ctx.drafter = info
+        if err:
+            ctx.lookup_errors["speculative_config.model"] = err
+    elif draft_name and draft_name == config.model:
+        ctx.drafter = target
+    return ctx

@@ -1,0 +1,52 @@
+"""Hardware: GPUs (from the catalog in ``presets/hardware.yaml`` or NVML discovery) and CPU.
+
+``Hardware`` describes one *kind* of device and how many of them. Memory is in bytes.
+Compute capability is (major, minor) for CUDA; None for CPU/ROCm.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["Hardware", "HardwareError", "parse_gpu_spec"]
+
+
+class HardwareError(ValueError):
+    """Unknown GPU name or malformed NAME[xN]; the message lists valid names."""
+
+
+class Hardware(BaseModel):
+    """A device kind and count, e.g. 2 x H100-SXM (80 GiB, SM 9.0)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(..., description="Catalog name, e.g. 'H100-SXM', 'L4', 'CPU'.")
+    vendor: Literal["nvidia", "amd", "cpu"] = "nvidia"
+    memory_bytes: int = Field(..., description="Memory per device (bytes).")
+    compute_capability: tuple[int, int] | None = Field(None, description="CUDA SM version, e.g. (9, 0).")
+    count: int = Field(1, ge=1, description="Number of devices.")
+    supports_bf16: bool = True
+    fp8_kv: bool = Field(False, description="An attention backend with fp8 KV cache exists for this device.")
+    fp8_noncausal_kv: bool = Field(False, description="fp8 KV with a non-causal attention backend (DFlash/DSpark drafters).")
+    kv_cache_dtypes: list[str] = Field(default_factory=list, description="KV-cache dtypes the device's backends accept.")
+    source: str | None = Field(None, description="Where the numbers come from.")
+
+    @property
+    def sm(self) -> int | None:
+        """Compute capability as an int, e.g. 90 for SM 9.0."""
+        if self.compute_capability is None:
+            return None
+        return self.compute_capability[0] * 10 + self.compute_capability[1]
+
+
+def parse_gpu_spec(spec: str) -> Hardware:
+    """Parse 'H100', 'H100x8', 'L4x2', 'cpu' against the hardware catalog.
+
+    Raises:
+        HardwareError: unknown name or bad count (the message lists catalog names).
+    """
+    from wizard.hardware_catalog import lookup  # implemented in wizard/hardware_catalog.py
+
+    return lookup(spec)

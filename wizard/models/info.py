@@ -1,0 +1,95 @@
+"""ModelInfo: what the rules and the planner need to know about a checkpoint.
+
+Filled by :mod:`wizard.models.local` (a folder: config.json, safetensors *headers*,
+model.safetensors.index.json), :mod:`wizard.models.hub` (Hugging Face Hub metadata, no weight
+download) and :mod:`wizard.models.catalog` (offline entries under ``presets/models/``).
+All three produce the same object, so a catalog id resolves exactly like a local folder.
+
+Units: sizes in elements (hidden_size, head_dim), counts in layers/heads/tokens,
+``weight_bytes`` in bytes, ``param_count`` in parameters.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["TensorInfo", "ModelInfo"]
+
+
+class TensorInfo(BaseModel):
+    """One tensor from a safetensors header: shape (elements per dim) and dtype ("BF16", "F8_E4M3"...)."""
+
+    model_config = ConfigDict(extra="forbid")
+    shape: list[int]
+    dtype: str
+
+
+class ModelInfo(BaseModel):
+    """Facts about one model (target or drafter). ``None`` = unknown, never guessed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(..., description="What the user gave: HF id, folder path or catalog id.")
+    source: Literal["local", "hub", "catalog"] = "local"
+    path: str | None = Field(None, description="Local folder, when source == 'local'.")
+    raw_config: dict[str, Any] = Field(default_factory=dict, description="config.json as read (text_config not merged).")
+
+    architectures: list[str] = Field(default_factory=list)
+    model_type: str | None = None
+    hidden_size: int | None = None
+    num_hidden_layers: int | None = None
+    num_attention_heads: int | None = None
+    num_key_value_heads: int | None = None
+    head_dim: int | None = Field(None, description="Per-head size; hidden_size // heads when config.json omits it.")
+    vocab_size: int | None = None
+    max_position_embeddings: int | None = None
+    torch_dtype: str | None = Field(None, description="config.json torch_dtype/dtype, e.g. 'bfloat16'.")
+    is_multimodal: bool = False
+
+    # quantization
+    quant_method: str | None = Field(None, description="quantization_config.quant_method, e.g. fp8, modelopt, compressed-tensors, mxfp4.")
+    kv_cache_quant: str | None = Field(
+        None,
+        description="KV dtype the checkpoint forces when --kv-cache-dtype is auto: 'fp8' (kv_cache_scheme / "
+        "kv_cache_quant_algo FP8), 'nvfp4', or None.",
+    )
+
+    # attention layout
+    use_mla: bool = False
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    sliding_window: int | None = None
+    layer_types: list[str] | None = Field(None, description="Per-layer attention type, e.g. ['sliding_attention', 'full_attention', ...].")
+    attention_chunk_size: int | None = None
+    num_kv_shared_layers: int = Field(0, description="Layers that reuse another layer's KV (cross-layer KV sharing).")
+    num_mamba_layers: int = Field(0, description="Layers with recurrent state instead of KV (hybrid/mamba/GDN).")
+
+    # speculation-related
+    mtp_layers: int | None = Field(None, description="num_nextn_predict_layers (or the model's other spelling); None = not an MTP checkpoint.")
+    mtp_field: str | None = Field(None, description="Which config key gave mtp_layers.")
+    speculators_config: dict[str, Any] | None = None
+    draft_vocab_size: int | None = None
+    target_hidden_size: int | None = None
+    eagle_aux_hidden_state_layer_ids: list[int] | None = None
+    n_predict: int | None = None
+
+    # tensors (header facts; never the weights)
+    tensors: dict[str, TensorInfo] = Field(
+        default_factory=dict,
+        description="Selected tensors by name (lm_head, embed_tokens, d2t, t2d, MTP layers...), with shapes.",
+    )
+    tensor_names_known: bool = Field(False, description="True when the full list of tensor names was read.")
+    has_lm_head: bool | None = None
+    has_embed_tokens: bool | None = None
+    has_d2t: bool | None = None
+    has_t2d: bool | None = None
+    has_mtp_weights: bool | None = Field(None, description="Tensors of the MTP layers are present (None = unknown).")
+    param_count: int | None = Field(None, description="Parameters (elements), from headers or catalog.")
+    weight_bytes: int | None = Field(None, description="Bytes of all weights (safetensors total_size).")
+
+    notes: list[str] = Field(default_factory=list, description="Problems reading the model (corrupt file, missing field).")
+
+    def short_name(self) -> str:
+        return self.id.rstrip("/").split("/")[-1]
