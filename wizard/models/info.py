@@ -90,6 +90,11 @@ class ModelInfo(BaseModel):
     weight_bytes: int | None = Field(None, description="Bytes of all weights (safetensors total_size).")
 
     notes: list[str] = Field(default_factory=list, description="Problems reading the model (corrupt file, missing field).")
+    provenance: str | None = Field(
+        None,
+        description="Where the facts come from when not read from the checkpoint itself (catalog entry source and "
+        "what it approximates); None for local folders and the Hub.",
+    )
 
     def short_name(self) -> str:
         return self.id.rstrip("/").split("/")[-1]

@@ -1,0 +1,71 @@
+"""`python app.py`: serve the SpecWizard UI on http://127.0.0.1:7860.
+
+    python app.py [--port 7860] [--host 127.0.0.1] [--share] [--auth user:pass | --auth-file FILE]
+
+Binds loopback by default. Reaching beyond loopback (--host other than 127.0.0.1/localhost/::1,
+or --share) needs Gradio auth, because the UI can launch servers on this machine: without
+--auth/--auth-file it refuses to start (exit code 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def parse_auth(args: argparse.Namespace) -> list[tuple[str, str]] | None:
+    """Credentials from --auth user:pass and/or --auth-file (one user:pass per line).
+
+    Raises:
+        SystemExit(2): malformed entry or unreadable file (message names the flag).
+    """
+    pairs: list[tuple[str, str]] = []
+    items: list[tuple[str, str]] = []
+    if args.auth:
+        items.append(("--auth", args.auth))
+    if args.auth_file:
+        try:
+            text = Path(args.auth_file).read_text(encoding="utf-8")
+        except OSError as err:
+            sys.exit(f"app.py: --auth-file {args.auth_file}: cannot read ({err.strerror or err})")
+        items += [("--auth-file", ln.strip()) for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    for flag, item in items:
+        user, sep, pw = item.partition(":")
+        if not sep or not user or not pw:
+            print(f"app.py: {flag}: expected user:password, got {item[:40]!r}", file=sys.stderr)
+            sys.exit(2)
+        pairs.append((user, pw))
+    return pairs or None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python app.py", description="SpecWizard web UI")
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1; others need --auth)")
+    p.add_argument("--port", type=int, default=7860)
+    p.add_argument("--share", action="store_true", help="Gradio share link (needs --auth)")
+    p.add_argument("--auth", metavar="USER:PASS", help="require this login")
+    p.add_argument("--auth-file", metavar="FILE", help="file of user:password lines")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    auth = parse_auth(args)
+    exposed = args.share or args.host not in LOOPBACK
+    if exposed and not auth:
+        print("app.py: refusing to serve beyond loopback (--host %s%s) without authentication: the wizard can launch "
+              "vLLM servers on this machine. Add --auth user:pass or --auth-file FILE." % (args.host, ", --share" if args.share else ""),
+              file=sys.stderr)
+        return 2
+    from wizard.ui import build_app
+
+    demo = build_app(allow_launch=True)
+    demo.launch(server_name=args.host, server_port=args.port, share=args.share, auth=auth)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

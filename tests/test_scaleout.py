@@ -1,0 +1,408 @@
+"""Scale-out exports (wizard/scaleout.py) and every export format for every preset, checked with
+real parsers and schemas: PyYAML, the Kubernetes OpenAPI schema (kubernetes-validate), the
+production-stack chart's values schema (jsonschema) and vLLM's own argument parser."""
+
+from __future__ import annotations
+
+import ast
+import json
+import shlex
+
+import jsonschema
+import kubernetes_validate
+import pytest
+import yaml
+
+from wizard.config import ServeConfig, config_from_dict
+from wizard.presets import list_presets, load_preset
+from wizard.scaleout import SCALEOUT_FORMATS, export_scaleout, gpu_count, serve_args
+
+PRESETS = list_presets()
+NAMES = [p.name for p in PRESETS]
+K8S_VERSION = "1.30"
+
+
+# ---- vLLM's own parser (one per module) ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def vllm_parse():
+    """argv after `vllm serve` -> dict of EngineArgs values, parsed by vLLM 0.32 itself
+    (FlexibleArgumentParser + EngineArgs.add_cli_args; the positional model becomes --model)."""
+    pytest.importorskip("vllm")
+    from vllm.engine.arg_utils import EngineArgs
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    parser = EngineArgs.add_cli_args(FlexibleArgumentParser())
+
+    def parse(args: list[str]) -> dict:
+        args = list(args)
+        if args and not args[0].startswith("-"):
+            args = ["--model", args[0], *args[1:]]
+        ns = parser.parse_args(args)
+        return vars(ns)
+
+    return parse
+
+
+def _expected(cfg: ServeConfig, parsed: dict) -> None:
+    """The parsed engine args carry the configuration's own values (not just the exporter's)."""
+    assert parsed["model"] == cfg.model
+    assert parsed["tensor_parallel_size"] == (cfg.tensor_parallel_size or 1)
+    assert parsed["pipeline_parallel_size"] == (cfg.pipeline_parallel_size or 1)
+    if cfg.max_model_len is not None:
+        assert parsed["max_model_len"] == cfg.max_model_len
+    if cfg.kv_cache_dtype is not None:
+        assert parsed["kv_cache_dtype"] == cfg.kv_cache_dtype
+    if cfg.gpu_memory_utilization is not None:
+        assert parsed["gpu_memory_utilization"] == cfg.gpu_memory_utilization
+    assert parsed["speculative_config"] == cfg.speculative_config.model_dump(exclude_none=True)
+    for k, v in cfg.extra_args.items():
+        if k not in ("port", "host"):
+            assert parsed[k] == v, k
+
+
+def _command_args(cfg: ServeConfig) -> list[str]:
+    """The command export's argv after `vllm serve` (wizard.export.to_argv via serve_args)."""
+    return serve_args(cfg)
+
+
+def _serve_line(text: str) -> list[str]:
+    """The argv after `vllm serve` on the (single) vllm serve line of a shell export."""
+    lines = [ln for ln in text.splitlines() if " vllm serve " in f" {ln} " and not ln.startswith("#")]
+    assert len(lines) == 1, text
+    argv = shlex.split(lines[0])
+    i = argv.index("vllm")
+    assert argv[i + 1] == "serve"
+    return argv[i + 2:], argv[:i]
+
+
+# ---- the command baseline ------------------------------------------------------------------
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("name", NAMES)
+def test_command_argv_parses_with_vllm_into_the_config(name, vllm_parse):
+    cfg, _, _ = load_preset(name)
+    _expected(cfg, vllm_parse(_command_args(cfg)))
+
+
+# ---- multi-gpu -----------------------------------------------------------------------------
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("name", NAMES)
+def test_multi_gpu(name, vllm_parse):
+    cfg, hw, _ = load_preset(name)
+    text = export_scaleout(cfg, "multi-gpu", hardware=hw)
+    args, env = _serve_line(text)
+    assert args == _command_args(cfg)
+    _expected(cfg, vllm_parse(args))
+    envd = dict(e.split("=", 1) for e in env)
+    if hw == "CPU":
+        assert "CUDA_VISIBLE_DEVICES" not in envd and envd["VLLM_CPU_KVCACHE_SPACE"] == "4"
+    else:
+        var = "HIP_VISIBLE_DEVICES" if hw.startswith("MI") else "CUDA_VISIBLE_DEVICES"
+        assert envd[var].split(",") == [str(i) for i in range(gpu_count(cfg))]
+    assert "# Drafter:" in text
+
+
+def test_multi_gpu_devices_option_and_draft_note():
+    cfg, _, _ = load_preset("llama33-70b-eagle3-h100x4")
+    text = export_scaleout(cfg, "multi-gpu", devices=[4, 5, 6, 7])
+    assert text.splitlines()[-1].startswith("CUDA_VISIBLE_DEVICES=4,5,6,7 vllm serve meta-llama/Llama-3.3-70B-Instruct ")
+    assert "draft_tensor_parallel_size=4 (target TP 4)" in text
+    with pytest.raises(ValueError, match="devices: 2 given, the configuration needs 4"):
+        export_scaleout(cfg, "multi-gpu", devices=[0, 1])
+
+
+# ---- ray -----------------------------------------------------------------------------------
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("name", NAMES)
+def test_ray(name, vllm_parse):
+    cfg, _, _ = load_preset(name)
+    text = export_scaleout(cfg, "ray", gpus_per_node=2)
+    nodes = max(1, -(-gpu_count(cfg) // 2))
+    lines = text.splitlines()
+    assert shlex.split(next(ln for ln in lines if ln.startswith("ray start --head"))) == [
+        "ray", "start", "--head", "--port=6379", "--num-gpus=2"]
+    workers = [ln for ln in lines if ln.startswith("ray start --address=")]
+    assert len(workers) == (1 if nodes > 1 else 0)
+    if workers:
+        assert shlex.split(workers[0], posix=True)[2].endswith(":6379")
+    args, _ = _serve_line(text)
+    parsed = vllm_parse(args)
+    assert parsed["distributed_executor_backend"] == "ray"
+    _expected(cfg, parsed)
+    # the same vLLM arguments as the command, plus the executor backend
+    base = vllm_parse(_command_args(cfg))
+    assert {k: v for k, v in parsed.items() if k != "distributed_executor_backend"} == {
+        k: v for k, v in base.items() if k != "distributed_executor_backend"}
+    assert f"on {nodes} node(s) of 2 GPU(s)" in text
+
+
+def test_ray_tp_across_nodes_is_explained():
+    cfg, _, _ = load_preset("deepseek-r1-mtp-h200x8")
+    text = export_scaleout(cfg, "ray", gpus_per_node=4, head_address="10.0.0.1")
+    assert "ray start --address=10.0.0.1:6379 --num-gpus=4" in text
+    assert "TP 8 > 4 GPUs per node" in text and "TP 4 x PP 2" in text
+
+
+# ---- kubernetes ----------------------------------------------------------------------------
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("name", NAMES)
+def test_k8s_validates_against_the_kubernetes_schema(name, vllm_parse):
+    cfg, hw, _ = load_preset(name)
+    text = export_scaleout(cfg, "k8s", hardware=hw)
+    docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    assert [d["kind"] for d in docs] == ["Deployment", "Service"]
+    for d in docs:
+        assert kubernetes_validate.validate(d, K8S_VERSION, strict=True) == K8S_VERSION
+    dep, svc = docs
+    pod = dep["spec"]["template"]["spec"]
+    (c,) = pod["containers"]
+    assert c["command"] == ["vllm", "serve"]
+    assert c["args"] == _command_args(cfg)
+    _expected(cfg, vllm_parse(c["args"]))
+    res = c["resources"]
+    if hw == "CPU":
+        assert "limits" not in res and c["image"].startswith("public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo:")
+    else:
+        key = "amd.com/gpu" if hw.startswith("MI") else "nvidia.com/gpu"
+        assert res["limits"][key] == res["requests"][key] == str(gpu_count(cfg))
+        if key == "nvidia.com/gpu":
+            assert c["image"] == "vllm/vllm-openai:v0.32.0"
+    assert c["readinessProbe"]["httpGet"] == {"path": "/health", "port": 8000}
+    assert {"name": "shm", "mountPath": "/dev/shm"} in c["volumeMounts"]
+    assert {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}} in pod["volumes"]
+    hf = next(e for e in c["env"] if e["name"] == "HF_TOKEN")
+    assert hf["valueFrom"]["secretKeyRef"] == {"name": "hf-token-secret", "key": "token", "optional": True}
+    assert svc["spec"]["selector"] == dep["spec"]["selector"]["matchLabels"]
+    assert svc["spec"]["selector"] == dep["spec"]["template"]["metadata"]["labels"]
+    assert svc["spec"]["ports"][0]["port"] == 8000
+
+
+def test_k8s_invalid_object_is_caught_by_the_schema():
+    """The validator is real: a Deployment without a selector fails."""
+    cfg, _, _ = load_preset("llama31-8b-eagle3-h100")
+    dep = next(yaml.safe_load_all(export_scaleout(cfg, "k8s")))
+    del dep["spec"]["selector"]
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(dep, K8S_VERSION, strict=True)
+    dep = next(yaml.safe_load_all(export_scaleout(cfg, "k8s")))
+    dep["spec"]["template"]["spec"]["containers"][0]["argz"] = []
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(dep, K8S_VERSION, strict=True)
+
+
+def test_k8s_options():
+    cfg, _, _ = load_preset("llama31-8b-eagle3-h100")
+    cfg.extra_args["port"] = 9001
+    docs = list(yaml.safe_load_all(export_scaleout(cfg, "k8s", name="My Server", namespace="ml", replicas=2,
+                                                   hf_secret="hf", hf_secret_key="tok", image_tag="v0.33.0")))
+    dep, svc = docs
+    assert dep["metadata"]["name"] == svc["metadata"]["name"] == "my-server"
+    assert dep["metadata"]["namespace"] == "ml" and dep["spec"]["replicas"] == 2
+    c = dep["spec"]["template"]["spec"]["containers"][0]
+    assert c["image"] == "vllm/vllm-openai:v0.33.0" and c["ports"][0]["containerPort"] == 9001
+    assert c["env"][0]["valueFrom"]["secretKeyRef"]["name"] == "hf"
+    for d in docs:
+        kubernetes_validate.validate(d, K8S_VERSION, strict=True)
+    with pytest.raises(ValueError, match="port"):
+        export_scaleout(cfg, "k8s", port=70000)
+
+
+# ---- helm (vllm-project/production-stack, chart vllm-stack) --------------------------------
+
+# The part of the chart's values schema the export uses, transcribed from
+# vllm-project/production-stack helm/values.schema.json @ 01eaf92cb895ececa44ee86083f11522adafbbc9
+# (servingEngineSpec.enableEngine / modelSpec[] / routerSpec.enableRouter; types as upstream).
+_INT_NUM_STR = {"type": ["integer", "number", "string"]}
+HELM_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "properties": {
+        "routerSpec": {"type": "object", "properties": {"enableRouter": {"type": "boolean"}}},
+        "servingEngineSpec": {
+            "type": "object",
+            "properties": {
+                "enableEngine": {"type": "boolean"},
+                "modelSpec": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "name": {"type": "string"},
+                            "repository": {"type": "string"},
+                            "tag": {"type": "string"},
+                            "modelURL": {"type": "string"},
+                            "replicaCount": {"type": "integer"},
+                            "requestCPU": {"type": "integer"},
+                            "requestMemory": {"type": "string"},
+                            "requestGPU": _INT_NUM_STR,
+                            "requestGPUType": {"type": "string"},
+                            "shmSize": {"type": "string"},
+                            "env": {"type": "array"},
+                            "hf_token": {
+                                "type": ["string", "object"],
+                                "properties": {"secretKey": {"type": "string"}, "secretName": {"type": "string"}},
+                            },
+                            "vllmConfig": {
+                                "type": "object",
+                                "properties": {
+                                    "dtype": {"type": "string"},
+                                    "enableChunkedPrefill": {"type": "boolean"},
+                                    "enablePrefixCaching": {"type": "boolean"},
+                                    "extraArgs": {"type": "array", "items": {"type": "string"}},
+                                    "gpuMemoryUtilization": _INT_NUM_STR,
+                                    "maxModelLen": {"type": "integer"},
+                                    "maxNumSeqs": {"type": "integer"},
+                                    "tensorParallelSize": {"type": "integer"},
+                                },
+                            },
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+
+
+def _schema_keys(schema: dict, value, path="") -> None:
+    """Stricter than upstream (which allows extra keys): every emitted key is one the chart knows."""
+    if isinstance(value, dict) and "properties" in schema:
+        for k, v in value.items():
+            assert k in schema["properties"], f"{path}.{k} is not a key of the chart's values schema"
+            _schema_keys(schema["properties"][k], v, f"{path}.{k}")
+    elif isinstance(value, list) and "items" in schema:
+        for i, v in enumerate(value):
+            _schema_keys(schema["items"], v, f"{path}[{i}]")
+
+
+def _helm_rendered_args(spec: dict) -> list[str]:
+    """What helm/templates/deployment-vllm-multi.yaml renders after `vllm serve`, for the keys we use."""
+    vc = spec["vllmConfig"]
+    args = [spec["modelURL"], "--host", "0.0.0.0", "--port", "8000"]
+    args.append("--enable-prefix-caching" if vc.get("enablePrefixCaching") else "--no-enable-prefix-caching")
+    for key, flag in (("maxModelLen", "--max-model-len"), ("dtype", "--dtype"),
+                      ("tensorParallelSize", "--tensor-parallel-size"), ("maxNumSeqs", "--max-num-seqs")):
+        if key in vc:
+            args += [flag, str(vc[key])]
+    return args + [str(a) for a in vc.get("extraArgs", [])]
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("name", NAMES)
+def test_helm_values_match_the_chart_schema(name, vllm_parse):
+    cfg, hw, _ = load_preset(name)
+    values = yaml.safe_load(export_scaleout(cfg, "helm", hardware=hw))
+    jsonschema.validate(values, HELM_SCHEMA)
+    _schema_keys(HELM_SCHEMA, values)
+    (spec,) = values["servingEngineSpec"]["modelSpec"]
+    assert spec["modelURL"] == cfg.model
+    if hw != "CPU":
+        assert spec["requestGPU"] == gpu_count(cfg)
+    assert spec["hf_token"] == {"secretName": "hf-token-secret", "secretKey": "token"}
+    rendered = _helm_rendered_args(spec)
+    assert rendered[1:5] == ["--host", "0.0.0.0", "--port", "8000"]  # frontend args, not EngineArgs
+    parsed = vllm_parse([rendered[0], *rendered[5:]])
+    _expected(cfg, parsed)
+    base = vllm_parse(_command_args(cfg))
+    # same engine args; the chart always passes the prefix-caching flag (vLLM's default: on)
+    expected_pc = True if cfg.enable_prefix_caching is None else cfg.enable_prefix_caching
+    assert parsed["enable_prefix_caching"] is expected_pc
+    assert {k: v for k, v in parsed.items() if k != "enable_prefix_caching"} == {
+        k: v for k, v in base.items() if k != "enable_prefix_caching"}
+
+
+def test_helm_schema_is_real():
+    cfg, _, _ = load_preset("llama31-8b-eagle3-h100")
+    values = yaml.safe_load(export_scaleout(cfg, "helm"))
+    values["servingEngineSpec"]["modelSpec"][0]["vllmConfig"]["extraArgs"].append(3)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(values, HELM_SCHEMA)
+
+
+def test_helm_keeps_explicit_prefix_caching_off():
+    cfg, _, _ = load_preset("qwen3-next-80b-mtp-h100x4")
+    cfg.enable_prefix_caching = False
+    values = yaml.safe_load(export_scaleout(cfg, "helm"))
+    vc = values["servingEngineSpec"]["modelSpec"][0]["vllmConfig"]
+    assert vc["enablePrefixCaching"] is False and vc["tensorParallelSize"] == 4
+    assert not any("prefix-caching" in a or "tensor-parallel" in a for a in vc["extraArgs"])
+
+
+# ---- docker --------------------------------------------------------------------------------
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("name", NAMES)
+def test_docker(name, vllm_parse):
+    cfg, hw, _ = load_preset(name)
+    text = export_scaleout(cfg, "docker", hardware=hw)
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("docker run")]
+    argv = shlex.split(line)
+    image_i = next(i for i, a in enumerate(argv) if a.split(":")[0] in (
+        "vllm/vllm-openai", "rocm/vllm", "public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo"))
+    args = argv[image_i + 1:]
+    assert args == _command_args(cfg)
+    _expected(cfg, vllm_parse(args))
+    opts = argv[:image_i]
+    assert "--ipc=host" in opts and opts[opts.index("-p") + 1] == "8000:8000"
+    if hw.startswith("MI"):
+        assert "--device=/dev/kfd" in opts and argv[image_i] == "rocm/vllm:latest"
+    elif hw == "CPU":
+        assert "--gpus" not in opts and "VLLM_CPU_KVCACHE_SPACE=4" in opts
+    else:
+        assert opts[opts.index("--gpus") + 1] == '"device=' + ",".join(map(str, range(gpu_count(cfg)))) + '"'
+        assert argv[image_i] == "vllm/vllm-openai:v0.32.0"
+
+
+def test_unknown_format_lists_the_known_ones():
+    cfg = config_from_dict({"model": "m/x"})
+    with pytest.raises(ValueError) as err:
+        export_scaleout(cfg, "slurm")
+    assert all(f in str(err.value) for f in SCALEOUT_FORMATS)
+    assert export_scaleout(cfg, "kubernetes") == export_scaleout(cfg, "k8s")
+
+
+# ---- every export format for every preset --------------------------------------------------
+
+BASIC_FORMATS = ("command", "dotted", "yaml", "python")
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("name", NAMES)
+def test_every_export_format_for_every_preset(name, vllm_parse, tmp_path):
+    from wizard.export import export
+
+    cfg, hw, _ = load_preset(name)
+    out = {}
+    for fmt in BASIC_FORMATS + SCALEOUT_FORMATS:
+        text = export(cfg, fmt)
+        assert isinstance(text, str) and cfg.model in text, fmt
+        out[fmt] = text
+    # the scale-out formats are delegated unchanged
+    for fmt in SCALEOUT_FORMATS:
+        assert out[fmt] == export_scaleout(cfg, fmt)
+    # command and dotted: vLLM's parser gives the configuration back
+    for fmt in ("command", "dotted"):
+        args, _ = _serve_line(out[fmt])
+        _expected(cfg, vllm_parse(args))
+    # yaml: a mapping that loads back into the same configuration (a --config file has no env)
+    data = yaml.safe_load(out["yaml"])
+    assert isinstance(data, dict)
+    back = config_from_dict({"model": cfg.model, **data}) if "model" not in data else config_from_dict(data)
+    assert {k: v for k, v in back.to_dict().items() if k != "env"} == {
+        k: v for k, v in cfg.to_dict().items() if k != "env"}
+    # python: valid Python that names the model and the speculative method
+    tree = ast.parse(out["python"])
+    consts = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    assert cfg.model in consts and cfg.speculative_config.method in consts
+    # k8s / helm are YAML; the shell forms split with shlex
+    assert len([d for d in yaml.safe_load_all(out["k8s"]) if d]) == 2
+    assert yaml.safe_load(out["helm"])["servingEngineSpec"]["modelSpec"][0]["modelURL"] == cfg.model
+    for fmt in ("multi-gpu", "ray", "docker"):
+        for ln in out[fmt].splitlines():
+            if ln and not ln.startswith("#"):
+                shlex.split(ln)
+    json.dumps(out)  # all plain text

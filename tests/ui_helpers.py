@@ -1,0 +1,107 @@
+"""Helpers for the UI browser tests and benchmarks/ui_latency.py: serve the app in-process on a
+free loopback port, drive Debian chromium with Playwright."""
+
+from __future__ import annotations
+
+import socket
+from contextlib import contextmanager
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def serve_app(**kw):
+    from wizard.ui import build_app
+
+    demo = build_app(**kw)
+    port = free_port()
+    demo.launch(server_port=port, prevent_thread_lock=True, quiet=True, show_error=True)
+    try:
+        yield demo, f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+@contextmanager
+def browser(tmp_dir: Path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        ctx = p.chromium.launch_persistent_context(str(tmp_dir), executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                                   headless=True, viewport={"width": 1500, "height": 1000},
+                                                   accept_downloads=True)
+        try:
+            yield ctx
+        finally:
+            ctx.close()
+
+
+def open_wizard(ctx, url: str):
+    page = ctx.new_page()
+    page.goto(url)
+    page.wait_for_selector("#sw-summary-inner", timeout=30000)
+    return page
+
+
+def seq(page) -> int:
+    return int(page.locator("#sw-summary-inner").get_attribute("data-seq") or 0)
+
+
+def wait_seq_above(page, n: int, timeout: float = 15000) -> None:
+    page.wait_for_function(
+        "n => { const e = document.querySelector('#sw-summary-inner'); return e && +e.dataset.seq > n; }",
+        arg=n, timeout=timeout)
+
+
+def tab(page, step_id: str) -> None:
+    page.locator(f"button[role=tab][id*='{step_id}'], button[role=tab]:has-text('{_LABELS[step_id]}')").first.click()
+    page.wait_for_timeout(150)
+
+
+_LABELS = {"hardware": "Hardware", "target": "Target model", "speculation": "Speculation", "kv": "KV cache",
+           "plan": "Plan", "review": "Review", "launch": "Launch"}
+
+
+def fill(page, elem_id: str, text: str) -> None:
+    """Type into a Textbox (fires .input) and wait for the findings panel to update."""
+    n = seq(page)
+    page.locator(f"#{elem_id} textarea, #{elem_id} input").first.fill(text)
+    wait_seq_above(page, n)
+
+
+def choose(page, elem_id: str, value: str) -> None:
+    """Pick ``value`` in a Dropdown (by its option text) and wait for the panel update."""
+    n = seq(page)
+    inp = page.locator(f"#{elem_id} input").first
+    inp.click()
+    inp.fill(value)
+    opt = page.locator("ul.options li", has_text=value).first
+    if opt.count():
+        opt.click()
+    else:
+        inp.press("Enter")
+    wait_seq_above(page, n)
+
+
+def check(page, elem_id: str, on: bool = True) -> None:
+    n = seq(page)
+    box = page.locator(f"#{elem_id} input[type=checkbox]").first
+    box.check() if on else box.uncheck()
+    wait_seq_above(page, n)
+
+
+def shot(page, name: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    p = SHOTS / f"{name}.png"
+    page.screenshot(path=str(p), full_page=True)
+    return p

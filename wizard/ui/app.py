@@ -1,0 +1,445 @@
+"""build_app(): the Gradio wizard (steps, live findings panel, import, presets, sessions).
+
+    from wizard.ui import build_app
+    build_app().launch()           # http://127.0.0.1:7860, or inline in Jupyter
+
+The UI holds no rule logic: every change re-runs :func:`wizard.api.check_context` on the
+state's ServeConfig (models are cached in :mod:`wizard.context`), fixes are applied with
+:func:`wizard.config.apply_patch`, exports come from :mod:`wizard.export`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import gradio as gr
+
+from wizard.config import ConfigError, Patch, apply_patch
+from wizard.ui import findings as fp
+from wizard.ui import services
+from wizard.ui.state import (SessionError, config_of, field_value, load_session, new_state, session_json, set_field,
+                             state_from_config)
+from wizard.ui.steps import hardware, kv, launch, plan, review, speculation, target
+from wizard.ui.theme import CSS, FOCUS_JS
+
+__all__ = ["build_app", "WizardUI", "CSS"]
+
+STEP_MODULES = (hardware, target, speculation, kv, review)
+_SESSION_DIR = Path(tempfile.gettempdir()) / "specwizard-sessions"
+
+
+class WizardUI:
+    """Component registry and event wiring of one Blocks app."""
+
+    def __init__(self, allow_launch: bool = True):
+        self.allow_launch = allow_launch
+        self.c: dict[str, Any] = {}
+        self.fields: dict[str, Any] = {}
+        self.meta: dict[str, dict] = {}
+        self.slots: list[dict[str, Any]] = []
+        self.last_timing_ms: float = 0.0
+
+    def field(self, path: str, comp, *, to_form: Callable | None = None, source: str = "config", event: str = "input",
+              special: str | None = None):
+        """Register a form field bound to dotted ``path`` of the state."""
+        self.fields[path] = comp
+        self.meta[path] = {"to_form": to_form, "source": source, "event": event, "special": special}
+        return comp
+
+    # ---- state -> updates ------------------------------------------------------------------
+    def form_value(self, state: dict, path: str):
+        m = self.meta[path]
+        if m["source"] == "gpu":
+            v = (state.get("gpu") or {}).get(path.split(".", 1)[1])
+        elif m["source"] == "setting":
+            v = state.get(path)
+        elif m["special"] == "extra_args":
+            raw = (state.get("raw") or {}).get("extra_args")
+            if raw is not None:
+                return raw
+            v = (state.get("config") or {}).get("extra_args") or {}
+        else:
+            v = field_value(state, path)
+        if m["to_form"] is not None:
+            try:
+                return m["to_form"](v)
+            except Exception:
+                return v
+        return "" if v is None else str(v) if not isinstance(v, (dict, list)) else json.dumps(v)
+
+    def render(self, state: dict, seq: int, *, changed: str | None, full: bool, hub: bool | None = None) -> dict:
+        """Check ``state`` and return every update: findings panel, steps, (full: field values)."""
+        t0 = time.perf_counter()
+        ev = services.evaluate(state, allow_hub=hub)
+        seq = int(seq or 0) + 1
+        out: dict = {self.c["state"]: state, self.c["bstate"]: state, self.c["seq"]: seq}
+        out.update(self.panel(ev, seq))
+        for mod in STEP_MODULES:
+            try:
+                out.update(mod.update(self, state, ev, full, changed))
+            except Exception as err:  # a step must never take the panel down
+                out[self.c["toast"]] = f"step {mod.__name__.rsplit('.', 1)[-1]}: {type(err).__name__}: {err}"
+        if full:
+            for path, comp in self.fields.items():
+                upd = out.get(comp)
+                val = self.form_value(state, path)
+                if upd is None:
+                    out[comp] = val
+                elif isinstance(upd, gr.components.Component) or hasattr(upd, "value"):
+                    try:
+                        upd.value = val
+                    except Exception:
+                        pass
+        out[self.c["session_dl"]] = self.session_file(state)
+        self.last_timing_ms = (time.perf_counter() - t0) * 1000
+        return out
+
+    def panel(self, ev, seq: int) -> dict:
+        c = self.c
+        out: dict = {c["summary"]: fp.summary_html(ev, seq)}
+        items = fp.ordered(ev.report.findings) if ev.report is not None else []
+        meta = []
+        counts: dict[str, int] = {}
+        for f in items:
+            counts[f.severity.value] = counts.get(f.severity.value, 0) + 1
+        prev = None
+        for i, slot in enumerate(self.slots):
+            if i < len(items):
+                f = items[i]
+                sev = f.severity.value
+                out[slot["group"]] = gr.Column(visible=True)
+                out[slot["html"]] = fp.card_html(f, sev != prev, counts[sev])
+                prev = sev
+                fld = f.fields[0] if f.fields else None
+                out[slot["goto"]] = gr.Button(value=f"Go to {fld}" if fld else "Go to", visible=fld is not None)
+                for j, b in enumerate(slot["fixes"]):
+                    if j < len(f.fixes):
+                        out[b] = gr.Button(value=f"Apply: {f.fixes[j].description}", visible=True)
+                    else:
+                        out[b] = gr.Button(visible=False)
+                meta.append({"rule": f.rule, "field": fld, "fixes": [p.as_json() for p in f.fixes[: fp.MAX_FIXES]]})
+            else:
+                out[slot["group"]] = gr.Column(visible=False)
+                meta.append(None)
+        out[c["overflow"]] = fp.overflow_html(items[len(self.slots):])
+        out[c["slot_meta"]] = meta
+        return out
+
+    def session_file(self, state: dict) -> str:
+        text = session_json(state)
+        h = hashlib.sha1(text.encode()).hexdigest()[:12]
+        p = _SESSION_DIR / h / "specwizard-session.json"
+        if not p.exists():
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text, encoding="utf-8")
+        return str(p)
+
+    def outputs(self) -> list:
+        outs = [self.c[k] for k in ("state", "bstate", "seq", "summary", "overflow", "slot_meta", "session_dl", "toast")]
+        for s in self.slots:
+            outs += [s["group"], s["html"], s["goto"], *s["fixes"]]
+        for mod_keys in self.c_step_keys:
+            outs.append(self.c[mod_keys])
+        outs += [c for c in self.fields.values() if c not in outs]
+        seen, uniq = set(), []
+        for o in outs:
+            if id(o) not in seen:
+                seen.add(id(o))
+                uniq.append(o)
+        return uniq
+
+
+def _import_status(cfg, what: str) -> str:
+    n_extra = len(cfg.extra_args)
+    bits = [f"✓ {what} imported: target `{cfg.model}`"]
+    if cfg.speculative_config is not None:
+        bits.append(f"method `{cfg.speculative_config.method or '(inferred)'}`")
+    if n_extra:
+        bits.append(f"{n_extra} option(s) the wizard does not model kept in *Other options* (Review)")
+    if cfg.invalid_values:
+        bits.append(f"{len(cfg.invalid_values)} ill-typed value(s) kept verbatim")
+    return " · ".join(bits)
+
+
+def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blocks:
+    """Build the wizard. ``allow_launch``: whether the Launch step may start servers (app.py turns
+    it off only when the UI would be reachable beyond loopback without auth, which it refuses anyway).
+
+    Returns a ``gr.Blocks``; call ``.launch()`` (inline in Jupyter). Styles are applied by
+    :func:`launch_kwargs`/``demo.launch(css=...)``; build_app() sets them as defaults.
+    """
+    ui = WizardUI(allow_launch=allow_launch)
+    c = ui.c
+    with gr.Blocks(title=title, fill_width=True) as demo:
+        c["state"] = gr.State(new_state())
+        c["seq"] = gr.State(0)
+        c["slot_meta"] = gr.State([])
+        c["bstate"] = gr.BrowserState(None, storage_key="specwizard-state")
+        c["focus"] = gr.Textbox(visible=False, elem_id="sw-focus")
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=3):
+                gr.Markdown("# SpecWizard\nConfigure **speculative decoding in vLLM**: pick the hardware and the "
+                            "target, choose a method and drafter, check every change live, then export or launch.",
+                            elem_id="sw-title")
+                with gr.Row():
+                    try:
+                        preset_choices, preset_info = services.presets(), "Curated, checked deployments."
+                    except Exception as err:
+                        preset_choices, preset_info = [], f"presets unavailable: {err}"
+                    c["preset"] = gr.Dropdown(preset_choices, value=None, label="Start from a preset",
+                                              info=preset_info, elem_id="sw-preset", scale=3)
+                    c["session_dl"] = gr.DownloadButton("Save session", value=None, elem_id="sw-session-save", size="sm",
+                                                        scale=1)
+                    c["session_ul"] = gr.UploadButton("Load session", file_types=[".json"], elem_id="sw-session-load",
+                                                      size="sm", scale=1)
+                    c["reset"] = gr.Button("New", size="sm", scale=0, elem_id="sw-reset")
+                with gr.Accordion("Import a `vllm serve` command or a YAML file", open=False, elem_id="sw-import-acc"):
+                    with gr.Row():
+                        c["import_cmd"] = gr.Textbox(label="Paste a command", lines=2, scale=3, elem_id="sw-import-cmd",
+                                                     placeholder="vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config '{...}'")
+                        c["import_yaml"] = gr.File(label="…or upload YAML (vllm serve --config)", file_types=[".yaml", ".yml"],
+                                                   type="filepath", scale=1, elem_id="sw-import-yaml", height=110)
+                    c["import_status"] = gr.Markdown(elem_id="sw-import-status")
+                c["toast"] = gr.Markdown(elem_id="sw-toast")
+                with gr.Tabs(elem_id="sw-tabs", overflow_behavior="wrap") as tabs:
+                    c["tabs"] = tabs
+                    for step_id, label in fp.STEPS:
+                        with gr.Tab(label, id=step_id, elem_id=f"sw-tab-{step_id}") as tab:
+                            c[f"tab_{step_id}"] = tab
+                            {"hardware": hardware, "target": target, "speculation": speculation, "kv": kv,
+                             "plan": plan, "review": review, "launch": launch}[step_id].build(ui)
+            with gr.Column(scale=2, min_width=340, elem_id="sw-sidebar"):
+                gr.Markdown("### Live check")
+                c["summary"] = gr.HTML(fp.summary_html(None, 0), elem_id="sw-summary")
+                for i in range(fp.MAX_SLOTS):
+                    with gr.Column(visible=False, elem_classes=["sw-slot"], elem_id=f"sw-slot-{i}") as g:
+                        h = gr.HTML(elem_id=f"sw-finding-{i}")
+                        with gr.Row():
+                            goto = gr.Button("Go to", size="sm", elem_id=f"sw-goto-{i}", scale=0, min_width=80)
+                            fixes = [gr.Button("Apply", size="sm", variant="primary", elem_id=f"sw-fix-{i}-{j}", visible=False)
+                                     for j in range(fp.MAX_FIXES)]
+                    ui.slots.append({"group": g, "html": h, "goto": goto, "fixes": fixes})
+                c["overflow"] = gr.HTML(elem_id="sw-overflow")
+
+        ui.c_step_keys = [k for k in c if k not in ("state", "bstate", "seq", "slot_meta", "focus", "tabs", "preset",
+                                                    "session_ul", "reset", "import_cmd", "import_yaml")
+                          and not k.startswith("tab_") and not k.startswith("ln_") and not k.startswith("plan_")
+                          and not k.startswith("xc_") or k in ("xc_wizard", "xc_vllm")]
+        outputs = ui.outputs()
+        quiet = {"show_progress": "hidden"}
+
+        # ---- every field re-validates on change (no submit button) ---------------------------
+        def make_handler(path: str, hub: bool | None = None):
+            special = ui.meta[path]["special"]
+
+            def handler(state, seq, value):
+                if special == "extra_args":
+                    st = dict(state)
+                    st["raw"] = dict(st.get("raw") or {})
+                    try:
+                        parsed = json.loads(value) if str(value or "").strip() else {}
+                        if not isinstance(parsed, dict):
+                            raise ValueError("not an object")
+                        st["config"] = dict(st["config"])
+                        if parsed:
+                            st["config"]["extra_args"] = parsed
+                        else:
+                            st["config"].pop("extra_args", None)
+                        st["raw"].pop("extra_args", None)
+                    except ValueError:
+                        st["raw"]["extra_args"] = value
+                else:
+                    st = set_field(state, path, value)
+                return ui.render(st, seq, changed=path, full=False, hub=hub)
+
+            return handler
+
+        for path, comp in ui.fields.items():
+            if path == "model":
+                comp.input(make_handler(path, hub=False), [c["state"], c["seq"], comp], outputs, trigger_mode="always_last", **quiet)
+                comp.blur(make_handler(path), [c["state"], c["seq"], comp], outputs, **quiet)
+                comp.submit(make_handler(path), [c["state"], c["seq"], comp], outputs, **quiet)
+                continue
+            evt = comp.release if isinstance(comp, gr.Slider) else comp.input
+            evt(make_handler(path), [c["state"], c["seq"], comp], outputs, trigger_mode="always_last", **quiet)
+            if isinstance(comp, gr.Slider):
+                comp.input(make_handler(path), [c["state"], c["seq"], comp], outputs, trigger_mode="always_last", **quiet)
+
+        def full(state, seq, **kw):
+            return ui.render(state, seq, changed=None, full=True)
+
+        # catalog pick fills the model box
+        def pick_catalog(state, seq, value):
+            if not value:
+                return {}
+            return full(set_field(state, "model", value), seq)
+
+        c["target_catalog"].input(pick_catalog, [c["state"], c["seq"], c["target_catalog"]], outputs, **quiet)
+
+        # ---- findings panel actions ---------------------------------------------------------
+        def apply_fix(i: int, j: int):
+            def fn(state, seq, meta):
+                m = meta[i] if i < len(meta or []) else None
+                cfg = config_of(state)
+                if not m or j >= len(m["fixes"]) or cfg is None:
+                    return {}
+                new = apply_patch(cfg, Patch(**m["fixes"][j]))
+                out = full(state_from_config(new, base=state), seq)
+                out[c["toast"]] = f"Applied: {m['fixes'][j]['description']} (fix of {m['rule']})"
+                return out
+            return fn
+
+        def goto(i: int):
+            def fn(meta):
+                m = meta[i] if i < len(meta or []) else None
+                if not m or not m["field"]:
+                    return {}
+                return {c["tabs"]: gr.Tabs(selected=fp.step_of(m["field"])),
+                        c["focus"]: f"{fp.elem_id(m['field'])}#{time.time_ns()}"}
+            return fn
+
+        for i, slot in enumerate(ui.slots):
+            slot["goto"].click(goto(i), [c["slot_meta"]], [c["tabs"], c["focus"]], **quiet)
+            for j, b in enumerate(slot["fixes"]):
+                b.click(apply_fix(i, j), [c["state"], c["seq"], c["slot_meta"]], outputs, **quiet)
+        c["focus"].change(None, [c["focus"]], None, js=FOCUS_JS)
+
+        # ---- import / presets / sessions ------------------------------------------------------
+        def do_import_cmd(state, seq, text):
+            text = (text or "").strip()
+            if not text:
+                return {}
+            try:
+                cfg = services_load(command=text)
+            except Exception as err:
+                return {c["import_status"]: f"⚠ Not imported yet: {err}"}
+            out = full(state_from_config(cfg, base=state), seq)
+            out[c["import_status"]] = _import_status(cfg, "command")
+            return out
+
+        c["import_cmd"].input(do_import_cmd, [c["state"], c["seq"], c["import_cmd"]], outputs + [c["import_status"]],
+                              trigger_mode="always_last", **quiet)
+        c["import_cmd"].submit(do_import_cmd, [c["state"], c["seq"], c["import_cmd"]], outputs + [c["import_status"]], **quiet)
+
+        def do_import_yaml(state, seq, path):
+            if not path:
+                return {}
+            try:
+                cfg = services_load(config_file=path)
+            except Exception as err:
+                return {c["import_status"]: f"⚠ Not imported: {err}"}
+            out = full(state_from_config(cfg, base=state), seq)
+            out[c["import_status"]] = _import_status(cfg, "YAML")
+            return out
+
+        c["import_yaml"].upload(do_import_yaml, [c["state"], c["seq"], c["import_yaml"]], outputs + [c["import_status"]], **quiet)
+
+        def do_preset(state, seq, name):
+            if not name:
+                return {}
+            try:
+                cfg, gpu = services.load_preset(name)
+            except Exception as err:
+                return {c["toast"]: f"⚠ preset {name}: {err}"}
+            out = full(state_from_config(cfg, base=state, gpu=gpu), seq)
+            out[c["toast"]] = f"Loaded preset **{name}**" + (f" for {gpu}" if gpu else "")
+            return out
+
+        c["preset"].input(do_preset, [c["state"], c["seq"], c["preset"]], outputs, **quiet)
+
+        def do_load_session(seq, path):
+            try:
+                st = load_session(Path(path).read_bytes())
+            except (OSError, SessionError) as err:
+                return {c["toast"]: f"⚠ {err}"}
+            out = full(st, seq)
+            out[c["toast"]] = "Session loaded."
+            return out
+
+        c["session_ul"].upload(do_load_session, [c["seq"], c["session_ul"]], outputs, **quiet)
+        c["reset"].click(lambda seq: full(new_state(), seq), [c["seq"]], outputs, **quiet)
+
+        def restore(bstate, seq):
+            st = new_state()
+            if isinstance(bstate, dict) and isinstance(bstate.get("config"), dict):
+                try:
+                    st = load_session(json.dumps(bstate))
+                except SessionError:
+                    pass
+            return full(st, seq)
+
+        demo.load(restore, [c["bstate"], c["seq"]], outputs, **quiet)
+
+        # ---- plan (computed when the step is opened) ------------------------------------------
+        plan_outs = [c["plan_md"], c["plan_mem"], c["plan_speedup"], c["plan_json"]]
+        c["tab_plan"].select(lambda state: plan.compute(ui, services.evaluate(state)), [c["state"]], plan_outs)
+
+        # ---- cross-check ------------------------------------------------------------------------
+        def xc(state, on):
+            st = dict(state)
+            st["xc_on"] = bool(on)
+            if not on:
+                return {c["state"]: st, c["xc_vllm"]: '<div class="sw-xc sw-xc-off"><b>vLLM</b><div>Cross-check is off.</div></div>'}
+            return {c["state"]: st, c["xc_vllm"]: review.cross_check_html(services.evaluate(st))}
+
+        c["xc_toggle"].input(xc, [c["state"], c["xc_toggle"]], [c["state"], c["xc_vllm"]])
+        c["xc_rerun"].click(lambda s: xc(s, True), [c["state"]], [c["state"], c["xc_vllm"]])
+
+        # ---- launch & monitor -----------------------------------------------------------------
+        ln_outs = [c["state"], c["ln_status"], c["ln_timer"], c["ln_logs"], c["ln_pos"], c["ln_time"], c["ln_metrics"],
+                   c["ln_diag"], c["ln_diag_row"], c["ln_fix_relaunch"]]
+
+        def do_launch(state, force):
+            st, msg = launch.start(state, services.evaluate(state), bool(force), ui.allow_launch)
+            return {c["state"]: st, c["ln_status"]: msg, c["ln_timer"]: gr.Timer(active=st.get("server") != state.get("server"))}
+
+        c["ln_launch"].click(do_launch, [c["state"], c["ln_force"]], ln_outs)
+        c["ln_stop"].click(lambda s: launch.stop(s) or {}, [c["state"]], ln_outs)
+        c["ln_smoke"].click(lambda s, n: {c["ln_metrics"]: launch.smoke(s, n or 8)}, [c["state"], c["ln_smoke_n"]], ln_outs)
+        c["ln_timer"].tick(lambda s: launch.poll(ui, s), [c["state"]], ln_outs, **quiet)
+
+        def fix_relaunch(state, seq, force):
+            patch = launch.diagnosis_fix(state)
+            cfg = config_of(state)
+            if patch is None or cfg is None:
+                return {c["toast"]: "No fix to apply."}
+            st = state_from_config(apply_patch(cfg, patch), base=state)
+            st["server"] = state.get("server")
+            out = full(st, seq)
+            st2, msg = launch.start(st, services.evaluate(st), bool(force), ui.allow_launch)
+            out[c["state"]] = st2
+            out[c["ln_status"]] = msg
+            out[c["ln_timer"]] = gr.Timer(active=True)
+            out[c["toast"]] = f"Applied: {patch.description}; relaunching."
+            return out
+
+        c["ln_fix_relaunch"].click(fix_relaunch, [c["state"], c["seq"], c["ln_force"]], outputs + ln_outs)
+        demo.unload(launch.stop_all)
+
+    demo.wizard_ui = ui  # for tests and benchmarks
+    _default_launch_kwargs(demo)
+    return demo
+
+
+def services_load(**kw):
+    from wizard import api
+
+    return api.load(**kw)
+
+
+def _default_launch_kwargs(demo: gr.Blocks) -> None:
+    """Make ``demo.launch()`` bind 127.0.0.1 and apply the wizard's CSS unless told otherwise."""
+    orig = demo.launch
+
+    def launch_(*args, **kwargs):
+        kwargs.setdefault("server_name", "127.0.0.1")
+        kwargs.setdefault("css", CSS)
+        kwargs.setdefault("theme", gr.themes.Soft())
+        return orig(*args, **kwargs)
+
+    demo.launch = launch_  # type: ignore[method-assign]

@@ -1,0 +1,247 @@
+"""Wizard state: a plain JSON dict the UI keeps per browser tab (and in the browser's storage).
+
+Shape (``STATE_VERSION`` 1)::
+
+    {
+      "v": 1,
+      "config": {...},           # ServeConfig as a plain dict (vLLM names; extra_args,
+                                  # invalid_values and import_notes included). "model" may be "".
+      "gpu": {"name": "H100-SXM" | None, "count": 1},
+      "vllm_version": "0.32.0",
+      "allow_hub": false,         # look models up on the Hugging Face Hub
+      "raw": {"extra_args": "..."},  # raw text of boxes whose content did not parse (kept verbatim)
+      "stash": {"speculative_config": {...}},  # what "no speculation" put aside, restored on return
+    }
+
+Nothing the user typed is lost: ill-typed values stay in the config dict, where
+:func:`wizard.config.config_from_dict` moves them to ``invalid_values`` (exported verbatim and
+reported by the rules), and text that is not even a value (a broken JSON box) stays in ``raw``.
+This module holds no rule logic; it only converts between form values and the config dict.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from wizard.config import ConfigError, ServeConfig, SpeculativeConfig, config_from_dict, get_path, set_path, unset_path
+
+__all__ = [
+    "STATE_VERSION",
+    "new_state",
+    "dump_config",
+    "config_of",
+    "state_from_config",
+    "set_field",
+    "coerce",
+    "field_value",
+    "session_json",
+    "load_session",
+    "SessionError",
+    "gpu_spec",
+]
+
+STATE_VERSION = 1
+
+INT_FIELDS = {
+    "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "max_model_len", "max_num_seqs",
+    "max_num_batched_tokens", "block_size",
+    "speculative_config.num_speculative_tokens", "speculative_config.draft_tensor_parallel_size",
+    "speculative_config.prompt_lookup_min", "speculative_config.prompt_lookup_max",
+    "speculative_config.max_model_len", "speculative_config.suffix_decoding_max_tree_depth",
+    "speculative_config.suffix_decoding_max_cached_requests",
+}
+FLOAT_FIELDS = {
+    "gpu_memory_utilization", "speculative_config.suffix_decoding_max_spec_factor",
+    "speculative_config.suffix_decoding_min_token_prob",
+}
+BOOL_FIELDS = {
+    "kv_sharing_fast_prefill", "enable_prefix_caching", "enable_chunked_prefill", "enforce_eager",
+    "async_scheduling", "enable_lora",
+}
+#: dropdown values that mean "not set" (vLLM's default applies)
+UNSET_WORDS = {"", "(default)", "inherit", "(inherit)", "none", "(none)"}
+
+
+class SessionError(ValueError):
+    """A session file could not be read; the message says why (not JSON, wrong shape)."""
+
+
+def new_state(vllm_version: str | None = None) -> dict[str, Any]:
+    """An empty wizard: no model yet, unknown hardware, the default vLLM version."""
+    from wizard.versions import default_version
+
+    return {
+        "v": STATE_VERSION,
+        "config": {"model": ""},
+        "gpu": {"name": None, "count": 1},
+        "vllm_version": vllm_version or str(default_version()),
+        "allow_hub": False,
+        "raw": {},
+        "stash": {},
+    }
+
+
+def dump_config(cfg: ServeConfig) -> dict[str, Any]:
+    """ServeConfig -> plain JSON dict (no None), speculative_config extras included."""
+    d = cfg.model_dump(mode="json", exclude_none=True)
+    if cfg.speculative_config is not None:
+        d["speculative_config"] = cfg.speculative_config.model_dump(mode="json", exclude_none=True)
+    for k in ("extra_args", "env", "invalid_values", "import_notes"):
+        if not d.get(k):
+            d.pop(k, None)
+    return d
+
+
+def config_of(state: dict[str, Any]) -> ServeConfig | None:
+    """The ServeConfig of ``state``, or None while no target model is chosen."""
+    d = copy.deepcopy(state.get("config") or {})
+    if not str(d.get("model") or "").strip():
+        return None
+    try:
+        return config_from_dict(d)
+    except ConfigError:
+        return None
+
+
+def state_from_config(cfg: ServeConfig, base: dict[str, Any] | None = None, *, gpu: str | None = None) -> dict[str, Any]:
+    """A state holding ``cfg`` (hardware/version/settings kept from ``base``)."""
+    st = copy.deepcopy(base) if base else new_state()
+    st["config"] = dump_config(cfg)
+    st["raw"] = {}
+    st["stash"] = {}
+    if gpu:
+        name, _, count = gpu.partition("x") if "x" in gpu[1:] else (gpu, "", "1")
+        try:
+            n = int(count or 1)
+        except ValueError:
+            name, n = gpu, 1
+        st["gpu"] = {"name": name, "count": n}
+    return st
+
+
+def coerce(path: str, value: Any) -> Any:
+    """Form value -> config value. Unparseable text is returned as is (kept, reported by rules).
+
+    '' / '(default)' / 'inherit' -> None (unset). Numbers from text for int/float fields.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        v = value.strip()
+        if v.lower() in UNSET_WORDS:
+            return None
+        if path in INT_FIELDS:
+            try:
+                return int(v)
+            except ValueError:
+                try:
+                    f = float(v)
+                    return int(f) if f.is_integer() else value
+                except ValueError:
+                    return value
+        if path in FLOAT_FIELDS:
+            try:
+                return float(v)
+            except ValueError:
+                return value
+        if path in BOOL_FIELDS:
+            if v.lower() in ("true", "1", "yes", "on"):
+                return True
+            if v.lower() in ("false", "0", "no", "off"):
+                return False
+            return value
+        return value
+    if path in INT_FIELDS and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def set_field(state: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """Return a copy of ``state`` with config ``path`` (dotted) set to the coerced ``value``.
+
+    Special paths: ``gpu.name``, ``gpu.count``, ``vllm_version``, ``allow_hub`` (wizard settings),
+    ``speculative_config.method`` = 'none' (puts the speculative config aside; choosing a method
+    again brings it back).
+    """
+    st = copy.deepcopy(state)
+    if path in ("gpu.name", "gpu.count"):
+        gpu = st.setdefault("gpu", {"name": None, "count": 1})
+        if path == "gpu.name":
+            gpu["name"] = None if (value is None or str(value).strip().lower() in UNSET_WORDS | {"unknown"}) else value
+        else:
+            try:
+                gpu["count"] = max(1, int(value))
+            except (TypeError, ValueError):
+                gpu["count"] = 1
+        return st
+    if path in ("vllm_version", "allow_hub"):
+        st[path] = value
+        return st
+    cfg = st.setdefault("config", {"model": ""})
+    if path == "speculative_config.method" and isinstance(value, str) and value.strip().lower() in ("none", "(none)", "no speculation"):
+        if cfg.get("speculative_config"):
+            st.setdefault("stash", {})["speculative_config"] = cfg.pop("speculative_config")
+        return st
+    if path.startswith("speculative_config.") and not cfg.get("speculative_config") and st.get("stash", {}).get("speculative_config"):
+        cfg["speculative_config"] = st["stash"].pop("speculative_config")
+    v = coerce(path, value)
+    if path == "model":
+        cfg["model"] = "" if v is None else str(v).strip()
+        return st
+    if v is None:
+        unset_path(cfg, path)
+    else:
+        set_path(cfg, path, v)
+    if cfg.get("speculative_config") == {}:
+        cfg.pop("speculative_config")
+    return st
+
+
+def field_value(state: dict[str, Any], path: str, default: Any = None) -> Any:
+    """The value to show for ``path`` (a raw invalid value wins, so typed text is not lost)."""
+    cfg = state.get("config") or {}
+    inv = cfg.get("invalid_values") or {}
+    if path in inv:
+        return inv[path]
+    return get_path(cfg, path, default)
+
+
+def gpu_spec(state: dict[str, Any]) -> str | None:
+    """'NAMExN' for wizard.hardware.parse_gpu_spec, or None when unknown."""
+    g = state.get("gpu") or {}
+    if not g.get("name"):
+        return None
+    n = int(g.get("count") or 1)
+    return f"{g['name']}x{n}" if n != 1 else str(g["name"])
+
+
+def session_json(state: dict[str, Any]) -> str:
+    """The whole wizard state as a JSON document (what "Save session" writes)."""
+    return json.dumps({"specwizard_session": STATE_VERSION, **state}, indent=2, sort_keys=True)
+
+
+def load_session(text: str | bytes) -> dict[str, Any]:
+    """Parse a saved session. Unknown keys are kept; missing ones get defaults.
+
+    Raises:
+        SessionError: not JSON, or not a SpecWizard session (names what is wrong).
+    """
+    try:
+        data = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as err:
+        raise SessionError(f"session file is not JSON: {err}") from None
+    if not isinstance(data, dict) or "config" not in data or not isinstance(data["config"], dict):
+        raise SessionError("session file has no 'config' object: save one with the wizard's Save session button")
+    data.pop("specwizard_session", None)
+    st = new_state(data.get("vllm_version"))
+    st.update({k: v for k, v in data.items() if k in st or k not in ("v",)})
+    st["v"] = STATE_VERSION
+    st["config"].setdefault("model", "")
+    if not isinstance(st.get("gpu"), dict):
+        st["gpu"] = {"name": None, "count": 1}
+    for k in ("raw", "stash"):
+        if not isinstance(st.get(k), dict):
+            st[k] = {}
+    return st

@@ -1,0 +1,220 @@
+"""Step 7 · Launch & monitor: start vLLM via wizard.launch, stream logs, health, acceptance plots,
+smoke test, and the startup diagnosis with "apply fix and relaunch"."""
+
+from __future__ import annotations
+
+import html
+import threading
+import time
+import uuid
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from wizard.ui import services
+
+#: live server handles of this UI process, by the id kept in the session state
+HANDLES: dict[str, Any] = {}
+_SMOKE: dict[str, str] = {}
+
+
+def _get(obj: Any, *names: str, default: Any = None) -> Any:
+    """First present attribute/key of ``obj`` among ``names`` (snapshots may be objects or dicts)."""
+    if obj is None:
+        return default
+    if not isinstance(obj, dict):
+        for n in names:
+            v = getattr(obj, n, None)
+            if v is not None:
+                return v
+        fn = getattr(obj, "as_json", None)
+        obj = fn() if callable(fn) else {}
+    for n in names:
+        if isinstance(obj, dict) and obj.get(n) is not None:
+            return obj[n]
+    return default
+
+
+_PER_POS = ("acceptance_per_position", "per_position_acceptance", "accepted_per_position_rate", "per_pos_acceptance",
+            "acceptance_by_position")
+_RATE = ("acceptance_rate", "draft_acceptance_rate")
+_MAL = ("mean_acceptance_length", "acceptance_length")
+_TIME = ("t", "timestamp", "time", "scraped_at")
+
+
+def build(ui) -> None:
+    with gr.Row():
+        ui.c["ln_launch"] = gr.Button("Launch server", variant="primary", elem_id="sw-ln-launch")
+        ui.c["ln_stop"] = gr.Button("Stop", variant="stop", elem_id="sw-ln-stop")
+        ui.c["ln_smoke_n"] = gr.Number(8, label="smoke requests", precision=0, minimum=1, scale=0, min_width=120)
+        ui.c["ln_smoke"] = gr.Button("Smoke test", elem_id="sw-ln-smoke")
+        ui.c["ln_force"] = gr.Checkbox(False, label="launch even with error findings", elem_id="sw-ln-force")
+    ui.c["ln_status"] = gr.HTML('<div class="sw-status sw-st-idle" data-state="idle">No server launched.</div>',
+                                elem_id="sw-ln-status")
+    with gr.Row(visible=False) as r:
+        ui.c["ln_diag"] = gr.Markdown(elem_id="sw-ln-diag")
+        ui.c["ln_fix_relaunch"] = gr.Button("Apply fix and relaunch", variant="primary", elem_id="sw-ln-fix", scale=0)
+    ui.c["ln_diag_row"] = r
+    with gr.Row():
+        ui.c["ln_pos"] = gr.BarPlot(pd.DataFrame(columns=["position", "acceptance"]), x="position", y="acceptance",
+                                    title="Acceptance per draft position", y_lim=[0, 1], elem_id="sw-ln-pos", height=260)
+        ui.c["ln_time"] = gr.LinePlot(pd.DataFrame(columns=["seconds", "acceptance"]), x="seconds", y="acceptance",
+                                      title="Draft acceptance over time", y_lim=[0, 1], elem_id="sw-ln-time", height=260)
+    ui.c["ln_metrics"] = gr.Markdown(elem_id="sw-ln-metrics")
+    ui.c["ln_logs"] = gr.Textbox(label="Server log (live)", lines=14, max_lines=14, autoscroll=True, interactive=False,
+                                 elem_id="sw-ln-logs")
+    ui.c["ln_timer"] = gr.Timer(1.0, active=False)
+
+
+def start(state: dict, ev, force: bool, allow_launch: bool) -> tuple[dict, str]:
+    """Launch the configuration. Returns (state with the handle id, status message html)."""
+    if not allow_launch:
+        return state, '<div class="sw-status sw-st-failed">Launching is disabled: this UI is reachable beyond loopback without authentication.</div>'
+    if ev is None or ev.config is None:
+        return state, '<div class="sw-status sw-st-failed">Choose a target model first (step 2).</div>'
+    try:
+        mod = services.launch_module()
+    except services.Unavailable as err:
+        return state, f'<div class="sw-status sw-st-failed">Launching {html.escape(str(err))}.</div>'
+    stop(state)
+    try:
+        h = mod.launch(ev.config, force=force, report=ev.report, gpu=ev.hardware)
+    except Exception as err:
+        msg = str(err)
+        if type(err).__name__ == "LaunchRefused":
+            msg = "the configuration has error findings (see the panel); fix them or tick 'launch even with error findings'."
+        return state, f'<div class="sw-status sw-st-failed" data-state="refused">Not launched: {html.escape(msg)}</div>'
+    hid = uuid.uuid4().hex
+    HANDLES[hid] = h
+    st = dict(state)
+    st["server"] = hid
+    return st, '<div class="sw-status sw-st-starting" data-state="starting">Starting…</div>'
+
+
+def stop(state: dict) -> None:
+    hid = state.get("server")
+    h = HANDLES.get(hid) if hid else None
+    if h is not None:
+        threading.Thread(target=h.stop, daemon=True).start()
+
+
+def smoke(state: dict, n: int) -> str:
+    """Start N smoke requests in the background (wizard.launch smoke API); the poll shows the result."""
+    hid = state.get("server")
+    h = HANDLES.get(hid) if hid else None
+    if h is None:
+        return "No server running."
+    try:
+        mod = services.launch_module()
+    except services.Unavailable as err:
+        return str(err)
+    fn = getattr(h, "smoke", None) or getattr(h, "smoke_test", None) or getattr(mod, "smoke_test", None) or getattr(mod, "smoke", None)
+    if fn is None:
+        try:
+            from wizard.launch import smoke as smod  # type: ignore
+
+            fn = getattr(smod, "smoke_test", None) or getattr(smod, "run_smoke", None)
+        except ImportError:
+            fn = None
+    if fn is None:
+        return "Smoke test needs wizard.launch smoke_test(handle, n) (not available yet)."
+
+    def run():
+        _SMOKE[hid] = f"Smoke test: {n} requests running…"
+        try:
+            res = fn(int(n)) if getattr(fn, "__self__", None) is h else fn(h, int(n))
+            text = res.render_text() if hasattr(res, "render_text") else str(res.as_json() if hasattr(res, "as_json") else res)
+            _SMOKE[hid] = f"Smoke test done: {text}"
+        except Exception as err:
+            _SMOKE[hid] = f"Smoke test failed: {type(err).__name__}: {err}"
+
+    threading.Thread(target=run, daemon=True).start()
+    return f"Smoke test: {n} requests started…"
+
+
+def poll(ui, state: dict) -> dict:
+    """Updates from the running server: status/health, logs, metrics plots, diagnosis."""
+    c = ui.c
+    hid = state.get("server")
+    h = HANDLES.get(hid) if hid else None
+    if h is None:
+        return {c["ln_timer"]: gr.Timer(active=False)}
+    st = h.status()
+    s = st.get("state", "?")
+    health = {"starting": "starting (waiting for /health and /v1/models)", "healthy": "healthy ✓",
+              "exited": "exited", "stopped": "stopped", "failed": "failed"}.get(s, s)
+    extra = f" · ready in {st['time_to_healthy_s']:.0f} s" if st.get("time_to_healthy_s") else ""
+    code = f" · exit code {st['exit_code']}" if st.get("exit_code") is not None else ""
+    out = {
+        c["ln_status"]: (f'<div class="sw-status sw-st-{s}" data-state="{s}"><b>{health}</b> · '
+                         f'{html.escape(str(st.get("url", "")))} · pid {st.get("pid")} · up {st.get("uptime_s", 0):.0f} s'
+                         f"{extra}{code}</div>"),
+        c["ln_logs"]: "\n".join(h.logs(200)),
+    }
+    latest = h.latest_metrics()
+    hist = h.metrics_history() or []
+    per_pos = _get(latest, *_PER_POS)
+    if per_pos:
+        out[c["ln_pos"]] = pd.DataFrame({"position": [str(i) for i in range(len(per_pos))], "acceptance": [float(x) for x in per_pos]})
+    pts = []
+    t0 = None
+    for i, snap in enumerate(hist):
+        rate = _get(snap, *_RATE)
+        t = _get(snap, *_TIME, default=i)
+        if hasattr(t, "timestamp"):
+            t = t.timestamp()
+        if rate is None:
+            continue
+        t0 = t if t0 is None else t0
+        pts.append((float(t) - float(t0), float(rate)))
+    if pts:
+        out[c["ln_time"]] = pd.DataFrame(pts, columns=["seconds", "acceptance"])
+    if latest is not None:
+        bits = []
+        for label, names, fmt in (("acceptance rate", _RATE, "{:.2f}"), ("mean acceptance length", _MAL, "{:.2f}"),
+                                  ("drafts/s", ("drafts_per_s", "drafts_per_second"), "{:.1f}"),
+                                  ("generation tokens/s", ("generation_tokens_per_s", "gen_tokens_per_s", "tokens_per_s"), "{:.1f}"),
+                                  ("KV-cache usage", ("kv_cache_usage", "kv_cache_usage_perc"), "{:.1%}")):
+            v = _get(latest, *names)
+            if isinstance(v, (int, float)):
+                bits.append(f"{label} **{fmt.format(v)}**")
+        advice = _get(latest, "advice", "verdict_text", "warning")
+        out[c["ln_metrics"]] = " · ".join(bits) + (f"\n\n⚠ {advice}" if advice else "") + \
+            (f"\n\n{_SMOKE[hid]}" if hid in _SMOKE else "")
+    elif hid in _SMOKE:
+        out[c["ln_metrics"]] = _SMOKE[hid]
+    diag = getattr(h, "diagnosis", None)
+    if diag is not None:
+        d = diag.as_json() if hasattr(diag, "as_json") else dict(diag)
+        md = f"**{d.get('title')}** — {d.get('message')}"
+        if d.get("rule"):
+            md += f" (prevented by rule {d['rule']})"
+        if d.get("last_lines"):
+            md += "\n\n```\n" + "\n".join(d["last_lines"][-12:]) + "\n```"
+        out[c["ln_diag"]] = md
+        out[c["ln_diag_row"]] = gr.Row(visible=True)
+        out[c["ln_fix_relaunch"]] = gr.Button(visible=bool(d.get("fixes")))
+    else:
+        out[c["ln_diag_row"]] = gr.Row(visible=False)
+    if s in ("exited", "stopped", "failed"):
+        out[c["ln_timer"]] = gr.Timer(active=False)
+    return out
+
+
+def diagnosis_fix(state: dict):
+    """The first fix (Patch) of the current server's diagnosis, or None."""
+    h = HANDLES.get(state.get("server") or "")
+    diag = getattr(h, "diagnosis", None) if h is not None else None
+    fixes = getattr(diag, "fixes", None) or []
+    return fixes[0] if fixes else None
+
+
+def stop_all() -> None:
+    """Stop every server this UI started (called when the app closes)."""
+    for h in list(HANDLES.values()):
+        try:
+            h.stop()
+        except Exception:
+            pass
+    HANDLES.clear()

@@ -1,0 +1,115 @@
+"""Step 6 · Review & export: command (JSON and dotted), YAML, Python, scale-out forms, other
+options, and vLLM's own verdict beside the wizard's (wizard.oracle cross-check)."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import tempfile
+from pathlib import Path
+
+import gradio as gr
+
+from wizard.ui import services
+
+_DL_DIR = Path(tempfile.gettempdir()) / "specwizard-ui"
+
+
+def build(ui) -> None:
+    ui.c["exp_command"] = gr.Code(label="vllm serve (JSON --speculative-config)", language="shell", lines=3,
+                                  interactive=False, buttons=["copy"], elem_id="sw-exp-command", wrap_lines=True)
+    ui.c["exp_dotted"] = gr.Code(label="vllm serve (dotted --speculative-config.KEY)", language="shell", lines=3,
+                                 interactive=False, buttons=["copy"], elem_id="sw-exp-dotted", wrap_lines=True)
+    with gr.Row():
+        ui.c["exp_yaml"] = gr.Code(label="YAML for `vllm serve --config`", language="yaml", lines=8, interactive=False,
+                                   buttons=["copy"], elem_id="sw-exp-yaml")
+        ui.c["exp_python"] = gr.Code(label="Python (vllm.LLM)", language="python", lines=8, interactive=False,
+                                     buttons=["copy"], elem_id="sw-exp-python")
+    ui.c["exp_yaml_dl"] = gr.DownloadButton("Download YAML", value=None, elem_id="sw-exp-yaml-dl", size="sm")
+    with gr.Accordion("Scale-out: multi-GPU, Docker, Kubernetes, Helm, Ray", open=False):
+        for form in services.SCALEOUT_FORMS:
+            ui.c[f"exp_{form}"] = gr.Code(label=form, language="yaml" if form in ("k8s", "helm") else "shell", lines=6,
+                                          interactive=False, buttons=["copy"], elem_id=f"sw-exp-{form}")
+    ui.field("extra_args", gr.Code(label="Other options (not modelled by the wizard; kept verbatim, JSON)", language="json",
+                                   lines=3, interactive=True, elem_id="f-extra_args"),
+             to_form=lambda v: json.dumps(v or {}, indent=1), event="input", special="extra_args")
+    ui.c["extra_note"] = gr.Markdown(elem_id="sw-extra-note")
+    gr.Markdown("### Wizard vs installed vLLM")
+    with gr.Row():
+        ui.c["xc_toggle"] = gr.Checkbox(False, label="Cross-check with installed vLLM (runs vLLM's own config validation "
+                                                     "in a separate process; takes seconds)", elem_id="sw-xc-toggle")
+        ui.c["xc_rerun"] = gr.Button("Re-run cross-check", size="sm", elem_id="sw-xc-rerun", scale=0)
+    with gr.Row(equal_height=True):
+        ui.c["xc_wizard"] = gr.HTML(elem_id="sw-xc-wizard")
+        ui.c["xc_vllm"] = gr.HTML('<div class="sw-xc sw-xc-off"><b>vLLM</b><div>Cross-check is off.</div></div>',
+                                  elem_id="sw-xc-vllm")
+
+
+def _yaml_file(text: str) -> str | None:
+    if text.startswith("#"):
+        return None
+    _DL_DIR.mkdir(parents=True, exist_ok=True)
+    h = hashlib.sha1(text.encode()).hexdigest()[:12]
+    p = _DL_DIR / h / "vllm-serve.yaml"
+    if not p.exists():
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return str(p)
+
+
+def wizard_verdict_html(ev) -> str:
+    if ev is None or ev.report is None:
+        return '<div class="sw-xc"><b>SpecWizard</b><div>No configuration yet.</div></div>'
+    r = ev.report
+    items = "".join(f"<li><b>{html.escape(f.rule)}</b> {html.escape(f.title)}</li>" for f in r.errors) or "<li>no error</li>"
+    return (f'<div class="sw-xc sw-v-{r.verdict}" data-verdict="{r.verdict}"><b>SpecWizard</b> says '
+            f'<span class="sw-pill sw-{ "error" if r.verdict == "error" else "warning" if r.verdict == "warning" else "ok"}">'
+            f"{r.verdict}</span><ul>{items}</ul></div>")
+
+
+def update(ui, state, ev, full: bool, changed: str | None) -> dict:
+    c = ui.c
+    out: dict = {c["xc_wizard"]: wizard_verdict_html(ev)}
+    if ev.config is None:
+        empty = "# choose a target model first"
+        for k in ("exp_command", "exp_dotted", "exp_yaml", "exp_python", *(f"exp_{f}" for f in services.SCALEOUT_FORMS)):
+            out[c[k]] = empty
+        out[c["exp_yaml_dl"]] = gr.DownloadButton(value=None, interactive=False)
+        return out
+    forms = services.export_forms(ev.config, services.EXPORT_FORMS + services.SCALEOUT_FORMS)
+    for f, text in forms.items():
+        out[c[f"exp_{f}"]] = text
+    path = _yaml_file(forms["yaml"])
+    out[c["exp_yaml_dl"]] = gr.DownloadButton(value=path, interactive=path is not None)
+    raw = (state.get("raw") or {}).get("extra_args")
+    out[c["extra_note"]] = (f"⚠ The box does not hold a JSON object yet; your text is kept and the last valid options "
+                            f"are used: `{html.escape(raw[:80])}`" if raw is not None else "")
+    if changed is not None and changed != "xc":
+        out[c["xc_vllm"]] = ('<div class="sw-xc sw-xc-stale"><b>vLLM</b><div>Configuration changed: '
+                             'press Re-run cross-check.</div></div>') if state.get("xc_on") else \
+            '<div class="sw-xc sw-xc-off"><b>vLLM</b><div>Cross-check is off.</div></div>'
+    return out
+
+
+def cross_check_html(ev, timeout: float = 180.0) -> str:
+    """vLLM's verdict via wizard.oracle.cross_check, as HTML (says what it needs if unavailable)."""
+    if ev is None or ev.config is None:
+        return '<div class="sw-xc"><b>vLLM</b><div>No configuration yet.</div></div>'
+    try:
+        xc = services.cross_check(ev.config, ev.report, timeout=timeout)
+    except services.Unavailable as err:
+        return f'<div class="sw-xc sw-xc-off" data-verdict="unavailable"><b>vLLM</b><div>Cross-check {html.escape(str(err))}.</div></div>'
+    except Exception as err:
+        return (f'<div class="sw-xc sw-xc-off" data-verdict="unavailable"><b>vLLM</b><div>Cross-check failed: '
+                f"{html.escape(type(err).__name__)}: {html.escape(str(err))}</div></div>")
+    data = xc.as_json() if hasattr(xc, "as_json") else {}
+    text = xc.render_text() if hasattr(xc, "render_text") else json.dumps(data, indent=1)
+    verdict = data.get("vllm_verdict") or data.get("verdict") or data.get("status") or ""
+    agree = data.get("agree", data.get("agreement"))
+    badge = "" if agree is None else (
+        '<span class="sw-pill sw-ok">agrees with the wizard</span>' if agree
+        else '<span class="sw-pill sw-error">DISAGREES with the wizard</span>')
+    return (f'<div class="sw-xc" data-verdict="{html.escape(str(verdict))}"><b>vLLM</b> says '
+            f'<span class="sw-pill">{html.escape(str(verdict))}</span> {badge}'
+            f'<pre class="sw-pre">{html.escape(text)}</pre></div>')
