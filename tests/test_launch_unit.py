@@ -300,3 +300,36 @@ def test_fake_server_crash_during_startup_is_diagnosed(tmp_path):
     assert h.diagnosis.signature == "unsupported_method"
     assert h.status()["diagnosis"]["fixes"][0]["set"]["speculative_config"]["method"] == "ngram"
     assert h.remaining_processes() == []
+
+
+def test_cli_serve_refusal_and_port_in_use(capsys):
+    from wizard.cli import main
+
+    rc = main(["serve", "--offline", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--kv-sharing-fast-prefill",
+               "--speculative-config", '{"method":"eagle3","model":"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B","num_speculative_tokens":3}'])
+    err = capsys.readouterr().err
+    assert rc == 1 and "refusing to launch" in err and "[SD001]" in err and "fix: Drop --kv-sharing-fast-prefill" in err
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        busy = s.getsockname()[1]
+        rc = main(["serve", "--port", str(busy), "--", "vllm", "serve", "/tmp/model/target", "--max-model-len", "512"])
+    err = capsys.readouterr().err
+    assert rc == 1 and f"port {busy} on 127.0.0.1 is already in use" in err
+
+
+def test_gpu_validation_uses_discovery(monkeypatch):
+    from wizard.launch import process
+
+    class Dev:
+        def __init__(self, i):
+            self.index, self.name, self.uuid = i, "NVIDIA H100 80GB HBM3", f"GPU-{i}"
+
+    monkeypatch.setattr(process, "discovered_gpus", lambda: [Dev(0), Dev(1)])
+    process.validate_gpus([0, 1])
+    with pytest.raises(process.LaunchError, match="gpus: 3 not found; this machine has 0: NVIDIA H100"):
+        process.validate_gpus("0,3")
+    monkeypatch.setattr(process, "discovered_gpus", lambda: [])
+    process.validate_gpus([7])  # no discovery (CPU build): nothing to check against
+    with pytest.raises(process.LaunchError, match="not a GPU index"):
+        process.validate_gpus(["x"])

@@ -50,6 +50,8 @@ def open_wizard(ctx, url: str):
     page = ctx.new_page()
     page.goto(url)
     page.wait_for_selector("#sw-summary-inner", timeout=30000)
+    wait_seq_above(page, 0, timeout=30000)  # the restore-on-load check has run
+    page.wait_for_timeout(300)
     return page
 
 
@@ -65,7 +67,7 @@ def wait_seq_above(page, n: int, timeout: float = 15000) -> None:
 
 def tab(page, step_id: str) -> None:
     page.locator(f"button[role=tab][id*='{step_id}'], button[role=tab]:has-text('{_LABELS[step_id]}')").first.click()
-    page.wait_for_timeout(150)
+    page.wait_for_timeout(400)
 
 
 _LABELS = {"hardware": "Hardware", "target": "Target model", "speculation": "Speculation", "kv": "KV cache",
@@ -75,7 +77,9 @@ _LABELS = {"hardware": "Hardware", "target": "Target model", "speculation": "Spe
 def fill(page, elem_id: str, text: str) -> None:
     """Type into a Textbox (fires .input) and wait for the findings panel to update."""
     n = seq(page)
-    page.locator(f"#{elem_id} textarea, #{elem_id} input").first.fill(text)
+    box = page.locator(f"#{elem_id} textarea, #{elem_id} input").first
+    box.fill(text[:-1])  # fill() alone does not fire Gradio's input event: type the last key
+    box.press_sequentially(text[-1:])
     wait_seq_above(page, n)
 
 

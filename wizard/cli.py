@@ -7,6 +7,8 @@
     python -m wizard rules  [--format text|json|markdown]
     python -m wizard plan   [--format json] [--gpu NAME[xN]] [--kv-cache-space-gib G] (inputs)
     python -m wizard serve  [--dry-run] [--smoke N] (inputs)
+    python -m wizard models [--role target|drafter]   the offline model catalog
+    python -m wizard presets                          curated deployment presets
 
 Exit codes: 0 no error finding; 1 at least one error finding; 2 unusable input (one-line reason
 on stderr).
@@ -60,6 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("rules", help="list every rule with its docs")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+
+    p = sub.add_parser("models", help="list the offline model catalog")
+    p.add_argument("--role", choices=("target", "drafter"), default=None)
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("presets", help="list the curated deployment presets")
+    p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("plan", help="memory and speed-up plan")
     _add_inputs(p)
@@ -163,6 +172,32 @@ def _cmd_rules(args) -> int:
     return EXIT_OK
 
 
+def _cmd_models(args) -> int:
+    from wizard.models import catalog
+
+    rows = catalog.entries(role=args.role)
+    if args.format == "json":
+        json.dump([{"id": e.id, "role": e.role, "title": getattr(e, "title", None), "source": getattr(e, "source", None)} for e in rows], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for e in rows:
+            sys.stdout.write(f"{e.role:8s} {e.id}\n")
+    return EXIT_OK
+
+
+def _cmd_presets(args) -> int:
+    from wizard.presets import list_presets
+
+    rows = list_presets()
+    if args.format == "json":
+        json.dump([{"name": p.name, "title": p.title, "hardware": p.hardware, "rationale": p.rationale} for p in rows], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for p in rows:
+            sys.stdout.write(f"{p.name:40s} {p.hardware:14s} {p.rationale}\n")
+    return EXIT_OK
+
+
 def _cmd_plan(args) -> int:
     from wizard.plan import cli_plan
 
@@ -184,6 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "export": _cmd_export,
         "rules": _cmd_rules,
         "plan": _cmd_plan,
+        "models": _cmd_models,
+        "presets": _cmd_presets,
         "serve": _cmd_serve,
     }[args.cmd]
     try:

@@ -292,6 +292,8 @@ def _try_bare_pairs(text: str) -> dict | None:
     s = text.strip()
     if s.startswith("{") and s.endswith("}"):
         s = s[1:-1]
+    if any(c in s for c in "{}[]\"'\\"):
+        return None
     out: dict[str, Any] = {}
     parts = [p for p in s.split(",") if p.strip()]
     if not parts:
@@ -300,13 +302,10 @@ def _try_bare_pairs(text: str) -> dict | None:
         m = re.match(r"^\s*([^:=]+?)\s*[:=]\s*(.*?)\s*$", part, re.S)
         if not m:
             return None
-        key, val = m.group(1).strip("\"' "), m.group(2)
+        key, val = m.group(1).strip(), m.group(2)
         if not _BARE_KEY.match(key):
             return None
-        if len(val) >= 2 and val[0] == val[-1] and val[0] in "\"'":
-            out[key] = val[1:-1]
-        else:
-            out[key] = parse_dotted_value(val)
+        out[key] = parse_dotted_value(val)
     return out
 
 

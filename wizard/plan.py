@@ -940,7 +940,8 @@ def plan(
         dw_full = _weights(ctx.drafter, dtype, 1)[0] if (ctx.drafter is not None and method not in ("mtp",) and ctx.drafter is not ctx.target) else 0
         c, c_src = _drafter_cost(method, tw_full, dw_full, ctx.target, n_draft_layers)
     table = speedup_table(rates, c, max(k_max, k or 0)) if (spec is not None and rates) else []
-    best = max(table, key=lambda r: r.speedup).k if table else None
+    # argmax of the unrounded speed-up (ties -> the smaller k)
+    best = max(table, key=lambda r: (expected_tokens_per_step(rates, r.k) / (1 + r.k * c), -r.k)).k if table else None
     speed = SpeedupEstimate(method=method, k=k, acceptance_rates=rates, acceptance_source=src, drafter_cost=c,
                             drafter_cost_source=c_src, table=table, best_k=best, measured=measured)
 

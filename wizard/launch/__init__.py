@@ -16,7 +16,7 @@ API for faces (CLI, Gradio UI)::
 """
 
 from wizard.launch.diagnose import Diagnosis, diagnose
-from wizard.launch.metrics import Advice, MetricsSnapshot, advice, scrape, summary_line
+from wizard.launch.metrics import Advice, MetricsSnapshot, advice, plot_data, scrape, summary_line
 from wizard.launch.process import (
     LaunchError,
     LaunchPlan,
@@ -34,7 +34,7 @@ from wizard.launch.smoke import SmokeResult, run_smoke
 __all__ = [
     "launch", "Launcher", "ServerHandle", "LaunchPlan", "plan_launch", "LaunchError", "LaunchRefused", "PortInUse",
     "find_free_port", "live_handles", "Diagnosis", "diagnose", "MetricsSnapshot", "scrape", "advice", "Advice",
-    "summary_line", "SmokeResult", "run_smoke", "relaunch_with_fix",
+    "summary_line", "plot_data", "SmokeResult", "run_smoke", "relaunch_with_fix",
 ]
 
 

@@ -45,6 +45,10 @@ def cli_serve(args, cfg, out: TextIO | None = None, err: TextIO | None = None) -
         out.write("# environment\n")
         for k, v in plan.env_changes.items():
             out.write(f"{k}={shlex.quote(v)}\n")
+        from wizard.launch.process import discovered_gpus
+
+        for d in discovered_gpus():
+            out.write(f"# gpu {d.index}: {d.name}, {d.memory_free_bytes / 2**30:.1f} of {d.memory_total_bytes / 2**30:.1f} GiB free\n")
         out.write("# argv\n")
         out.write(json.dumps(plan.argv) + "\n")
         out.write(shlex.join(plan.argv) + "\n")

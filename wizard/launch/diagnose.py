@@ -516,11 +516,11 @@ def diagnose(
         except ValueError:
             sname = f"signal {-exit_code}"
         what = f"the server was killed by {sname} (exit code {exit_code})"
-        if -exit_code == 9:
-            what += "; SIGKILL from outside, often the kernel's out-of-memory killer (check `dmesg`)"
     else:
         what = f"the server exited with code {exit_code}" if exit_code is not None else "the server stopped"
     when = " during startup" if during_startup else (" while serving" if during_startup is False else "")
     msg = what + when + (f"; last error: {final}" if final else "")
+    if exit_code == -9:
+        msg += "; a SIGKILL from outside the server, often the kernel's out-of-memory killer (check `dmesg`)"
     return Diagnosis(signature="unknown", title="server exited" + when, message=msg, matched_line=final,
                      exit_code=exit_code, last_lines=last)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["MetricsSnapshot", "MetricsSeries", "parse_metrics", "snapshot_from_text", "scrape", "advice", "Advice",
-           "METHOD_NORMS", "summary_line"]
+           "METHOD_NORMS", "summary_line", "plot_data"]
 
 
 def parse_metrics(text: str) -> dict[str, Any]:
@@ -290,3 +290,23 @@ def summary_line(snap: MetricsSnapshot | None) -> str:
     return (f"accept {f(snap.acceptance_rate, '.1%')} | MAL {f(snap.mean_acceptance_length, '.2f')} | per-pos {pp} | "
             f"drafts {int(snap.num_drafts)} ({f(snap.drafts_per_s, '.1f')}/s) | gen {f(snap.generation_tokens_per_s, '.1f')} tok/s | "
             f"KV {f(snap.kv_cache_usage, '.1%')}")
+
+
+def plot_data(history: list[MetricsSnapshot]) -> dict[str, Any]:
+    """Data for the UI's two plots, from ``handle.metrics_history()``.
+
+    Returns ``{"per_position": [acceptance at position i (0..1), cumulative, newest snapshot],
+    "time": [s since the first snapshot], "acceptance_rate": [window acceptance (0..1) or None],
+    "mean_acceptance_length": [window MAL or None], "generation_tokens_per_s": [...]}``.
+    """
+    if not history:
+        return {"per_position": [], "time": [], "acceptance_rate": [], "mean_acceptance_length": [],
+                "generation_tokens_per_s": []}
+    t0 = history[0].time
+    return {
+        "per_position": list(history[-1].per_position),
+        "time": [round(s.time - t0, 3) for s in history],
+        "acceptance_rate": [s.window_acceptance_rate for s in history],
+        "mean_acceptance_length": [s.window_mean_acceptance_length for s in history],
+        "generation_tokens_per_s": [s.generation_tokens_per_s for s in history],
+    }

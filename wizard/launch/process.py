@@ -68,6 +68,8 @@ __all__ = [
     "find_free_port",
     "check_port_free",
     "live_handles",
+    "discovered_gpus",
+    "validate_gpus",
     "DEFAULT_CPU_KVCACHE_SPACE_GIB",
     "LOG_RING_LINES",
 ]
@@ -270,6 +272,35 @@ def _gpu_list(gpus: Any) -> str | None:
         if not (p.isdigit() or p.startswith("GPU-") or p.startswith("MIG-")):
             raise LaunchError(f"gpus: {p!r} is not a GPU index or UUID (e.g. gpus=[0, 1] or '0,1')")
     return ",".join(parts)
+
+
+def discovered_gpus() -> list:
+    """GPUs NVML sees (``wizard.gpu.discover()``, another module); [] when that module, NVML or a
+    GPU is missing."""
+    try:
+        from wizard.gpu import discover  # type: ignore[attr-defined]
+    except ImportError:
+        return []
+    try:
+        return list(discover())
+    except Exception:
+        return []
+
+
+def validate_gpus(gpus: Any) -> None:
+    """Raise LaunchError when a GPU index is not among the discovered GPUs (skipped when
+    discovery finds none, e.g. on the CPU build)."""
+    vis = _gpu_list(gpus)
+    if not vis:
+        return
+    devs = discovered_gpus()
+    if not devs:
+        return
+    known = {str(d.index) for d in devs} | {str(d.uuid) for d in devs if getattr(d, "uuid", None)}
+    bad = [g for g in vis.split(",") if g not in known]
+    if bad:
+        listing = ", ".join(f"{d.index}: {d.name}" for d in devs)
+        raise LaunchError(f"gpus: {', '.join(bad)} not found; this machine has {listing}")
 
 
 def _is_cpu_build(distribution: str | None) -> bool:
@@ -849,6 +880,7 @@ class Launcher:
         allow_hub: bool = True,
     ) -> ServerHandle:
         """See :func:`launch`."""
+        validate_gpus(gpus)
         errors, report = self.check(cfg, report=report, vllm_version=vllm_version, gpu=gpu, allow_hub=allow_hub)
         if errors and not force:
             raise LaunchRefused(errors, report)

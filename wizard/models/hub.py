@@ -60,7 +60,7 @@ def _is_connection_error(err: BaseException) -> bool:
         & {
             "ConnectionError", "Timeout", "TimeoutException", "ConnectError", "ConnectTimeout", "ReadTimeout",
             "NetworkError", "TransportError", "ProxyError", "OfflineModeIsEnabled", "LocalEntryNotFoundError",
-            "gaierror", "OSError",
+            "gaierror",
         }
     )
 

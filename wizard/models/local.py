@@ -254,8 +254,9 @@ def _count_state_layers(merged: dict[str, Any], layers: int | None, layer_types:
         if _is_int(interval) and interval > 0:  # Qwen3-Next: every interval-th layer is full attention
             return layers - layers // interval
         period, offset = merged.get("attn_layer_period"), merged.get("attn_layer_offset")
-        if _is_int(period) and period > 0 and _is_int(offset):  # Jamba
-            return sum(1 for i in range(layers) if i % period != offset)
+        if _is_int(period) and period > 0 and _is_int(offset):  # Jamba: layer i is attention when i % period == offset
+            attn = layers // period + (1 if 0 <= offset < layers % period else 0) if 0 <= offset < period else 0
+            return layers - attn
     return 0
 
 
@@ -378,9 +379,6 @@ def info_from_config(
 
     num_mamba = _count_state_layers(merged, layers, layer_types, model_type)
     kv_shared = g_int("num_kv_shared_layers") or 0
-    if model_type == "llama4" and merged.get("attention_chunk_size") is None:
-        pass
-
     try:
         return ModelInfo(
             id=id,

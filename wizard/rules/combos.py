@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from wizard.context import CheckContext
     from wizard.models.info import ModelInfo
 
-__all__ = ["structured_backend", "uses_mrope", "is_hybrid", "text_only"]
+__all__ = ["structured_backend", "uses_mrope", "is_hybrid", "is_multimodal", "text_only"]
 
 
 def _extra(ctx: "CheckContext", name: str) -> Any:
@@ -65,6 +65,14 @@ def is_hybrid(m: "ModelInfo | None") -> bool:
     return bool(m.layer_types) and len(set(m.layer_types)) > 1
 
 
+def is_multimodal(m: "ModelInfo | None") -> bool:
+    """``ModelInfo.is_multimodal``, or a config with a vision/audio tower (``vision_config``...)."""
+    if m is None:
+        return False
+    raw = m.raw_config or {}
+    return bool(m.is_multimodal or any(isinstance(raw.get(k), dict) for k in ("vision_config", "audio_config", "vision_encoder")))
+
+
 def text_only(ctx: "CheckContext") -> bool:
     """``--language-model-only`` given: the multimodal tower is not loaded."""
     return bool(_extra(ctx, "language_model_only"))
@@ -107,7 +115,7 @@ class MultimodalTargetDraftModelOrParallel(Rule):
     def check(self, ctx):
         spec = ctx.spec
         t = ctx.target
-        if spec is None or t is None or not t.is_multimodal or text_only(ctx):
+        if spec is None or t is None or not is_multimodal(t) or text_only(ctx):
             return
         method = ctx.method
         parallel = spec.parallel_drafting is True and method in ("eagle", "eagle3")

@@ -43,6 +43,11 @@ DRAFT_KV_METHODS = frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark", "dra
 #: PR #48787 (merged 2026-07-15) and is used on 0.28.0 in vllm-project/vllm issue #54690. The
 #: exact first release between is not verified, so older versions are treated as lacking it.
 DRAFT_KV_FIELD_SINCE = "0.28"
+#: First version whose attention backends accept fp8 KV with non-causal attention: in 0.32
+#: TRITON_ATTN and FLASHINFER declare ``supports_non_causal`` and list fp8 KV dtypes
+#: (vllm/v1/attention/backends/triton_attn.py, flashinfer.py). Reports up to 0.28 (PR #48787,
+#: issues #41559, #54690) had none; the release in between that added it is not verified.
+NONCAUSAL_FP8_SINCE = "0.32"
 #: Quantization methods whose checkpoints carry fp8 KV scales (``BaseKVCacheMethod``), which
 #: refuse ``fp8_e5m2`` KV (vllm/model_executor/layers/attention/attention.py, 0.32).
 _FP8_CKPT_QUANT = frozenset({"fp8", "modelopt", "modelopt_fp4", "modelopt_mixed", "fbgemm_fp8", "ptpc_fp8", "quark", "mxfp8"})
@@ -178,9 +183,13 @@ class DrafterKvDtypeUnusable(Rule):
                           "model (its config could not be read) no attention backend accepts it")
                 severity = Severity.WARNING
         elif is_fp8_kv(dkv) and ctx.method in NONCAUSAL_METHODS:
-            if hw is None:
-                reason = (f"the {ctx.method} drafter is non-causal and its KV dtype is '{dkv}'; most GPUs have no "
-                          "attention backend with both non-causal attention and fp8 KV (give --gpu to check)")
+            if not ctx.version.at_least(NONCAUSAL_FP8_SINCE):
+                reason = (f"the {ctx.method} drafter is non-causal and vLLM {ctx.version} has no attention backend with "
+                          "both non-causal attention and fp8 KV (PR #48787): drafter backend selection fails "
+                          "('No valid attention backend found') or the kernel faults at warm-up")
+            elif hw is None:
+                reason = (f"the {ctx.method} drafter is non-causal and its KV dtype is '{dkv}'; only some GPUs have a "
+                          "non-causal fp8 backend (TRITON_ATTN/FLASHINFER in 0.32); give --gpu to check")
                 severity = Severity.INFO
             elif hw.vendor != "cpu" and not hw.fp8_noncausal_kv:
                 reason = (f"the {ctx.method} drafter is non-causal and its KV dtype is '{dkv}', but {hw.name} has no "
@@ -439,10 +448,10 @@ class CpuKvDtype(Rule):
             elif info is not None and info.head_dim and info.head_dim % 32:
                 yield self.finding(f"KV dtype '{kv}' ({field}): fp8 KV on CPU needs head_size divisible by 32; "
                                    f"{info.short_name()} has head_dim {info.head_dim}.", fields=[field], fixes=[fix])
-            else:
+            elif not hw.fp8_kv:
                 yield self.finding(f"KV dtype '{kv}' ({field}): fp8 KV on CPU needs an x86 host with AVX-512 or AMX "
-                                   "('FP8 KV cache on CPU requires x86 with AVX-512 or AMX'); check the host.",
-                                   fields=[field], fixes=[fix], severity=Severity.WARNING)
+                                   f"('FP8 KV cache on CPU requires x86 with AVX-512 or AMX'); this host's ISA is "
+                                   f"{hw.isa or 'unknown'}.", fields=[field], fixes=[fix])
 
 
 @register

@@ -1,0 +1,238 @@
+"""wizard.export: every form re-imports to the same config (hypothesis), plus fixed examples."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import types
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from wizard.config import SERVE_FIELDS, ServeConfig, config_from_dict
+from wizard.export import FORMATS, export, spec_dict, to_argv, to_command, to_dotted_command, to_python, to_yaml
+from wizard.importers import (
+    DEPRECATED_FLAGS, SPEC_SHORTHANDS, VLLM_APPEND_FLAGS, VLLM_BOOL_OPTIONAL_FLAGS, VLLM_NARGS_FLAGS,
+    VLLM_STORE_TRUE_FLAGS, parse_command, parse_yaml,
+)
+
+# ---- strategies (shared with tests/test_vllm_argparse.py) ----------------------------------
+
+WORD = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_./\-]{0,18}", fullmatch=True)
+METHODS = ["ngram", "eagle", "eagle3", "mtp", "draft_model", "suffix", "dflash", "dspark", "deepseek_mtp"]
+KV = ["auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla"]
+_RESERVED = (set(SERVE_FIELDS) | set(SPEC_SHORTHANDS) | set(DEPRECATED_FLAGS) | VLLM_BOOL_OPTIONAL_FLAGS
+             | VLLM_STORE_TRUE_FLAGS | VLLM_NARGS_FLAGS | VLLM_APPEND_FLAGS
+             | {"config", "model", "speculative_config", "sc", "hf_token", "help", "optimization_level"})
+EXTRA_NAME = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True).filter(
+    lambda n: n not in _RESERVED and not n.startswith("no_") and not n.endswith("_"))
+
+
+def spec_strategy(with_extras: bool = True):
+    fields = {
+        "method": st.sampled_from(METHODS),
+        "model": WORD,
+        "num_speculative_tokens": st.integers(1, 16),
+        "draft_tensor_parallel_size": st.integers(1, 8),
+        "kv_cache_dtype": st.sampled_from(KV),
+        "max_model_len": st.integers(1, 200000),
+        "prompt_lookup_max": st.integers(1, 8),
+        "prompt_lookup_min": st.integers(1, 8),
+        "enforce_eager": st.booleans(),
+        "parallel_drafting": st.booleans(),
+        "suffix_decoding_max_spec_factor": st.floats(0.1, 4.0, allow_nan=False),
+        "synthetic_acceptance_rates": st.lists(st.floats(0.0, 1.0), max_size=3),
+        "revision": WORD,
+    }
+    if with_extras:
+        fields["some_future_key"] = st.one_of(WORD, st.integers(0, 99))
+    return st.fixed_dictionaries({}, optional=fields)
+
+
+def config_strategy(*, extras: bool = True, invalid: bool = True, env: bool = True):
+    top = {
+        "tokenizer": WORD, "revision": WORD,
+        "dtype": st.sampled_from(["auto", "bfloat16", "float16", "float32", "half"]),
+        "tensor_parallel_size": st.integers(1, 16), "pipeline_parallel_size": st.integers(1, 8),
+        "data_parallel_size": st.integers(1, 8), "max_model_len": st.integers(1, 10**6),
+        "max_num_seqs": st.integers(1, 4096), "max_num_batched_tokens": st.integers(1, 10**6),
+        "gpu_memory_utilization": st.floats(0.05, 1.0), "kv_cache_dtype": st.sampled_from(KV),
+        "kv_sharing_fast_prefill": st.booleans(), "enable_prefix_caching": st.booleans(),
+        "enable_chunked_prefill": st.booleans(), "enforce_eager": st.booleans(), "async_scheduling": st.booleans(),
+        "enable_lora": st.booleans(), "block_size": st.sampled_from([16, 32, 64]),
+        "speculative_config": spec_strategy(with_extras=extras),
+    }
+    d = st.fixed_dictionaries({"model": WORD}, optional=top)
+    if extras:
+        d = st.tuples(d, st.dictionaries(EXTRA_NAME, st.one_of(WORD, st.just(True), st.just(False)), max_size=4)).map(
+            lambda t: {**t[0], "extra_args": t[1]})
+    if invalid:
+        d = st.tuples(d, st.sampled_from([{}, {"max_model_len": "lots"}, {"tensor_parallel_size": "two"},
+                                          {"speculative_config.num_speculative_tokens": "three"}])).map(_with_invalid)
+    if env:
+        d = st.tuples(d, st.dictionaries(st.from_regex(r"[A-Z_][A-Z0-9_]{0,12}", fullmatch=True),
+                                         st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=12),
+                                         max_size=3)).map(lambda t: {**t[0], "env": t[1]})
+    return d.map(config_from_dict)
+
+
+def _with_invalid(t):
+    d, inv = t
+    d = dict(d)
+    for path, raw in inv.items():
+        if path.startswith("speculative_config."):
+            d["speculative_config"] = {**(d.get("speculative_config") or {}), path.split(".", 1)[1]: raw}
+        else:
+            d[path] = raw
+    return d
+
+
+def same(a: ServeConfig, b: ServeConfig) -> None:
+    da, db = a.model_dump(), b.model_dump()
+    da.pop("import_notes"), db.pop("import_notes")
+    assert da == db
+
+
+# ---- properties -----------------------------------------------------------------------------
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(config_strategy())
+def test_roundtrip_command(cfg):
+    text = to_command(cfg)
+    same(parse_command(text), cfg)
+    assert to_command(cfg) == text  # deterministic
+
+
+@SETTINGS
+@given(config_strategy())
+def test_roundtrip_dotted(cfg):
+    same(parse_command(to_dotted_command(cfg)), cfg)
+
+
+@SETTINGS
+@given(config_strategy())
+def test_roundtrip_yaml(cfg):
+    same(parse_yaml(to_yaml(cfg)), cfg)
+
+
+@SETTINGS
+@given(config_strategy())
+def test_roundtrip_argv_both_entrypoints(cfg):
+    c2 = parse_command(to_argv(cfg))
+    c3 = parse_command(to_argv(cfg, entrypoint=("python", "-m", "vllm.entrypoints.openai.api_server")))
+    for c in (c2, c3):
+        d = cfg.model_dump()
+        d["env"] = {}
+        same(c, ServeConfig.model_validate(d))
+
+
+# ---- fixed examples -------------------------------------------------------------------------
+
+CFG = parse_command(
+    "VLLM_USE_V2_MODEL_RUNNER=1 vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 2 --kv-cache-dtype fp8 "
+    "--no-enable-prefix-caching --speculative-config '{\"method\":\"eagle3\",\"model\":\"org/EAGLE3-8B\","
+    "\"num_speculative_tokens\":3,\"kv_cache_dtype\":\"bfloat16\"}' --port 8001 --trust-remote-code"
+)
+
+
+def test_command_form():
+    assert to_command(CFG) == (
+        "VLLM_USE_V2_MODEL_RUNNER=1 vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 2 "
+        "--kv-cache-dtype fp8 --no-enable-prefix-caching --speculative-config "
+        "'{\"method\":\"eagle3\",\"model\":\"org/EAGLE3-8B\",\"num_speculative_tokens\":3,\"kv_cache_dtype\":\"bfloat16\"}' "
+        "--port 8001 --trust-remote-code"
+    )
+
+
+def test_dotted_form():
+    assert to_dotted_command(CFG).split(" --port")[0].endswith(
+        "--speculative-config.method eagle3 --speculative-config.model org/EAGLE3-8B "
+        "--speculative-config.num_speculative_tokens 3 --speculative-config.kv_cache_dtype bfloat16")
+
+
+def test_dotted_quotes_strings_that_would_read_as_json():
+    cfg = config_from_dict({"model": "m", "speculative_config": {"model": "123", "revision": "1k", "method": "-x"}})
+    argv = shlex.split(to_dotted_command(cfg))
+    assert argv[3:] == ["--speculative-config.method=-x", "--speculative-config.model", '"123"',
+                        "--speculative-config.revision", '"1k"']
+    same(parse_command(argv), cfg)
+
+
+def test_yaml_form():
+    assert to_yaml(CFG) == (
+        "# vllm serve --config THIS_FILE (written by SpecWizard)\n"
+        "# env: VLLM_USE_V2_MODEL_RUNNER=\"1\"\n"
+        "model: meta-llama/Llama-3.1-8B-Instruct\n"
+        "tensor-parallel-size: 2\n"
+        "kv-cache-dtype: fp8\n"
+        "no-enable-prefix-caching: true\n"
+        "speculative-config:\n"
+        "  method: eagle3\n"
+        "  model: org/EAGLE3-8B\n"
+        "  num_speculative_tokens: 3\n"
+        "  kv_cache_dtype: bfloat16\n"
+        "port: '8001'\n"
+        "trust-remote-code: true\n"
+    )
+
+
+def test_python_form_runs_and_passes_the_same_kwargs(monkeypatch):
+    got = {}
+    fake = types.ModuleType("vllm")
+
+    class LLM:  # stands in for vllm.LLM: records the keyword arguments
+        def __init__(self, **kwargs):
+            got.update(kwargs)
+
+    fake.LLM = LLM
+    monkeypatch.setitem(sys.modules, "vllm", fake)
+    monkeypatch.delenv("VLLM_USE_V2_MODEL_RUNNER", raising=False)
+    code = to_python(CFG)
+    assert code.startswith("import os\n") and "from vllm import LLM\n" in code
+    exec(compile(code, "<export>", "exec"), {})
+    assert got == {"model": "meta-llama/Llama-3.1-8B-Instruct", "tensor_parallel_size": 2, "kv_cache_dtype": "fp8",
+                   "enable_prefix_caching": False, "speculative_config": spec_dict(CFG), "port": "8001",
+                   "trust_remote_code": True}
+    import os
+    assert os.environ["VLLM_USE_V2_MODEL_RUNNER"] == "1"
+
+
+def test_invalid_and_raw_values_exported_verbatim():
+    cfg = parse_command(["vllm", "serve", "m", "--max-model-len", "lots", "--speculative-config", "[1, 2]", "stray"])
+    assert to_argv(cfg) == ["vllm", "serve", "m", "--max-model-len", "lots", "--speculative-config", "[1, 2]", "stray"]
+    cfg = parse_command(["vllm", "serve", "m", "--speculative-config", "{bad json"])
+    assert to_argv(cfg)[-2:] == ["--speculative-config", "{bad json"]
+    same(parse_command(to_command(cfg)), cfg)
+
+
+def test_shorthand_conflict_is_reproduced():
+    cfg = parse_command("vllm serve m --spec-method ngram --speculative-config '{\"method\":\"eagle3\"}'")
+    again = parse_command(to_command(cfg))
+    assert [n.kind for n in again.import_notes] == ["shorthand_conflict"]
+
+
+def test_false_booleans():
+    cfg = config_from_dict({"model": "m", "enforce_eager": False, "extra_args": {"headless": False, "foo": False}})
+    assert to_argv(cfg) == ["vllm", "serve", "m", "--no-enforce-eager", "--no-foo"]
+    assert "no-enforce-eager: true" in to_yaml(cfg) and "headless: false" in to_yaml(cfg)
+
+
+def test_export_dispatch():
+    assert export(CFG, "command") == to_command(CFG)
+    assert export(CFG, "dotted") == to_dotted_command(CFG)
+    assert export(CFG, "yaml") == to_yaml(CFG)
+    assert export(CFG, "python") == to_python(CFG)
+    with pytest.raises(KeyError) as err:
+        export(CFG, "xml")
+    msg = err.value.args[0]
+    assert "unknown export format 'xml'" in msg and all(f in msg for f in FORMATS)
+
+
+def test_export_delegates_scaleout_forms():
+    scaleout = pytest.importorskip("wizard.scaleout")
+    for form in scaleout.SCALEOUT_FORMATS:
+        assert export(CFG, form) == scaleout.export_scaleout(CFG, form)

