@@ -333,3 +333,55 @@ def test_gpu_validation_uses_discovery(monkeypatch):
     process.validate_gpus([7])  # no discovery (CPU build): nothing to check against
     with pytest.raises(process.LaunchError, match="not a GPU index"):
         process.validate_gpus(["x"])
+
+
+_PARENT = r"""
+import os, sys, time
+sys.path.insert(0, {root!r})
+from wizard.launch.process import Launcher, LaunchPlan
+from wizard.config import config_from_dict
+argv = {argv!r}
+plan = LaunchPlan(argv=argv, env_changes={{}}, host="127.0.0.1", port={port}, distribution=None, argv_source="test",
+                  env=dict(os.environ, PYTHONUNBUFFERED="1"))
+h = Launcher({logdir!r}).start(plan, config_from_dict({{"model": "x"}}))
+assert h.wait_healthy(30)
+print("PID", h.pid, flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL"])
+def test_no_orphan_when_the_wizard_process_ends(tmp_path, how):
+    """Ctrl-C (KeyboardInterrupt -> atexit), SIGTERM (handler) and SIGKILL (PR_SET_PDEATHSIG) of
+    the process that launched the server all take the server down."""
+    import signal
+    import subprocess
+
+    import psutil
+
+    from wizard.launch import find_free_port
+
+    port = find_free_port()
+    argv = [sys.executable, str(FAKE), "--port", str(port), "--metrics", str(DATA / "metrics" / "ngram_cpu.txt")]
+    code = _PARENT.format(root=str(Path(__file__).parents[1]), argv=argv, port=port, logdir=str(tmp_path))
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        line = parent.stdout.readline()
+        assert line.startswith("PID "), line
+        pid = int(line.split()[1])
+        assert psutil.pid_exists(pid)
+        parent.send_signal(getattr(signal, how))
+        parent.wait(30)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                    break
+            except psutil.NoSuchProcess:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail(f"server {pid} still alive after the wizard process got {how}")
+    finally:
+        if parent.poll() is None:
+            parent.kill()

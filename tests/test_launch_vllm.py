@@ -132,6 +132,11 @@ def test_b_draft_model(models, tmp_path):
         res = run_smoke(h.url, 4, max_tokens=32)
         print(f"[b] {res.summary()}")
         assert res.ok == 4 and res.drafts > 0 and len(res.per_position) == 2
+        # a random 1-layer drafter almost never matches the random target: the advice must say so
+        a = advice(h.scrape_metrics(), "draft_model", 2)
+        print(f"[b] advice: {a.level}: {a.message} | {a.suggestions}")
+        if res.mean_acceptance_length < 1.2:
+            assert a.slower_than_none and any("pairing" in s for s in a.suggestions)
         h._snapshot_descendants()
         tree = [h.pid, *h._descendants]
     finally:

@@ -116,9 +116,11 @@ class ImportNote(BaseModel):
     kind values (stable; rules match on them):
       ``deprecated_flag``      old spelling replaced (detail: old, new)
       ``json_malformed``       --speculative-config text was not strict JSON (detail: raw, error, position, corrected)
-      ``json_and_dotted``      JSON form and dotted keys both given; vLLM drops the JSON object
-      ``duplicate_key``        the same dotted key given twice (last wins)
+      ``json_and_dotted``      JSON form and dotted keys both given; vLLM drops the JSON object (detail: dropped, raw, dotted)
+      ``duplicate_key``        the same dotted key given twice (last wins); also the same option or
+                               --speculative-config given twice (detail: key, values)
       ``shorthand_conflict``   --spec-method/--spec-model/--spec-tokens together with the same key in --speculative-config
+                               (detail: flag, key, shorthand_value, config_value; the shorthand stays in extra_args)
       ``unknown_flag``         an option vLLM of this version may not know (kept verbatim)
       ``not_an_object``        --speculative-config value is not a JSON object
     """

@@ -116,7 +116,7 @@ class WizardUI:
                 out[slot["html"]] = fp.card_html(f, sev != prev, counts[sev])
                 prev = sev
                 fld = f.fields[0] if f.fields else None
-                out[slot["goto"]] = gr.Button(value=f"Go to {fld}" if fld else "Go to", visible=fld is not None)
+                out[slot["goto"]] = gr.Button(value="Go to field", visible=fld is not None)
                 for j, b in enumerate(slot["fixes"]):
                     if j < len(f.fixes):
                         out[b] = gr.Button(value=f"Apply: {f.fixes[j].description}", visible=True)
@@ -255,6 +255,9 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
                         st["raw"]["extra_args"] = value
                 else:
                     st = set_field(state, path, value)
+                    spec = (st.get("config") or {}).get("speculative_config")
+                    if path == "speculative_config.method" and spec and "num_speculative_tokens" not in spec:
+                        spec["num_speculative_tokens"] = 3  # what the k slider shows
                 return ui.render(st, seq, changed=path, full=False, hub=hub)
 
             return handler
