@@ -307,7 +307,7 @@ def test_sd501_negative_token_budget_public_case_50708():
 
     bad = api.load(command=NegativeTokenBudget.bad)
     [f] = _rule(api.check(bad, allow_hub=False), "SD501")
-    assert f.severity.value == "error"
+    assert f.severity.value == "warning"  # 0.32/0.33 throttle instead of failing like 0.26
     # 2048 - 256 x (1 + 16) = -2304
     assert "-2304" in f.message and "max_num_batched_tokens" in f.fields
     assert len(f.fixes) == 3

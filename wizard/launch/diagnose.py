@@ -392,15 +392,16 @@ _VALUE_ERROR = re.compile(r"^\s*(?:Value error|Assertion failed), (.*?)(?: \[typ
 _NOISE = re.compile(
     r"^(?:Traceback \(most recent call last\)|\s+File \"|\s+\^+\s*$|\s*~+\^*~*\s*$|The above exception|During handling of|\s*$|"
     r"Loading safetensors|INFO:|\s+warnings\.warn|.*Warning: |nanobind: | - leaked | - \.\.\. skipped|See https://nanobind|"
-    r"Route: |\[shutdown\]|\s*For further information visit|.*resource_tracker|\s*warnings\.warn)"
+    r"Route: |\[shutdown\]|Dumping (?:input data|scheduler output|scheduler stats)|\s*For further information visit|.*resource_tracker|\s*warnings\.warn)"
 )
 _EXC_LINE = re.compile(r"^(?:[\w.]+\.)?(\w*(?:Error|Exception|Exit|Interrupt|Dead\w*))(?:: (.*))?$")
 
 
-def meaningful_tail(lines: Sequence[str], n: int = 15) -> list[str]:
+def meaningful_tail(lines: Sequence[str], n: int = 15, max_chars: int = 400) -> list[str]:
     """The last ``n`` lines worth showing: vLLM prefixes removed, traceback frames, source lines,
-    caret markers, warnings and HTTP access lines dropped, but *every* ``SomeError: message`` line
-    kept (the final exception line in particular)."""
+    caret markers, warnings, route listings, state dumps and HTTP access lines dropped, but
+    *every* ``SomeError: message`` line kept (the final exception line in particular); lines
+    longer than ``max_chars`` are cut with an ellipsis."""
     out: list[str] = []
     prev_frame = False
     for raw in lines:
@@ -412,6 +413,8 @@ def meaningful_tail(lines: Sequence[str], n: int = 15) -> list[str]:
             prev_frame = False
             continue  # the source line under a frame
         prev_frame = False
+        if len(ln) > max_chars:
+            ln = ln[: max_chars - 1] + "…"
         if out and out[-1] == ln:
             continue
         out.append(ln)

@@ -190,6 +190,9 @@ class NegativeTokenBudget(Rule):
     check (R087, "does not have enough slots to schedule a token", another rule): it looks
     at ``max_num_seqs`` requests at once.
 
+    **Severity.** A warning: vLLM 0.32/0.33 (the versions checked) start and throttle; an
+    error only in the 0.26 era, which the wizard does not target.
+
     **Why it matters.** vLLM 0.26 failed at config build with a negative
     ``max_num_scheduled_tokens`` (public report vllm-project/vllm#50708: DFlash with 16 tokens,
     -1792); 0.32/0.33 start but silently run fewer concurrent decodes than ``max_num_seqs``
@@ -210,7 +213,7 @@ class NegativeTokenBudget(Rule):
 
     id = "SD501"
     title = "Negative token budget: max_num_seqs x (1 + k) exceeds max_num_batched_tokens"
-    severity = Severity.ERROR
+    severity = Severity.WARNING
     versions = ""
     fields = ("max_num_batched_tokens", "max_num_seqs", "speculative_config.num_speculative_tokens")
     topic = "scheduling"

@@ -1,0 +1,202 @@
+"""The wizard in a real browser (Debian chromium + Playwright). Screenshots: artifacts/screenshots/."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ui_helpers import browser, check, choose, fill, open_wizard, seq, serve_app, shot, tab, wait_seq_above
+
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not shutil.which("chromium") and not Path("/usr/bin/chromium").exists(),
+                                 reason="Debian chromium not installed")]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    with serve_app() as (demo, url):
+        yield url
+
+
+@pytest.fixture
+def page(app_url, tmp_path):
+    with browser(tmp_path / "profile") as ctx:
+        yield open_wizard(ctx, app_url)
+
+
+def sd001_card(page):
+    return page.locator(".sw-slot:visible:has([data-rule=SD001])")
+
+
+def walk(page, model: str, name: str):
+    """Walk every step for ``model``, entering the seed misconfiguration on the way."""
+    shot(page, f"{name}-1-hardware")
+    tab(page, "target")
+    fill(page, "f-model", model)
+    page.wait_for_function("() => !document.querySelector('#sw-target-facts').innerText.includes('Choose a target')")
+    facts = page.locator("#sw-target-facts").inner_text()
+    assert "LlamaForCausalLM" in facts
+    shot(page, f"{name}-2-target")
+    tab(page, "speculation")
+    choose(page, "f-speculative_config-method", "eagle3")
+    fill(page, "f-speculative_config-model", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
+    shot(page, f"{name}-3-speculation")
+    tab(page, "kv")
+    assert sd001_card(page).count() == 0
+    check(page, "f-kv_sharing_fast_prefill")  # no submit button anywhere: the panel updates by itself
+    page.wait_for_selector(".sw-slot:visible [data-rule=SD001]", timeout=10000)
+    assert page.locator("#sw-summary-inner").get_attribute("data-verdict") == "error"
+    shot(page, f"{name}-4-kv-sd001")
+    n = seq(page)
+    sd001_card(page).locator("button", has_text="Apply: Drop").click()
+    wait_seq_above(page, n)
+    page.wait_for_function("() => !document.querySelector('.sw-slot:not([style*=none]) [data-rule=SD001]') "
+                           "|| document.querySelectorAll('[data-rule=SD001]').length === 0")
+    assert sd001_card(page).count() == 0
+    assert not page.locator("#f-kv_sharing_fast_prefill input[type=checkbox]").is_checked()
+    shot(page, f"{name}-4-kv-fixed")
+    tab(page, "plan")
+    page.wait_for_function("() => !document.querySelector('#sw-plan-md').innerText.includes('Open this step')", timeout=30000)
+    shot(page, f"{name}-5-plan")
+    tab(page, "review")
+    shot(page, f"{name}-6-review")
+    tab(page, "launch")
+    shot(page, f"{name}-7-launch")
+
+
+def review_command(page) -> str:
+    tab(page, "review")
+    return page.locator("#sw-exp-command .cm-content").inner_text().strip()
+
+
+def cli_export(args: list[str]) -> str:
+    r = subprocess.run([sys.executable, "-m", "wizard", "export", *args], capture_output=True, text=True, cwd=ROOT,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def test_walk_local_tiny_model(page, tmp_path):
+    from factory import make_tiny_llama
+
+    model = make_tiny_llama(tmp_path / "tiny-llama")
+    walk(page, str(model), "local")
+    cmd = review_command(page)
+    assert cmd == cli_export(["--", *shlex.split(cmd)])
+
+
+def test_walk_catalog_model_and_export_matches_cli(page, tmp_path):
+    walk(page, "meta-llama/Llama-3.1-8B-Instruct", "catalog")
+    cmd = review_command(page)
+    assert cmd.startswith("vllm serve meta-llama/Llama-3.1-8B-Instruct")
+    assert "kv-sharing-fast-prefill" not in cmd
+    # the same state, saved as a session file, exported by the CLI
+    with page.expect_download() as dl:
+        page.locator("#sw-session-save").click()
+    state = json.loads(Path(dl.value.path()).read_text())
+    from wizard.config import config_from_dict
+    from wizard.export import export
+
+    cfg = config_from_dict(state["config"])
+    import yaml
+
+    y = tmp_path / "state.yaml"
+    y.write_text(yaml.safe_dump({k: v for k, v in state["config"].items() if k not in ("import_notes",)}))
+    assert cli_export(["--config", str(y)]) == cmd == export(cfg, "command")
+
+
+def test_malformed_speculative_config_json(page):
+    page.locator("#sw-import-acc").click()
+    n = seq(page)
+    box = page.locator("#sw-import-cmd textarea")
+    text = ("vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
+            "'{\"method\": \"ngram\", \"num_speculative_tokens\": 3,}' --my-unmodelled-flag 7")
+    box.fill(text[:-1])
+    box.press_sequentially(text[-1])
+    page.wait_for_timeout(1500)
+    status = page.locator("#sw-import-status").inner_text()
+    shot(page, "import-malformed-json")
+    if "Not imported" in status:
+        # importer without import_notes yet: the status still points at the JSON problem
+        assert "speculative" in status.lower() or "json" in status.lower() or "Expecting" in status
+        pytest.xfail(f"wizard.importers does not record malformed JSON as a finding yet: {status}")
+    wait_seq_above(page, n)
+    panel = page.locator("#sw-sidebar").inner_text()
+    assert "speculative_config" in panel
+    assert any(w in panel.lower() for w in ("json", "comma", "position", "column"))
+    tab(page, "review")
+    assert "my_unmodelled_flag" in page.locator("#f-extra_args").inner_text()
+
+
+def test_presets_load_in_dropdown(page):
+    from wizard.presets import list_presets
+
+    presets = list_presets()
+    if not presets:
+        pytest.skip("no presets shipped yet")
+    inp = page.locator("#sw-preset input")
+    inp.click()
+    options = page.locator("ul.options li")
+    options.first.wait_for()
+    assert options.count() == len(presets)
+    n = seq(page)
+    options.first.click()
+    wait_seq_above(page, n)
+    tab(page, "target")
+    assert page.locator("#f-model input, #f-model textarea").first.input_value() == presets[0].config.model
+    shot(page, "preset-loaded")
+
+
+def test_plan_shows_memory_bars_and_speedup_curve(page):
+    page.locator("#sw-import-acc").click()
+    box = page.locator("#sw-import-cmd textarea")
+    text = ("vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
+            "'{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\",\"num_speculative_tokens\":3}'")
+    n = seq(page)
+    box.fill(text[:-1])
+    box.press_sequentially(text[-1])
+    wait_seq_above(page, n)
+    tab(page, "hardware")
+    choose(page, "f-gpu-name", "H100")
+    tab(page, "plan")
+    page.wait_for_function("() => !document.querySelector('#sw-plan-md').innerText.includes('Open this step')", timeout=30000)
+    md = page.locator("#sw-plan-md").inner_text()
+    shot(page, "plan-llama8b-eagle3-h100")
+    try:
+        import wizard.plan  # noqa: F401
+    except ImportError:
+        assert "wizard.plan" in md
+        pytest.xfail("wizard.plan not installed yet: the step says what it needs")
+    assert page.locator("#sw-plan-mem canvas, #sw-plan-mem svg").count() > 0
+    assert page.locator("#sw-plan-speedup canvas, #sw-plan-speedup svg").count() > 0
+
+
+def test_review_shows_vllm_verdict_beside_wizard(page):
+    page.locator("#sw-import-acc").click()
+    box = page.locator("#sw-import-cmd textarea")
+    text = ("vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-sharing-fast-prefill --speculative-config "
+            "'{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\",\"num_speculative_tokens\":3}'")
+    n = seq(page)
+    box.fill(text[:-1])
+    box.press_sequentially(text[-1])
+    wait_seq_above(page, n)
+    tab(page, "review")
+    assert page.locator("#sw-xc-wizard [data-verdict=error]").count() == 1
+    page.locator("#sw-xc-toggle input[type=checkbox]").check()
+    page.wait_for_selector("#sw-xc-vllm [data-verdict]", timeout=240000)
+    text = page.locator("#sw-xc-vllm").inner_text()
+    shot(page, "review-cross-check")
+    try:
+        import wizard.oracle  # noqa: F401
+    except ImportError:
+        assert "wizard.oracle" in text
+        pytest.xfail("wizard.oracle not installed yet: the panel says what it needs")
+    assert "vLLM" in text and "Cross-check is off" not in text
