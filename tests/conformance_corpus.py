@@ -135,13 +135,14 @@ _DRAFTERS = {
     "dflash": ["draft"],
     "dspark": ["draft"],
 }
-_KV = ["auto", "auto", "auto", "bfloat16", "float16", "fp8", "fp8_e5m2", "nvfp4", "fp8_ds_mla", "fp9"]
-_DRAFT_KV = [None, None, None, None, "auto", "bfloat16", "fp8", "fp9"]
+_KV = ["auto"] * 6 + ["bfloat16", "float16", "fp8", "fp8", "fp8_e4m3", "fp8_e5m2", "nvfp4", "fp8_ds_mla", "nvfp4_ds_mla", "fp9"]
+_DRAFT_KV = [None] * 10 + ["auto", "bfloat16", "fp8", "fp8_e5m2", "fp9"]
 
 
 def _one(rng: random.Random, models: dict[str, str]) -> dict[str, Any]:
-    method = rng.choice(["ngram", "ngram", "eagle", "eagle3", "eagle3", "draft_model", "draft_model", "mtp", "mtp",
-                         "deepseek_mtp", None, "ngram_gpu", "dflash", "dspark", "EAGLE3", "medusa", "custom_class"])
+    method = rng.choice(["ngram", "ngram", "ngram", "eagle", "eagle", "eagle3", "eagle3", "eagle3", "draft_model", "draft_model",
+                         "mtp", "mtp", "mtp", "deepseek_mtp", None, None, "ngram_gpu", "dflash", "dspark", "EAGLE3",
+                         "medusa", "custom_class"])
     target = "target"
     if method in ("mtp", "deepseek_mtp"):
         target = rng.choice(["dsv3_mtp1", "dsv3_mtp1", "dsv3_mtp2", "dsv3_mtp0", "target"])
@@ -151,7 +152,7 @@ def _one(rng: random.Random, models: dict[str, str]) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     if method is not None:
         spec["method"] = method
-    k = rng.choice([1, 2, 3, 3, 4, 5, 0, None] if method not in ("mtp", "deepseek_mtp") else [1, 1, 2, 3, 4, None])
+    k = rng.choice([1, 2, 3, 3, 3, 4, 5, 5, 8, 0, None] if method not in ("mtp", "deepseek_mtp") else [1, 1, 1, 2, 3, 4, None])
     if k is not None:
         spec["num_speculative_tokens"] = k
     m = (method or "draft_model").lower()
@@ -177,7 +178,7 @@ def _one(rng: random.Random, models: dict[str, str]) -> dict[str, Any]:
     tp = rng.choice([1, 1, 1, 2, 4])
     if tp > 1:
         cfg["tensor_parallel_size"] = tp
-    dtp = rng.choice([None, None, None, 1, 2])
+    dtp = rng.choice([None] * 6 + [1, 1, 2])
     if dtp is not None:
         spec["draft_tensor_parallel_size"] = dtp
     for flag in ("kv_sharing_fast_prefill", "enable_prefix_caching", "enable_chunked_prefill", "async_scheduling", "enforce_eager"):

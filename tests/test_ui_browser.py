@@ -47,7 +47,7 @@ def walk(page, model: str, name: str):
     shot(page, f"{name}-2-target")
     tab(page, "speculation")
     choose(page, "f-speculative_config-method", "eagle3")
-    fill(page, "f-speculative_config-model", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
+    choose(page, "f-speculative_config-model", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
     shot(page, f"{name}-3-speculation")
     tab(page, "kv")
     assert sd001_card(page).count() == 0
@@ -144,7 +144,7 @@ def test_presets_load_in_dropdown(page):
         pytest.skip("no presets shipped yet")
     inp = page.locator("#sw-preset input")
     inp.click()
-    options = page.locator("ul.options li")
+    options = page.locator("[role=option]")
     options.first.wait_for()
     assert options.count() == len(presets)
     n = seq(page)

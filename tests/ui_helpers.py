@@ -89,7 +89,7 @@ def choose(page, elem_id: str, value: str) -> None:
     inp = page.locator(f"#{elem_id} input").first
     inp.click()
     inp.fill(value)
-    opt = page.locator("ul.options li", has_text=value).first
+    opt = page.locator("[role=option]", has_text=value).first
     if opt.count():
         opt.click()
     else:

@@ -39,7 +39,7 @@ from typing import Any
 from wizard.config import ServeConfig
 
 __all__ = ["VllmVerdict", "VllmOracle", "CrossCheck", "cross_check", "engine_kwargs", "get_oracle",
-           "vllm_unavailable_reason", "CONFIG_PHASES"]
+           "vllm_unavailable_reason", "CONFIG_PHASES", "rule_phase", "compare"]
 
 # rule phases whose errors vLLM's create_engine_config must agree with
 CONFIG_PHASES = ("config",)
@@ -333,13 +333,22 @@ class CrossCheck:
         return head + body
 
 
-def _phase(rule_id: str) -> str:
+# config-time rules that live in modules without a ``phase`` attribute (docs/vllm-rules.md id)
+KNOWN_PHASES = {"SD001": "config"}  # R080, wizard/rules/fast_prefill.py
+
+
+def rule_phase(rule_id: str) -> str:
+    """'parse' | 'config' | '' (load/run time or unknown) for a rule id: the rule's ``phase``
+    class attribute, else :data:`KNOWN_PHASES`."""
     from wizard.rules.registry import get_rule
 
     try:
-        return getattr(get_rule(rule_id), "phase", "") or ""
+        return getattr(get_rule(rule_id), "phase", "") or KNOWN_PHASES.get(rule_id, "")
     except KeyError:
         return ""
+
+
+_phase = rule_phase
 
 
 def compare(report, verdict: VllmVerdict, kwargs: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> CrossCheck:

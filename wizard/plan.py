@@ -862,8 +862,18 @@ def plan(
         notes.append("no hardware: per-token figures only; pass --gpu NAME[xN] for capacity")
 
     # --- KV layouts -------------------------------------------------------------------------------
-    t_kv = ctx.target_kv_dtype()
-    d_kv = ctx.drafter_kv_dtype() if spec is not None else None
+    def known_kv(d: str | None, field: str) -> str | None:
+        if d is None:
+            return None
+        try:
+            kv_dtype_bytes(d, dtype)
+            return d
+        except ValueError:
+            notes.append(f"{field} {d!r} is not a KV dtype the planner knows: planned as 'auto'")
+            return "auto"
+
+    t_kv = known_kv(str(ctx.target_kv_dtype()), "kv_cache_dtype") or "auto"
+    d_kv = known_kv(str(ctx.drafter_kv_dtype()), "speculative_config.kv_cache_dtype") if spec is not None else None
 
     def layouts(t_dtype: str, d_dtype: str | None) -> tuple[KvLayout, KvLayout | None]:
         tl = kv_layout(ctx.target, t_dtype, dtype=dtype, tp=tp, pp=pp)

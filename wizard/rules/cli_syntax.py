@@ -68,14 +68,21 @@ class MalformedSpecJson(Rule):
             pos = d.get("position")
             raw = d.get("raw")
             err = d.get("error") or note.message
-            corrected = d.get("corrected") or _spec_json(ctx)
+            corrected = d.get("corrected")
             where = f" at position {pos}" if pos is not None else ""
             shown = f" in {raw!r}" if raw is not None else ""
+            if corrected:
+                fixes = [Patch(description=f"Write strict JSON: {corrected}", unset=["import_notes.json_malformed"])]
+                tail = f" Corrected: '{corrected}'"
+            else:
+                fixes = [Patch(description="Remove the unreadable --speculative-config (no speculation)",
+                               unset=["import_notes.json_malformed", "speculative_config"])]
+                tail = " The text could not be repaired; write it as a JSON object in single quotes, or as dotted keys."
             yield self.finding(
                 f"--speculative-config is not strict JSON{where}{shown}: {err}. vLLM exits with "
-                f"'cannot be converted to'. Corrected: '{corrected}'",
+                f"'cannot be converted to'.{tail}",
                 fields=[note.field or "speculative_config"],
-                fixes=[Patch(description=f"Write strict JSON: {corrected}", unset=["import_notes.json_malformed"])],
+                fixes=fixes,
             )
 
 
@@ -208,11 +215,13 @@ class ShorthandConflict(Rule):
             d = note.detail or {}
             flag = d.get("flag") or d.get("old") or "--spec-*"
             key = d.get("key") or note.field.split(".")[-1]
+            name = str(flag).lstrip("-").replace("-", "_")
             yield self.finding(
                 f"{flag} and --speculative-config['{key}'] are mutually exclusive: vLLM raises ValueError. "
                 "Give the key once.",
                 fields=[note.field],
-                fixes=[Patch(description=f"Drop {flag}; keep speculative_config.{key}", unset=["import_notes.shorthand_conflict"])],
+                fixes=[Patch(description=f"Drop {flag}; keep speculative_config.{key}",
+                             unset=["import_notes.shorthand_conflict", f"extra_args.{name}"])],
             )
 
 
@@ -233,13 +242,17 @@ class DeprecatedSpelling(Rule):
 
     **Fix safety.** Safe: same meaning, current spelling (the export writes it).
 
+    An error, not a warning: vLLM 0.32/0.33 reject every one of these spellings (removed flags
+    fail in argparse, legacy JSON keys with ``Unexpected keyword argument``). MTP method aliases,
+    which vLLM still accepts, are SD041.
+
     Source: vLLM V0 -> V1 migration (flags removed in vLLM 0.10); vllm/engine/arg_utils.py
-    (0.32, 0.33) has no such flags.
+    (0.32, 0.33) has no such flags; SpeculativeConfig forbids the legacy keys (R009).
     """
 
     id = "SD006"
     title = "Deprecated option spelling"
-    severity = Severity.WARNING
+    severity = Severity.ERROR
     fields = ()
     topic = "cli_syntax"
     phase = "parse"
@@ -258,8 +271,8 @@ class DeprecatedSpelling(Rule):
             d = n.detail or {}
             parts.append(f"{d.get('old', n.field)} -> {d.get('new', n.field)}")
         yield self.finding(
-            "Deprecated spelling(s): " + "; ".join(parts) + ". Current vLLM does not accept the old form; "
-            "the wizard exports the modern one.",
+            "Deprecated spelling(s): " + "; ".join(parts) + f". vLLM {ctx.version} rejects the old form; "
+            "the wizard understood it and exports the modern one.",
             fields=sorted({n.field for n in notes}),
             fixes=[Patch(description="Use the modern spelling (as exported)", unset=["import_notes.deprecated_flag"])],
         )

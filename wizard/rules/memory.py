@@ -190,8 +190,8 @@ class NegativeTokenBudget(Rule):
     check (R087, "does not have enough slots to schedule a token", another rule): it looks
     at ``max_num_seqs`` requests at once.
 
-    **Severity.** A warning: vLLM 0.32/0.33 (the versions checked) start and throttle; an
-    error only in the 0.26 era, which the wizard does not target.
+    **Severity.** An error for vLLM < 0.32 (0.26 rejected the config, #50708); a warning for
+    0.32/0.33, which start and throttle (their own check is per request, R087).
 
     **Why it matters.** vLLM 0.26 failed at config build with a negative
     ``max_num_scheduled_tokens`` (public report vllm-project/vllm#50708: DFlash with 16 tokens,
@@ -269,11 +269,15 @@ class NegativeTokenBudget(Rule):
             fixes.append(Patch(description=f"Use {k2} speculative tokens (= {mnbt} // {seqs} - 1)",
                                set={"speculative_config.num_speculative_tokens": k2}))
         fixes = [f for f in fixes if (self._budget(_patched_ctx(ctx, f)) or (0, 0, 0, 0))[3] >= 0]
+        old = not ctx.version.at_least("0.32")
         yield self.finding(
-            f"Planner token budget: max_num_batched_tokens {mnbt} - max_num_seqs {seqs} x (1 + k={k}) "
+            severity=Severity.ERROR if old else Severity.WARNING,
+            message=f"Planner token budget: max_num_batched_tokens {mnbt} - max_num_seqs {seqs} x (1 + k={k}) "
             f"= {budget} tokens per step. A full batch of speculative decodes needs {seqs * per} token slots; "
-            f"vLLM 0.26 rejected this (negative max_num_scheduled_tokens, issue #50708), newer versions "
-            f"decode at most {max(0, mnbt // per)} requests per step instead of {seqs}.",
+            + (f"vLLM {ctx.version} rejects this at config build (negative max_num_scheduled_tokens, issue #50708)."
+               if old else
+               f"vLLM {ctx.version} starts but decodes at most {max(0, mnbt // per)} requests per step instead of "
+               f"{seqs} (vLLM 0.26 rejected this, issue #50708)."),
             fixes=fixes,
         )
 

@@ -219,7 +219,7 @@ class UnknownSpecKey(Rule):
     topic = "spec_fields"
     phase = "config"
     why = "vLLM's SpeculativeConfig rejects keys it does not define ('Unexpected keyword argument')."
-    bad = _LLAMA + ' --speculative-config \'{"method":"ngram","num_lookahead_slots":3}\''
+    bad = _LLAMA + ' --speculative-config \'{"method":"ngram","num_speculative_token":3}\''
     good = _LLAMA + ' --speculative-config \'{"method":"ngram","num_speculative_tokens":3}\''
     source = "vllm/config/speculative.py SpeculativeConfig (0.32, 0.33); docs/vllm-rules.md R009"
     fix_safety = "Safe: renames a legacy key or drops a key vLLM never read."

@@ -374,9 +374,18 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
                     st = load_session(json.dumps(bstate))
                 except SessionError:
                     pass
-            return full(st, seq)
+            out = full(st, seq)
+            try:  # catalogs may have grown since the app was built
+                out[c["preset"]] = gr.Dropdown(choices=services.presets())
+            except Exception:
+                pass
+            try:
+                out[c["target_catalog"]] = gr.Dropdown(choices=services.catalog_models("target"))
+            except Exception:
+                pass
+            return out
 
-        demo.load(restore, [c["bstate"], c["seq"]], outputs, **quiet)
+        demo.load(restore, [c["bstate"], c["seq"]], outputs + [c["preset"]], **quiet)
 
         # ---- plan (computed when the step is opened) ------------------------------------------
         plan_outs = [c["plan_md"], c["plan_mem"], c["plan_speedup"], c["plan_json"]]

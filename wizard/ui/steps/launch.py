@@ -57,9 +57,9 @@ def build(ui) -> None:
         ui.c["ln_fix_relaunch"] = gr.Button("Apply fix and relaunch", variant="primary", elem_id="sw-ln-fix", scale=0)
     ui.c["ln_diag_row"] = r
     with gr.Row():
-        ui.c["ln_pos"] = gr.BarPlot(pd.DataFrame(columns=["position", "acceptance"]), x="position", y="acceptance",
+        ui.c["ln_pos"] = gr.BarPlot(pd.DataFrame({"position": pd.Series(dtype="str"), "acceptance": pd.Series(dtype="float")}), x="position", y="acceptance",
                                     title="Acceptance per draft position", y_lim=[0, 1], elem_id="sw-ln-pos", height=260)
-        ui.c["ln_time"] = gr.LinePlot(pd.DataFrame(columns=["seconds", "acceptance"]), x="seconds", y="acceptance",
+        ui.c["ln_time"] = gr.LinePlot(pd.DataFrame({"seconds": pd.Series(dtype="float"), "acceptance": pd.Series(dtype="float")}), x="seconds", y="acceptance",
                                       title="Draft acceptance over time", y_lim=[0, 1], elem_id="sw-ln-time", height=260)
     ui.c["ln_metrics"] = gr.Markdown(elem_id="sw-ln-metrics")
     ui.c["ln_logs"] = gr.Textbox(label="Server log (live)", lines=14, max_lines=14, autoscroll=True, interactive=False,

@@ -29,33 +29,40 @@ def _num(x: Any) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
+def _empty_mem() -> pd.DataFrame:
+    return pd.DataFrame({"bar": pd.Series(dtype="str"), "part": pd.Series(dtype="str"), "GiB": pd.Series(dtype="float")})
+
+
 def memory_frame(d: dict[str, Any]) -> pd.DataFrame:
-    """Rows (part, GiB, kind) for the memory bars, from the plan's byte figures."""
+    """Rows (bar, part, GiB) for the stacked memory bars per GPU, from the plan's byte figures:
+    one bar of what is used (weights, reserve, KV cache) and one of the budget."""
     rows = []
-    mem = d.get("memory") if isinstance(d.get("memory"), dict) else {}
-    weights = d.get("weights_bytes") or mem.get("weights_bytes") or {}
+    used = "used per GPU"
+    weights = d.get("weights_bytes") or {}
     if isinstance(weights, dict):
         for who, b in weights.items():
             if _num(b):
-                rows.append((f"{who} weights", _num(b) / GIB, who))
-    for key, label in (("reserve_bytes", "reserve (activations, graphs)"), ("activation_bytes", "activations"),
-                       ("cuda_graph_bytes", "CUDA graphs"), ("other_bytes", "other processes")):
-        v = d.get(key, mem.get(key))
-        if _num(v):
-            rows.append((label, _num(v) / GIB, "reserve"))
-    kvb = d.get("kv_cache_bytes", mem.get("kv_cache_bytes"))
+                rows.append((used, f"{who} weights", _num(b) / GIB))
+    reserve = d.get("reserve_bytes")
+    if isinstance(reserve, dict):
+        for who, b in reserve.items():
+            if _num(b):
+                rows.append((used, f"reserve: {who.replace('_', ' ')}", _num(b) / GIB))
+    elif _num(reserve):
+        rows.append((used, "reserve", _num(reserve) / GIB))
+    kvb = d.get("kv_cache_bytes")
     if isinstance(kvb, dict):
         for who, b in kvb.items():
             if _num(b):
-                rows.append((f"{who} KV cache", _num(b) / GIB, "kv"))
+                rows.append((used, f"{who} KV cache", _num(b) / GIB))
     elif _num(kvb):
-        rows.append(("KV cache", _num(kvb) / GIB, "kv"))
-    for key in ("available_bytes", "budget_bytes", "total_bytes"):
-        v = d.get(key, mem.get(key))
-        if _num(v):
-            rows.append((key.replace("_bytes", "").replace("_", " "), _num(v) / GIB, "budget"))
-            break
-    return pd.DataFrame(rows, columns=["part", "GiB", "kind"])
+        rows.append((used, "KV cache", max(0.0, _num(kvb)) / GIB))
+    for key, label in (("budget_bytes", "budget (memory × gpu_memory_utilization)"), ("memory_per_device_bytes", "device memory")):
+        if _num(d.get(key)):
+            rows.append((label, label, _num(d[key]) / GIB))
+    if not rows:
+        return _empty_mem()
+    return pd.DataFrame(rows, columns=["bar", "part", "GiB"])
 
 
 def speedup_frame(d: dict[str, Any]) -> pd.DataFrame:
@@ -81,16 +88,21 @@ def speedup_frame(d: dict[str, Any]) -> pd.DataFrame:
                 v = r.get("speedup", r.get("expected_speedup", r.get("speed_up")))
                 if _num(k) is not None and _num(v) is not None:
                     rows.append((int(k), float(v)))
-    return pd.DataFrame(sorted(rows), columns=["k", "speedup"])
+    if not rows:
+        return _empty_speedup()
+    return pd.DataFrame(sorted(rows), columns=["k", "speedup"]).astype({"k": "int64", "speedup": "float64"})
+
+
+def _empty_speedup() -> pd.DataFrame:
+    return pd.DataFrame({"k": pd.Series(dtype="int64"), "speedup": pd.Series(dtype="float64")})
 
 
 def build(ui) -> None:
     ui.c["plan_md"] = gr.Markdown("_Open this step to compute the plan._", elem_id="sw-plan-md")
     with gr.Row():
-        ui.c["plan_mem"] = gr.BarPlot(pd.DataFrame(columns=["part", "GiB", "kind"]), x="part", y="GiB", color="kind",
-                                      title="Memory per GPU (GiB)", elem_id="sw-plan-mem", x_label_angle=-20,
-                                      sort=None, height=320)
-        ui.c["plan_speedup"] = gr.LinePlot(pd.DataFrame(columns=["k", "speedup"]), x="k", y="speedup",
+        ui.c["plan_mem"] = gr.BarPlot(_empty_mem(), x="bar", y="GiB", color="part",
+                                      title="Memory per GPU (GiB)", elem_id="sw-plan-mem", height=340)
+        ui.c["plan_speedup"] = gr.LinePlot(_empty_speedup(), x="k", y="speedup",
                                            title="Expected speed-up vs num_speculative_tokens", elem_id="sw-plan-speedup",
                                            height=320)
     ui.c["plan_json"] = gr.JSON(label="Plan (raw figures)", visible=False)
@@ -120,6 +132,20 @@ def compute(ui, ev) -> dict:
     kvb = d.get("kv_bytes_per_token")
     if isinstance(kvb, dict):
         lines.append("KV bytes/token: " + ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in kvb.items()))
+    sp_d = d.get("speedup") if isinstance(d.get("speedup"), dict) else {}
+    if sp_d.get("best_k"):
+        lines.append(f"best k by the estimate: **{sp_d['best_k']}** (configured k = {sp_d.get('k')})")
+    if sp_d.get("acceptance_source"):
+        lines.append(f"acceptance: {sp_d['acceptance_source']}")
+    if sp_d.get("measured"):
+        lines.append(f"measured on the running server: {sp_d['measured']}")
+    if d.get("fits") is False:
+        lines.append(f"**Does not fit:** {d.get('fit_problem')}")
+    for v in d.get("variants", []) or []:
+        if isinstance(v, dict) and v.get("label"):
+            lines.append(f"- variant *{v['label']}*: target KV {v.get('target_kv_dtype')}, drafter KV "
+                         f"{v.get('drafter_kv_dtype')} → {v.get('kv_capacity_tokens', '?'):,} tokens" if isinstance(v.get('kv_capacity_tokens'), int)
+                         else f"- variant *{v['label']}*: target KV {v.get('target_kv_dtype')}, drafter KV {v.get('drafter_kv_dtype')}")
     for n in d.get("notes", []) or []:
         lines.append(f"- {n}")
     if mem.empty:

@@ -17,22 +17,22 @@ _DL_DIR = Path(tempfile.gettempdir()) / "specwizard-ui"
 
 
 def build(ui) -> None:
-    ui.c["exp_command"] = gr.Code(label="vllm serve (JSON --speculative-config)", language="shell", lines=3,
+    ui.c["exp_command"] = gr.Code(label="vllm serve (JSON --speculative-config)", language="shell", lines=2, max_lines=6,
                                   interactive=False, buttons=["copy"], elem_id="sw-exp-command", wrap_lines=True)
-    ui.c["exp_dotted"] = gr.Code(label="vllm serve (dotted --speculative-config.KEY)", language="shell", lines=3,
+    ui.c["exp_dotted"] = gr.Code(label="vllm serve (dotted --speculative-config.KEY)", language="shell", lines=2, max_lines=6,
                                  interactive=False, buttons=["copy"], elem_id="sw-exp-dotted", wrap_lines=True)
     with gr.Row():
-        ui.c["exp_yaml"] = gr.Code(label="YAML for `vllm serve --config`", language="yaml", lines=8, interactive=False,
+        ui.c["exp_yaml"] = gr.Code(label="YAML for `vllm serve --config`", language="yaml", lines=8, max_lines=16, interactive=False,
                                    buttons=["copy"], elem_id="sw-exp-yaml")
-        ui.c["exp_python"] = gr.Code(label="Python (vllm.LLM)", language="python", lines=8, interactive=False,
+        ui.c["exp_python"] = gr.Code(label="Python (vllm.LLM)", language="python", lines=8, max_lines=16, interactive=False,
                                      buttons=["copy"], elem_id="sw-exp-python")
     ui.c["exp_yaml_dl"] = gr.DownloadButton("Download YAML", value=None, elem_id="sw-exp-yaml-dl", size="sm")
     with gr.Accordion("Scale-out: multi-GPU, Docker, Kubernetes, Helm, Ray", open=False):
         for form in services.SCALEOUT_FORMS:
-            ui.c[f"exp_{form}"] = gr.Code(label=form, language="yaml" if form in ("k8s", "helm") else "shell", lines=6,
+            ui.c[f"exp_{form}"] = gr.Code(label=form, language="yaml" if form in ("k8s", "helm") else "shell", lines=6, max_lines=20,
                                           interactive=False, buttons=["copy"], elem_id=f"sw-exp-{form}")
     ui.field("extra_args", gr.Code(label="Other options (not modelled by the wizard; kept verbatim, JSON)", language="json",
-                                   lines=3, interactive=True, elem_id="f-extra_args"),
+                                   lines=3, max_lines=10, interactive=True, elem_id="f-extra_args"),
              to_form=lambda v: json.dumps(v or {}, indent=1), event="input", special="extra_args")
     ui.c["extra_note"] = gr.Markdown(elem_id="sw-extra-note")
     gr.Markdown("### Wizard vs installed vLLM")
@@ -105,11 +105,13 @@ def cross_check_html(ev, timeout: float = 180.0) -> str:
                 f"{html.escape(type(err).__name__)}: {html.escape(str(err))}</div></div>")
     data = xc.as_json() if hasattr(xc, "as_json") else {}
     text = xc.render_text() if hasattr(xc, "render_text") else json.dumps(data, indent=1)
-    verdict = data.get("vllm_verdict") or data.get("verdict") or data.get("status") or ""
-    agree = data.get("agree", data.get("agreement"))
-    badge = "" if agree is None else (
-        '<span class="sw-pill sw-ok">agrees with the wizard</span>' if agree
-        else '<span class="sw-pill sw-error">DISAGREES with the wizard</span>')
-    return (f'<div class="sw-xc" data-verdict="{html.escape(str(verdict))}"><b>vLLM</b> says '
+    v = data.get("vllm") if isinstance(data.get("vllm"), dict) else data
+    verdict = v.get("verdict") or data.get("status") or "?"
+    agree = data.get("agreement", data.get("agree"))
+    badge = {"agree": '<span class="sw-pill sw-ok">agrees with the wizard</span>',
+             True: '<span class="sw-pill sw-ok">agrees with the wizard</span>',
+             "unavailable": '<span class="sw-pill">did not run</span>'}.get(
+        agree, "" if agree is None else '<span class="sw-pill sw-error">DISAGREES with the wizard</span>')
+    return (f'<div class="sw-xc" data-verdict="{html.escape(str(verdict))}" data-agreement="{html.escape(str(agree))}"><b>vLLM</b> says '
             f'<span class="sw-pill">{html.escape(str(verdict))}</span> {badge}'
             f'<pre class="sw-pre">{html.escape(text)}</pre></div>')
