@@ -64,7 +64,7 @@ def fix_config_errors(cfg, check, max_rounds: int = 8):
     return cfg, applied, rep
 
 
-def run(n: int, seed: int, version: str | None, out_json: str | None, quiet: bool = False) -> dict:
+def run(n: int, seed: int, version: str | None, out_json: str | None, quiet: bool = False, noise: bool = True) -> dict:
     from conformance_corpus import build_models, generate, hand_written
 
     from wizard import api
@@ -77,7 +77,7 @@ def run(n: int, seed: int, version: str | None, out_json: str | None, quiet: boo
         return {}
     tmp = Path(tempfile.mkdtemp(prefix="sw-conformance-"))
     models = build_models(tmp)
-    cases = list(hand_written(models)) + list(generate(models, n, seed))
+    cases = list(hand_written(models)) + list(generate(models, n, seed, noise))
 
     def check(cfg):
         return api.check(cfg, vllm_version=version, gpu="cpu", allow_hub=False)
@@ -138,7 +138,8 @@ def run(n: int, seed: int, version: str | None, out_json: str | None, quiet: boo
         "wall_s": round(wall, 1),
     }
     print("\n== conformance (vLLM {} on {}) ==".format(oracle.info.get("vllm_version"), oracle.info.get("platform")))
-    print(f"configurations: {summary['configs']} ({len(cases) - n} hand-written + {n} generated, seed {seed}); "
+    print(f"configurations: {summary['configs']} ({len(cases) - n} hand-written + {n} generated, seed {seed}"
+          f"{'' if noise else ', clean'}); "
           f"compared {summary['compared']}, vLLM rejected {summary['vllm_rejected']}")
     print(f"agreement on accept/reject: {agree}/{len(counted)} = {summary['agreement_pct']}%")
     print(f"excluded classes: {summary['excluded'] or 'none'}; unavailable: {summary['unavailable']}")
@@ -166,8 +167,9 @@ def main(argv=None) -> int:
     p.add_argument("--vllm-version", default=None, help="wizard rules version (default: installed)")
     p.add_argument("--json", default=None, help="write all rows to this file")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--clean", action="store_true", help="generate without the obvious single-field errors")
     a = p.parse_args(argv)
-    run(a.n, a.seed, a.vllm_version, a.json, a.quiet)
+    run(a.n, a.seed, a.vllm_version, a.json, a.quiet, noise=not a.clean)
     return 0
 
 

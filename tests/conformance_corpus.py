@@ -139,7 +139,7 @@ _KV = ["auto"] * 6 + ["bfloat16", "float16", "fp8", "fp8", "fp8_e4m3", "fp8_e5m2
 _DRAFT_KV = [None] * 10 + ["auto", "bfloat16", "fp8", "fp8_e5m2", "fp9"]
 
 
-def _one(rng: random.Random, models: dict[str, str]) -> dict[str, Any]:
+def _one(rng: random.Random, models: dict[str, str], noise: bool = True) -> dict[str, Any]:
     method = rng.choice(["ngram", "ngram", "ngram", "eagle", "eagle", "eagle3", "eagle3", "eagle3", "draft_model", "draft_model",
                          "mtp", "mtp", "mtp", "deepseek_mtp", None, None, "ngram_gpu", "dflash", "dspark", "EAGLE3",
                          "medusa", "custom_class"])
@@ -153,6 +153,8 @@ def _one(rng: random.Random, models: dict[str, str]) -> dict[str, Any]:
     if method is not None:
         spec["method"] = method
     k = rng.choice([1, 2, 3, 3, 3, 4, 5, 5, 8, 0, None] if method not in ("mtp", "deepseek_mtp") else [1, 1, 1, 2, 3, 4, None])
+    if not noise and k in (0, None):
+        k = 3
     if k is not None:
         spec["num_speculative_tokens"] = k
     m = (method or "draft_model").lower()
@@ -169,15 +171,19 @@ def _one(rng: random.Random, models: dict[str, str]) -> dict[str, Any]:
             spec["prompt_lookup_min"] = lo
         if hi is not None:
             spec["prompt_lookup_max"] = hi
-    kv = rng.choice(_KV)
+    kv = rng.choice(_KV if noise else _KV[:-1])
     if kv != "auto" or rng.random() < 0.3:
         cfg["kv_cache_dtype"] = kv
-    dkv = rng.choice(_DRAFT_KV)
+    dkv = rng.choice(_DRAFT_KV if noise else _DRAFT_KV[:-1])
     if dkv is not None:
         spec["kv_cache_dtype"] = dkv
     tp = rng.choice([1, 1, 1, 2, 4])
     if tp > 1:
         cfg["tensor_parallel_size"] = tp
+    if rng.random() < 0.08:
+        cfg["pipeline_parallel_size"] = 2
+    if rng.random() < 0.06:
+        cfg["dtype"] = rng.choice(["float16", "bfloat16"])
     dtp = rng.choice([None] * 6 + [1, 1, 2])
     if dtp is not None:
         spec["draft_tensor_parallel_size"] = dtp
@@ -189,7 +195,7 @@ def _one(rng: random.Random, models: dict[str, str]) -> dict[str, Any]:
             cfg[flag] = False
     if cfg.get("enable_chunked_prefill") is False:
         cfg.pop("enable_chunked_prefill")  # disabling it brings a non-speculative max_num_batched_tokens check
-    extra = rng.random()
+    extra = rng.random() if noise else 0.1 + 0.9 * rng.random()
     if extra < 0.05:
         spec["tensor_parallel_size"] = 1
     elif extra < 0.10:
@@ -218,11 +224,15 @@ def _one(rng: random.Random, models: dict[str, str]) -> dict[str, Any]:
     return cfg
 
 
-def generate(models: dict[str, str], n: int, seed: int = 0) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``n`` configurations, deterministic for ``seed``; ids 'gen-<seed>-<i>'."""
+def generate(models: dict[str, str], n: int, seed: int = 0, noise: bool = True) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``n`` configurations, deterministic for ``seed``; ids 'gen-<seed>-<i>'.
+
+    ``noise=False`` leaves out the obvious single-field errors (k=0/missing, unknown KV dtype
+    names, legacy keys, ``tensor_parallel_size`` in the speculative config), so more
+    configurations get past them to the cross-option checks."""
     rng = random.Random(seed)
     for i in range(n):
-        yield f"gen-{seed}-{i}", _one(rng, models)
+        yield f"gen-{seed}-{i}", _one(rng, models, noise)
 
 
 def hand_written(models: dict[str, str]) -> list[tuple[str, dict[str, Any]]]:

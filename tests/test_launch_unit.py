@@ -11,14 +11,12 @@ vLLM in tests/test_launch_vllm.py.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import socket
 import sys
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -385,3 +383,27 @@ def test_no_orphan_when_the_wizard_process_ends(tmp_path, how):
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+def test_handle_smoke_and_advice_on_stand_in(tmp_path):
+    """ServerHandle.smoke()/advice() as the UI calls them (the stand-in has no /v1/completions:
+    the smoke result reports the errors instead of raising)."""
+    from wizard.launch import find_free_port, plot_data
+
+    port = find_free_port()
+    h = Launcher(tmp_path, metrics_interval=0.2).start(_fake_plan(port), _cfg())
+    try:
+        assert h.wait_healthy(30)
+        res = h.smoke(2, max_tokens=4, timeout=5)
+        assert res.ok == 0 and len(res.errors) == 2 and "error:" in res.render_text()
+        assert h.spec_method_and_k() == ("ngram", 3)
+        deadline = time.monotonic() + 10
+        while len(h.metrics_history()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        a = h.advice()
+        assert a.level == "ok" and "2.79" in a.message
+        pdata = plot_data(h.metrics_history())
+        assert pdata["per_position"] == pytest.approx([52 / 56, 32 / 56, 16 / 56]) and len(pdata["time"]) >= 2
+    finally:
+        h.stop()
+    assert h.remaining_processes() == []

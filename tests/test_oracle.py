@@ -173,7 +173,7 @@ def test_engine_kwargs_conversion():
 
     cfg = api.load(command="vllm serve m --tensor-parallel-size 2 --kv-cache-dtype fp8 --enable-lora "
                            "--speculative-config '{\"method\":\"eagle3\",\"model\":\"d\",\"num_speculative_tokens\":3,\"foo\":1}' "
-                           "--seed 7 VLLM_X=1")
+                           "--seed 7")
     kw, env = engine_kwargs(cfg)
     assert kw["tensor_parallel_size"] == 2 and kw["kv_cache_dtype"] == "fp8" and kw["enable_lora"] is True
     assert kw["speculative_config"] == {"method": "eagle3", "model": "d", "num_speculative_tokens": 3, "foo": 1}

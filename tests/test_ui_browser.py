@@ -200,3 +200,49 @@ def test_review_shows_vllm_verdict_beside_wizard(page):
         assert "wizard.oracle" in text
         pytest.xfail("wizard.oracle not installed yet: the panel says what it needs")
     assert "vLLM" in text and "Cross-check is off" not in text
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_launch_step_streams_logs_health_and_plots(page, tmp_path):
+    """Real vLLM (CPU build) on a tiny Llama with n-gram speculation, launched from the Launch step."""
+    pytest.importorskip("vllm")
+    from factory import make_tiny_llama
+
+    try:
+        from wizard.launch import launch  # noqa: F401
+    except ImportError:
+        pytest.skip("wizard.launch not installed yet")
+    model = make_tiny_llama(tmp_path / "tiny")
+    page.locator("#sw-import-acc").click()
+    text = (f"vllm serve {model} --enforce-eager --max-model-len 512 --speculative-config "
+            "'{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_min\":2,\"prompt_lookup_max\":4}'")
+    box = page.locator("#sw-import-cmd textarea")
+    n = seq(page)
+    box.fill(text[:-1])
+    box.press_sequentially(text[-1])
+    wait_seq_above(page, n)
+    tab(page, "launch")
+    page.locator("#sw-ln-force input[type=checkbox]").check()  # CPU: hardware rules may warn; start anyway
+    page.locator("#sw-ln-launch").click()
+    try:
+        page.wait_for_selector("#sw-ln-status [data-state=starting], #sw-ln-status [data-state=healthy]", timeout=30000)
+        page.wait_for_function("() => document.querySelector('#sw-ln-logs textarea').value.length > 0", timeout=60000)
+        shot(page, "launch-starting-logs")
+        page.wait_for_selector("#sw-ln-status [data-state=healthy]", timeout=300000)
+        page.locator("#sw-ln-smoke").click()
+        page.wait_for_function("() => document.querySelector('#sw-ln-metrics').innerText.includes('smoke:')", timeout=240000)
+        page.wait_for_timeout(5000)  # one more scrape after the smoke requests
+        assert page.locator("#sw-ln-pos canvas, #sw-ln-pos svg").count() > 0
+        assert page.locator("#sw-ln-time canvas, #sw-ln-time svg").count() > 0
+        assert "accept" in page.locator("#sw-ln-metrics").inner_text()
+        assert "vllm" in page.locator("#sw-ln-logs textarea").input_value().lower()
+        shot(page, "launch-healthy-plots")
+    finally:
+        page.locator("#sw-ln-stop").click()
+        page.wait_for_selector("#sw-ln-status [data-state=stopped], #sw-ln-status [data-state=exited]", timeout=60000)
+    from wizard.ui.steps.launch import HANDLES
+
+    for h in HANDLES.values():
+        h.wait(timeout=60)
+        assert h.remaining_processes() == []

@@ -351,6 +351,11 @@ def rule_phase(rule_id: str) -> str:
 _phase = rule_phase
 
 
+def agreement_hint(report) -> bool:
+    """True unless the report already shows CPU-platform reasoning (a finding mentioning the CPU platform)."""
+    return not any("CPU platform" in f.message for f in report.findings)
+
+
 def compare(report, verdict: VllmVerdict, kwargs: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> CrossCheck:
     """Classify a wizard report against a vLLM verdict (see :class:`CrossCheck`)."""
     errs = [f for f in report.findings if f.severity.value == "error"]
@@ -361,6 +366,10 @@ def compare(report, verdict: VllmVerdict, kwargs: dict[str, Any] | None = None, 
     if parse:
         note = ("Note: " + ", ".join(f.rule for f in parse) + " concern how the command is written (vLLM's argument "
                 "parser); the cross-check ran vLLM on what the wizard understood.")
+    if (verdict.platform or "").lower() == "cpu" and agreement_hint(report):
+        note = ((note + "\n") if note else "") + (
+            "Note: vLLM validated with its CPU platform (V1 runner, async scheduling off); the wizard's "
+            "hardware-dependent rules follow --gpu, so use --gpu cpu to compare like with like.")
     if verdict.verdict not in ("accepted", "rejected"):
         agreement = "unavailable"
     elif bool(cfg_errs) == verdict.rejected:

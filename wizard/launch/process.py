@@ -49,7 +49,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from wizard.config import ServeConfig
 
@@ -522,7 +522,9 @@ class ServerHandle:
     """A running (or finished) vLLM server started by :func:`launch`. Thread-safe reads.
 
     UI-facing API: :meth:`status`, :meth:`logs`, :meth:`latest_metrics`,
-    :meth:`metrics_history`, :meth:`stop`, :attr:`diagnosis`, :meth:`wait_healthy`.
+    :meth:`metrics_history`, :meth:`stop`, :attr:`diagnosis`, :meth:`wait_healthy`,
+    :meth:`smoke`, :meth:`advice`; :func:`wizard.launch.metrics.plot_data` for the two plots;
+    :func:`wizard.launch.relaunch_with_fix` for "apply fix and relaunch".
     """
 
     def __init__(
@@ -624,6 +626,41 @@ class ServerHandle:
         snap = scrape(self.base_url, prev=self._series.latest())
         self._series.add(snap)
         return snap
+
+    def smoke(self, n: int = 8, **kwargs: Any):
+        """Send ``n`` completion requests now (blocking); returns a
+        :class:`~wizard.launch.smoke.SmokeResult` (``.summary()`` / ``.render_text()`` / ``.as_json()``).
+        ``kwargs`` go to :func:`~wizard.launch.smoke.run_smoke` (max_tokens, timeout, prompts)."""
+        from wizard.launch.smoke import run_smoke
+
+        return run_smoke(self.base_url, n, model=self.served_model, **kwargs)
+
+    def spec_method_and_k(self) -> tuple[str | None, int | None]:
+        """The speculative method and k vLLM resolves for this configuration (wizard.derive);
+        falls back to the values as written. (None, None) without speculation."""
+        if "_mk" not in self.__dict__:
+            sc = self.cfg.speculative_config
+            mk: tuple[str | None, int | None] = (None, None)
+            if sc is not None:
+                mk = (sc.method or ("draft_model" if sc.model else None), sc.num_speculative_tokens)
+                try:
+                    from wizard.context import resolve_context
+                    from wizard.versions import default_version
+
+                    ctx = resolve_context(self.cfg, default_version(), None, allow_hub=False)
+                    mk = (ctx.method or mk[0], ctx.k or mk[1])
+                except Exception:
+                    pass
+            self.__dict__["_mk"] = mk
+        return self.__dict__["_mk"]
+
+    def advice(self):
+        """:func:`~wizard.launch.metrics.advice` for the newest metrics and this config's method/k
+        (an :class:`~wizard.launch.metrics.Advice`: level, message, slower_than_none, suggestions)."""
+        from wizard.launch.metrics import advice
+
+        method, k = self.spec_method_and_k()
+        return advice(self.latest_metrics(), method, k)
 
     def add_listener(self, fn: Callable[[str, "ServerHandle"], None]) -> None:
         """Call ``fn(state, handle)`` on every state change (from the watcher thread)."""

@@ -51,6 +51,10 @@ class SmokeResult:
     def as_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
+    def render_text(self) -> str:
+        """Same as :meth:`summary`, plus the first errors (for the UI)."""
+        return self.summary() + "".join(f"\n  error: {e}" for e in self.errors[:3])
+
     def summary(self) -> str:
         acc = "-" if self.acceptance_rate is None else f"{self.acceptance_rate:.1%}"
         mal = "-" if self.mean_acceptance_length is None else f"{self.mean_acceptance_length:.2f}"

@@ -59,7 +59,8 @@ def build(ui) -> None:
     with gr.Row():
         ui.c["ln_pos"] = gr.BarPlot(pd.DataFrame({"position": pd.Series(dtype="str"), "acceptance": pd.Series(dtype="float")}), x="position", y="acceptance",
                                     title="Acceptance per draft position", y_lim=[0, 1], elem_id="sw-ln-pos", height=260)
-        ui.c["ln_time"] = gr.LinePlot(pd.DataFrame({"seconds": pd.Series(dtype="float"), "acceptance": pd.Series(dtype="float")}), x="seconds", y="acceptance",
+        ui.c["ln_time"] = gr.LinePlot(pd.DataFrame({"seconds": pd.Series(dtype="float"), "acceptance": pd.Series(dtype="float"),
+                                                    "series": pd.Series(dtype="str")}), x="seconds", y="acceptance", color="series",
                                       title="Draft acceptance over time", y_lim=[0, 1], elem_id="sw-ln-time", height=260)
     ui.c["ln_metrics"] = gr.Markdown(elem_id="sw-ln-metrics")
     ui.c["ln_logs"] = gr.Textbox(label="Server log (live)", lines=14, max_lines=14, autoscroll=True, interactive=False,
@@ -109,21 +110,15 @@ def smoke(state: dict, n: int) -> str:
         mod = services.launch_module()
     except services.Unavailable as err:
         return str(err)
-    fn = getattr(h, "smoke", None) or getattr(h, "smoke_test", None) or getattr(mod, "smoke_test", None) or getattr(mod, "smoke", None)
-    if fn is None:
-        try:
-            from wizard.launch import smoke as smod  # type: ignore
-
-            fn = getattr(smod, "smoke_test", None) or getattr(smod, "run_smoke", None)
-        except ImportError:
-            fn = None
-    if fn is None:
-        return "Smoke test needs wizard.launch smoke_test(handle, n) (not available yet)."
+    run_smoke = getattr(mod, "run_smoke", None)
+    if run_smoke is None:
+        return "Smoke test needs wizard.launch.run_smoke(url, n) (not available yet)."
+    fn = lambda n_: run_smoke(h.url, n_)  # noqa: E731
 
     def run():
         _SMOKE[hid] = f"Smoke test: {n} requests running…"
         try:
-            res = fn(int(n)) if getattr(fn, "__self__", None) is h else fn(h, int(n))
+            res = fn(int(n))
             text = res.render_text() if hasattr(res, "render_text") else str(res.as_json() if hasattr(res, "as_json") else res)
             _SMOKE[hid] = f"Smoke test done: {text}"
         except Exception as err:
@@ -153,37 +148,38 @@ def poll(ui, state: dict) -> dict:
         c["ln_logs"]: "\n".join(h.logs(200)),
     }
     latest = h.latest_metrics()
-    hist = h.metrics_history() or []
-    per_pos = _get(latest, *_PER_POS)
-    if per_pos:
-        out[c["ln_pos"]] = pd.DataFrame({"position": [str(i) for i in range(len(per_pos))], "acceptance": [float(x) for x in per_pos]})
-    pts = []
-    t0 = None
-    for i, snap in enumerate(hist):
-        rate = _get(snap, *_RATE)
-        t = _get(snap, *_TIME, default=i)
-        if hasattr(t, "timestamp"):
-            t = t.timestamp()
-        if rate is None:
-            continue
-        t0 = t if t0 is None else t0
-        pts.append((float(t) - float(t0), float(rate)))
+    hist = list(h.metrics_history() or [])
+    mod = services.launch_module()
+    pd_fn = getattr(mod, "plot_data", None)
+    data = pd_fn(hist) if pd_fn is not None else {"per_position": list(_get(latest, *_PER_POS, default=[]) or []),
+                                                  "time": [], "acceptance_rate": []}
+    if data.get("per_position"):
+        out[c["ln_pos"]] = pd.DataFrame({"position": [f"pos {i}" for i in range(len(data["per_position"]))],
+                                         "acceptance": [float(x) for x in data["per_position"]]})
+    pts = [(float(t), float(a), "per interval") for t, a in zip(data.get("time", []), data.get("acceptance_rate", []))
+           if a is not None]
+    t0 = hist[0].time if hist and hasattr(hist[0], "time") else None
+    for snap in hist:
+        a = getattr(snap, "acceptance_rate", None)
+        if a is not None and t0 is not None:
+            pts.append((round(snap.time - t0, 3), float(a), "cumulative"))
     if pts:
-        out[c["ln_time"]] = pd.DataFrame(pts, columns=["seconds", "acceptance"])
+        out[c["ln_time"]] = pd.DataFrame(pts, columns=["seconds", "acceptance", "series"])
+    lines = []
     if latest is not None:
-        bits = []
-        for label, names, fmt in (("acceptance rate", _RATE, "{:.2f}"), ("mean acceptance length", _MAL, "{:.2f}"),
-                                  ("drafts/s", ("drafts_per_s", "drafts_per_second"), "{:.1f}"),
-                                  ("generation tokens/s", ("generation_tokens_per_s", "gen_tokens_per_s", "tokens_per_s"), "{:.1f}"),
-                                  ("KV-cache usage", ("kv_cache_usage", "kv_cache_usage_perc"), "{:.1%}")):
-            v = _get(latest, *names)
-            if isinstance(v, (int, float)):
-                bits.append(f"{label} **{fmt.format(v)}**")
-        advice = _get(latest, "advice", "verdict_text", "warning")
-        out[c["ln_metrics"]] = " · ".join(bits) + (f"\n\n⚠ {advice}" if advice else "") + \
-            (f"\n\n{_SMOKE[hid]}" if hid in _SMOKE else "")
-    elif hid in _SMOKE:
-        out[c["ln_metrics"]] = _SMOKE[hid]
+        sl = getattr(mod, "summary_line", None)
+        lines.append(f"`{sl(latest)}`" if sl else "")
+        adv_fn = getattr(mod, "advice", None)
+        ctx_method = (h.cfg.speculative_config.method if getattr(h, "cfg", None) is not None and h.cfg.speculative_config else None)
+        k = h.cfg.speculative_config.num_speculative_tokens if ctx_method else None
+        if adv_fn is not None:
+            a = adv_fn(latest, ctx_method, k)
+            icon = {"ok": "✓", "warning": "⚠"}.get(a.level, "ℹ")
+            lines.append(f"{icon} {a.message}" + "".join(f"\n- {x}" for x in a.suggestions))
+    if hid in _SMOKE:
+        lines.append(_SMOKE[hid])
+    if lines:
+        out[c["ln_metrics"]] = "\n\n".join(x for x in lines if x)
     diag = getattr(h, "diagnosis", None)
     if diag is not None:
         d = diag.as_json() if hasattr(diag, "as_json") else dict(diag)

@@ -57,7 +57,7 @@ def memory_frame(d: dict[str, Any]) -> pd.DataFrame:
                 rows.append((used, f"{who} KV cache", _num(b) / GIB))
     elif _num(kvb):
         rows.append((used, "KV cache", max(0.0, _num(kvb)) / GIB))
-    for key, label in (("budget_bytes", "budget (memory × gpu_memory_utilization)"), ("memory_per_device_bytes", "device memory")):
+    for key, label in (("budget_bytes", "budget (× gpu_mem_util)"), ("memory_per_device_bytes", "device memory")):
         if _num(d.get(key)):
             rows.append((label, label, _num(d[key]) / GIB))
     if not rows:
@@ -100,12 +100,13 @@ def _empty_speedup() -> pd.DataFrame:
 def build(ui) -> None:
     ui.c["plan_md"] = gr.Markdown("_Open this step to compute the plan._", elem_id="sw-plan-md")
     with gr.Row():
-        ui.c["plan_mem"] = gr.BarPlot(_empty_mem(), x="bar", y="GiB", color="part",
-                                      title="Memory per GPU (GiB)", elem_id="sw-plan-mem", height=340)
+        ui.c["plan_mem"] = gr.BarPlot(_empty_mem(), x="part", y="GiB", title="Memory per GPU (GiB)",
+                                      elem_id="sw-plan-mem", height=340, x_label_angle=-30, sort=None)
         ui.c["plan_speedup"] = gr.LinePlot(_empty_speedup(), x="k", y="speedup",
                                            title="Expected speed-up vs num_speculative_tokens", elem_id="sw-plan-speedup",
                                            height=320)
-    ui.c["plan_json"] = gr.JSON(label="Plan (raw figures)", visible=False)
+    with gr.Accordion("Plan (raw figures)", open=False):
+        ui.c["plan_json"] = gr.JSON(label="Plan (raw figures)", visible=False)
 
 
 def compute(ui, ev) -> dict:

@@ -1,0 +1,133 @@
+"""Latency of a full wizard check vs vLLM's own config build, on the same configurations.
+
+    python benchmarks/check_latency.py [--repeat 20] [--no-vllm]
+
+Configurations: the hand-written conformance set (``tests/conformance_corpus.hand_written``,
+tiny local models) plus catalog-id configurations (Llama-3.1-8B + EAGLE3, DeepSeek-V3 MTP,
+n-gram). For each, after one warm-up pass (model lookups cached, rule modules imported):
+
+* ``check``: ``wizard.api.check(cfg, gpu='cpu')`` — resolve (cached) + every rule + export;
+* ``rules``: ``wizard.api.check_context(ctx)`` on an already resolved context.
+
+Prints p50/p99 in milliseconds (target: p99 < 20 ms in-process). Then, in this same process,
+imports vLLM and times ``EngineArgs(...).create_engine_config()`` on the local-model
+configurations (also after a warm-up pass) and prints the ratio vLLM / wizard.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    if not xs:
+        return float("nan")
+    k = min(len(xs) - 1, max(0, int(round(p / 100 * (len(xs) - 1)))))
+    return xs[k]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=20, help="timed passes over the configurations")
+    ap.add_argument("--no-vllm", action="store_true", help="skip the vLLM comparison")
+    a = ap.parse_args(argv)
+
+    from conformance_corpus import build_models, hand_written
+
+    from wizard import api
+    from wizard.config import config_from_dict
+    from wizard.context import resolve_context
+    from wizard.hardware import parse_gpu_spec
+    from wizard.versions import default_version
+
+    models = build_models(Path(tempfile.mkdtemp(prefix="sw-latency-")))
+    local = [d for _, d in hand_written(models)]
+    catalog = [
+        {"model": "meta-llama/Llama-3.1-8B-Instruct", "speculative_config": {"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3}},
+        {"model": "deepseek-ai/DeepSeek-V3", "tensor_parallel_size": 8, "speculative_config": {"method": "mtp", "num_speculative_tokens": 1}},
+        {"model": "meta-llama/Llama-3.1-8B-Instruct", "kv_cache_dtype": "fp8", "speculative_config": {"method": "ngram", "num_speculative_tokens": 3}},
+    ]
+    cfgs = [config_from_dict(d) for d in local + catalog]
+    hw = parse_gpu_spec("cpu")
+    version = default_version()
+
+    for c in cfgs:  # warm-up: imports, model cache
+        api.check(c, gpu=hw, allow_hub=False)
+    full, rules_only = [], []
+    ctxs = [resolve_context(c, version, hw, allow_hub=False) for c in cfgs]
+    for _ in range(a.repeat):
+        for c in cfgs:
+            t0 = time.perf_counter()
+            api.check(c, gpu=hw, allow_hub=False)
+            full.append(time.perf_counter() - t0)
+        for ctx in ctxs:
+            ctx.cache.clear()
+            t0 = time.perf_counter()
+            api.check_context(ctx)
+            rules_only.append(time.perf_counter() - t0)
+    ms = lambda x: round(1000 * x, 3)  # noqa: E731
+    print(f"wizard full check  ({len(cfgs)} configs x {a.repeat}): p50 {ms(pct(full, 50))} ms, p99 {ms(pct(full, 99))} ms, max {ms(max(full))} ms")
+    print(f"wizard rules only  (resolved context):          p50 {ms(pct(rules_only, 50))} ms, p99 {ms(pct(rules_only, 99))} ms")
+    print(f"target p99 < 20 ms: {'met' if pct(full, 99) < 0.020 else 'NOT met'}")
+    if a.no_vllm:
+        return 0
+    from wizard.oracle import engine_kwargs, vllm_unavailable_reason
+
+    if vllm_unavailable_reason():
+        print(f"vLLM comparison skipped: {vllm_unavailable_reason()}")
+        return 0
+    t0 = time.perf_counter()
+    from vllm.engine.arg_utils import EngineArgs
+    from vllm.usage.usage_lib import UsageContext
+
+    print(f"vLLM import: {time.perf_counter() - t0:.1f} s")
+    import logging
+
+    logging.getLogger("vllm").setLevel(logging.ERROR)
+    local_cfgs = [config_from_dict(d) for d in local]
+
+    def build(c):
+        kw, _ = engine_kwargs(c)
+        if (kw.get("tensor_parallel_size") or 1) > 1:
+            kw.setdefault("distributed_executor_backend", "mp")
+        try:
+            EngineArgs(**kw).create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
+        except BaseException:  # noqa: BLE001 - rejections are timed too
+            pass
+
+    t0 = time.perf_counter()
+    for c in local_cfgs:  # warm-up (first config of each model family: 10-30 s)
+        build(c)
+    print(f"vLLM warm-up pass: {time.perf_counter() - t0:.1f} s")
+    vt, wt = [], []
+    reps = max(1, a.repeat // 4)
+    for _ in range(reps):
+        for c in local_cfgs:
+            t0 = time.perf_counter()
+            build(c)
+            vt.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            api.check(c, gpu=hw, allow_hub=False)
+            wt.append(time.perf_counter() - t0)
+    print(f"vLLM create_engine_config ({len(local_cfgs)} configs x {reps}): p50 {ms(pct(vt, 50))} ms, p99 {ms(pct(vt, 99))} ms")
+    print(f"wizard on the same configs:                 p50 {ms(pct(wt, 50))} ms, p99 {ms(pct(wt, 99))} ms")
+    print(f"ratio vLLM / wizard: p50 {pct(vt, 50) / pct(wt, 50):.1f}x, mean {statistics.mean(vt) / statistics.mean(wt):.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
