@@ -218,6 +218,8 @@ def _one(rng: random.Random, models: dict[str, str], noise: bool = True) -> dict
         cfg.update({"enable_lora": True, "max_num_seqs": rng.choice([8, 256]), "max_num_batched_tokens": 512})
     elif extra < 0.35:
         spec["enable_adaptive_verification"] = True
+    if rng.random() < 0.06:
+        cfg["env"] = {"VLLM_USE_V2_MODEL_RUNNER": rng.choice(["0", "1"])}
     if rng.random() < 0.04:
         return {"model": cfg["model"], "max_model_len": 512, **({"kv_cache_dtype": cfg["kv_cache_dtype"]} if "kv_cache_dtype" in cfg else {})}
     cfg["speculative_config"] = spec
@@ -308,6 +310,10 @@ def hand_written(models: dict[str, str]) -> list[tuple[str, dict[str, Any]]]:
         ("R009-033-field-on-032", c(speculative_config=sc(method="ngram", num_speculative_tokens=3, xpress_topc=8))),
         ("R010-medusa-032", c(speculative_config=sc(method="medusa", model=dr, num_speculative_tokens=3))),
         ("eagle3-drafter-ok", c(speculative_config=sc(method="eagle3", model=e3, num_speculative_tokens=3))),
+        ("R005-shorthand-conflict", c(spec_method="ngram", speculative_config=sc(method="ngram", num_speculative_tokens=3))),
+        ("R085-v2-forced-cpu", c(env={"VLLM_USE_V2_MODEL_RUNNER": "1"}, speculative_config=sc(method="ngram", num_speculative_tokens=3))),
+        ("R085-v2-forced-pard", c(env={"VLLM_USE_V2_MODEL_RUNNER": "1"}, speculative_config=sc(model=dr, num_speculative_tokens=3, parallel_drafting=True))),
+        ("R083-v2-off", c(env={"VLLM_USE_V2_MODEL_RUNNER": "0"}, speculative_config=sc(method="eagle", model=dr, num_speculative_tokens=3))),
         ("R056-tp4-heads2", c(tensor_parallel_size=4, speculative_config=sc(model=dr, num_speculative_tokens=3))),
         ("R056-tp4-draft-tp1", c(tensor_parallel_size=4, speculative_config=sc(model=dr, num_speculative_tokens=3, draft_tensor_parallel_size=1))),
     ]

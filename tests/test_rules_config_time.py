@@ -174,6 +174,13 @@ def test_shorthand_conflict_fix_drops_the_shorthand():
     assert "spec_method" not in fixed.extra_args and not by(api.check(fixed, allow_hub=False), "SD005")
 
 
+def test_shorthand_conflict_from_a_dict():
+    cfg, r = run({"model": LLAMA, "spec_method": "ngram", "speculative_config": sc(method="ngram", num_speculative_tokens=3)})
+    (f,) = by(r, "SD005")
+    assert f.fields == ["speculative_config.method"]
+    assert not by(api.check(apply_patch(cfg, f.fixes[0]), allow_hub=False), "SD005")
+
+
 def test_deprecated_flags_are_errors_with_modern_spelling():
     _, r = run(command=f"vllm serve {LLAMA} --speculative-model '[ngram]' --num-speculative-tokens 3")
     (f,) = by(r, "SD006")
@@ -310,6 +317,15 @@ def test_lora_budget_uses_cpu_defaults():
     assert not by(run(d)[1], "SD094")  # hardware unknown: defaults unknown
     (f,) = by(run(d, gpu="cpu")[1], "SD094")  # 2048 < 128 * 17
     assert "2176" in f.message
+
+
+def test_v2_runner_forced():
+    d = {"model": LLAMA, "env": {"VLLM_USE_V2_MODEL_RUNNER": "1"}, "speculative_config": sc(method="ngram", num_speculative_tokens=3)}
+    (f,) = by(run(d, gpu="cpu")[1], "SD096")
+    assert "requires Triton" in f.message and f.fixes[0].unset == ["env.VLLM_USE_V2_MODEL_RUNNER"]
+    assert not by(run(d, gpu="H100")[1], "SD096")
+    d["speculative_config"]["parallel_drafting"] = True
+    assert "parallel drafting" in by(run(d, gpu="H100")[1], "SD096")[0].message
 
 
 def test_per_request_metrics_without_spec():

@@ -18,7 +18,8 @@ with ``gpu='cpu'`` (rules about GPU-only behaviour then stay quiet or say "V1/CP
 installed, :func:`cross_check` says so in one line.
 
 The worker sets ``VLLM_CPU_KVCACHE_SPACE`` (GiB, default 1) so a CPU build never reserves most
-of RAM, and picks ``distributed_executor_backend='mp'`` for multi-rank configs that do not set it
+of RAM, does not inherit the caller's other ``VLLM_*`` switches (the configuration's ``env`` is
+applied per request instead, e.g. ``VLLM_USE_V2_MODEL_RUNNER``), and picks ``distributed_executor_backend='mp'`` for multi-rank configs that do not set it
 (config time only: nothing is started).
 """
 
@@ -43,6 +44,11 @@ __all__ = ["VllmVerdict", "VllmOracle", "CrossCheck", "cross_check", "engine_kwa
 
 # rule phases whose errors vLLM's create_engine_config must agree with
 CONFIG_PHASES = ("config",)
+
+# VLLM_* variables the worker inherits (resources and logging); every other VLLM_* switch must come
+# from the configuration's env so the verdict does not depend on the calling shell
+_INHERITED_VLLM_ENV = frozenset({"VLLM_CPU_KVCACHE_SPACE", "VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU",
+                                 "VLLM_LOGGING_LEVEL", "VLLM_CONFIGURE_LOGGING", "VLLM_CACHE_ROOT", "VLLM_CONFIG_ROOT"})
 
 _UNAVAILABLE_PATTERNS = ("Invalid repository ID or local directory", "couldn't connect", "Cannot find the requested files",
                          "is not a local folder and is not a valid model identifier", "offline mode",
@@ -142,7 +148,9 @@ class VllmOracle:
 
     # ---- process management ---------------------------------------------------------------
     def _start(self, timeout: float) -> None:
-        env = dict(os.environ)
+        # vLLM behaviour switches come from the configuration (ServeConfig.env, applied per request),
+        # not from whatever the calling process happens to export
+        env = {k: v for k, v in os.environ.items() if not k.startswith("VLLM_") or k in _INHERITED_VLLM_ENV}
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", self.kvcache_gib)
         env.setdefault("TOKENIZERS_PARALLELISM", "false")
         env["PYTHONUNBUFFERED"] = "1"

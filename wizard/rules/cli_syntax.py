@@ -210,7 +210,21 @@ class ShorthandConflict(Rule):
     source = "vllm/engine/arg_utils.py create_speculative_config; docs/vllm-rules.md R005"
     fix_safety = "Safe."
 
+    _SHORTHANDS = {"spec_method": "method", "spec_model": "model", "spec_tokens": "num_speculative_tokens"}
+
     def check(self, ctx):
+        noted = {(n.detail or {}).get("key") or n.field.split(".")[-1] for n in _notes(ctx, "shorthand_conflict")}
+        spec = ctx.spec
+        for name, key in self._SHORTHANDS.items():
+            # dict/YAML input: the shorthand sits in extra_args next to the same key
+            if name in ctx.config.extra_args and spec is not None and key not in noted and key in spec.model_fields_set:
+                flag = "--" + name.replace("_", "-")
+                yield self.finding(
+                    f"{flag} and --speculative-config['{key}'] are mutually exclusive: vLLM raises ValueError. "
+                    "Give the key once.",
+                    fields=[f"speculative_config.{key}"],
+                    fixes=[Patch(description=f"Drop {flag}; keep speculative_config.{key}", unset=[f"extra_args.{name}"])],
+                )
         for note in _notes(ctx, "shorthand_conflict"):
             d = note.detail or {}
             flag = d.get("flag") or d.get("old") or "--spec-*"

@@ -22,7 +22,18 @@ def rule_docs(rule: Rule) -> dict[str, Any]:
     d["example_gpu"] = rule.example_gpu
     d["example_version"] = rule.example_version
     d["module"] = type(rule).__module__
+    d["phase"] = getattr(rule, "phase", None) or _known_phase(rule.id)
     return d
+
+
+_PHASE_WORDS = {"parse": "vLLM's argument parser (before any config exists)",
+                "config": "vLLM's config construction (EngineArgs.create_engine_config, before loading weights)"}
+
+
+def _known_phase(rule_id: str) -> str | None:
+    from wizard.oracle import KNOWN_PHASES
+
+    return KNOWN_PHASES.get(rule_id)
 
 
 def _dedent(text: str) -> str:
@@ -71,6 +82,9 @@ def render_rules(fmt: str = "text") -> str:
             out.append("")
             if r["fields"]:
                 out.append("Fields: " + ", ".join(f"`{f}`" for f in r["fields"]))
+                out.append("")
+            if r["phase"] in _PHASE_WORDS:
+                out.append(f"Mirrors a check in {_PHASE_WORDS[r['phase']]}; `wizard check --with-vllm` compares it with vLLM's verdict.")
                 out.append("")
             if r["details"]:
                 out.append(r["details"])

@@ -408,3 +408,51 @@ class PerRequestMetricsWithoutSpec(Rule):
             "--per-request-spec-decode-metrics requires speculative decoding to be enabled (via --speculative-config).",
             fixes=[Patch(description="Remove --per-request-spec-decode-metrics", unset=["extra_args.per_request_spec_decode_metrics"])],
         )
+
+
+@register
+class V2RunnerForced(Rule):
+    """SD096 — ``VLLM_USE_V2_MODEL_RUNNER=1`` where the V2 model runner cannot run (R085).
+
+    **What it does.** With the variable set to 1 in the server's environment: an error when a
+    V2-unsupported feature is present (suffix, custom_class, medusa/mlp_speculator, parallel
+    drafting other than dflash/dspark, heterogeneous vocabularies), and on vLLM 0.32 on the CPU
+    platform, where Triton has no CPU backend.
+
+    **Why it matters.** vLLM raises ``Model Runner V2 does not yet support: ...`` /
+    ``Model Runner V2 requires Triton.`` at config time instead of falling back to V1.
+
+    **Anti-pattern.** Exporting ``VLLM_USE_V2_MODEL_RUNNER=1`` globally, then serving suffix decoding.
+
+    **Best practice.** Leave it unset: vLLM picks V2 when it can and falls back otherwise.
+
+    **Fix safety.** Safe: unset lets vLLM choose the runner.
+
+    Source: vllm/config/vllm.py ``use_v2_model_runner`` / ``_validate_v2_model_runner`` (0.32 L703,
+    0.33 L731); docs/vllm-rules.md R083, R085.
+    """
+
+    id = "SD096"
+    title = "VLLM_USE_V2_MODEL_RUNNER=1 where the V2 runner cannot run"
+    severity = Severity.ERROR
+    fields = ("env.VLLM_USE_V2_MODEL_RUNNER",)
+    topic = "scheduling"
+    phase = "config"
+    why = "Forcing V2 turns vLLM's silent V1 fallback into a startup error."
+    bad = "VLLM_USE_V2_MODEL_RUNNER=1 " + _LLAMA + " " + _sc(method="ngram", num_speculative_tokens=3, parallel_drafting=True)
+    good = _LLAMA + " " + _sc(method="ngram", num_speculative_tokens=3, parallel_drafting=True)
+    source = "vllm/config/vllm.py _validate_v2_model_runner; docs/vllm-rules.md R085"
+    fix_safety = "Safe."
+
+    def check(self, ctx):
+        env = (ctx.config.env or {}).get("VLLM_USE_V2_MODEL_RUNNER")
+        if env is None or str(env).strip().lower() not in ("1", "true"):
+            return
+        fix = [Patch(description="Unset VLLM_USE_V2_MODEL_RUNNER (vLLM chooses the runner)", unset=["env.VLLM_USE_V2_MODEL_RUNNER"])]
+        blockers = v2_blockers(ctx)
+        if blockers:
+            yield self.finding(f"Model Runner V2 does not yet support: {', '.join(blockers)}; with VLLM_USE_V2_MODEL_RUNNER=1 "
+                               "vLLM fails instead of using the V1 runner.", fixes=fix)
+        elif is_cpu(ctx) and not ctx.version.at_least("0.33"):
+            yield self.finding("Model Runner V2 requires Triton, which has no CPU backend: vLLM fails on the CPU platform "
+                               "with VLLM_USE_V2_MODEL_RUNNER=1.", fixes=fix)
