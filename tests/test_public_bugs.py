@@ -273,8 +273,14 @@ def c_modelopt_1677(tmp: Path):
         "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 4,
         "layer_types": ["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"],
         "vocab_size": 262144})
-    _, r = run({"model": str(tgt), "speculative_config": spec(None, d, 1)})
-    assert_reject(r, "speculative_config.method")
+    # report era (June 2026, after Gemma 4 MTP landed in PR #41745): 0.23; 0.32 rewrites the
+    # assistant to gemma4_mtp in hf_config_override and detects mtp itself (no error there)
+    data = {"model": str(tgt), "speculative_config": spec(None, d, 1)}
+    _, r = run(data, version="0.23.0")
+    errs = assert_reject(r, "speculative_config.method", "SD402")
+    assert any(p.set.get("speculative_config.method") == "mtp" for f in errs for p in f.fixes)
+    ctx32, r32 = run(data, version="0.32.0")
+    assert ctx32.method == "mtp" and not [f for f in r32.findings if f.rule == "SD402"]
 
 
 def _glm(tmp: Path, name: str, arch: str, mt: str) -> Path:
@@ -354,8 +360,10 @@ def c_vllm_11126(tmp: Path):
     dcfg = fixture_config("SafeAILab--EAGLE", "eagle/train/EAGLE-LLaMA3-Instruct-70B.json")
     d = make_model_dir(tmp / "EAGLE-LLaMA3-Instruct-70B", dcfg)
     _, r = run({"model": str(tgt), "tensor_parallel_size": 4, "speculative_config": spec("eagle", d, 3)}, version="0.6.4")
-    errs = assert_reject(r, "speculative_config.draft_tensor_parallel_size")
+    errs = assert_reject(r, "speculative_config.draft_tensor_parallel_size", "SD401")
     assert any(p.set.get("speculative_config.draft_tensor_parallel_size") == 1 for f in errs for p in f.fixes)
+    _, r32 = run({"model": str(tgt), "tensor_parallel_size": 4, "speculative_config": spec("eagle", d, 3)}, version="0.32.0")
+    assert not errors_on(r32, "speculative_config.draft_tensor_parallel_size")  # V1 shares the target's TP
 
 
 def c_vllm_29945(tmp: Path):
@@ -591,8 +599,11 @@ def c_vllm_pr31998(tmp: Path):
     tgt = _qwen14(tmp, "Qwen2.5-14B-Instruct")
     d = _qwen14(tmp, "small-draft")
     # era of the PR (async scheduling defaulted on only for EAGLE/MTP): 0.14
-    _, r = run({"model": str(tgt), "async_scheduling": True, "speculative_config": spec("draft_model", d, 5)}, version="0.14.0")
-    assert_warn(r, "async_scheduling")
+    data = {"model": str(tgt), "async_scheduling": True, "speculative_config": spec("draft_model", d, 5)}
+    _, r = run(data, version="0.14.0")
+    assert_warn(r, "async_scheduling", "SD400")
+    _, r32 = run(data, version="0.32.0")  # 0.32 accepts draft_model + async (oracle-verified)
+    assert not warnings_on(r32, "async_scheduling")
 
 
 def c_vllm_pr47460(tmp: Path):

@@ -55,6 +55,11 @@ def walk(page, model: str, name: str):
     page.wait_for_selector(".sw-slot:visible [data-rule=SD001]", timeout=10000)
     assert page.locator("#sw-summary-inner").get_attribute("data-verdict") == "error"
     shot(page, f"{name}-4-kv-sd001")
+    # clicking the finding's field jumps to its step and focuses the field
+    tab(page, "hardware")
+    sd001_card(page).locator("button", has_text="Go to field").click()
+    page.wait_for_selector("#f-kv_sharing_fast_prefill", state="visible", timeout=5000)
+    assert page.locator("button[role=tab][aria-selected=true]").inner_text().strip().endswith("KV cache")
     n = seq(page)
     sd001_card(page).locator("button", has_text="Apply: Drop").click()
     wait_seq_above(page, n)
@@ -246,3 +251,78 @@ def test_launch_step_streams_logs_health_and_plots(page, tmp_path):
     for h in HANDLES.values():
         h.wait(timeout=60)
         assert h.remaining_processes() == []
+
+
+def test_refresh_keeps_input_including_invalid_values(page):
+    tab(page, "target")
+    fill(page, "f-model", "meta-llama/Llama-3.1-8B-Instruct")
+    fill(page, "f-max_model_len", "8k")  # not a number: kept verbatim, never dropped
+    page.wait_for_timeout(800)  # the browser copy of the state follows the panel update
+    page.reload()
+    page.wait_for_selector("#sw-summary-inner")
+    wait_seq_above(page, 0, timeout=30000)
+    tab(page, "target")
+    assert page.locator("#f-model textarea, #f-model input").first.input_value() == "meta-llama/Llama-3.1-8B-Instruct"
+    assert page.locator("#f-max_model_len textarea, #f-max_model_len input").first.input_value() == "8k"
+    tab(page, "review")
+    assert "8k" in page.locator("#sw-exp-command").inner_text()
+    shot(page, "refresh-kept-invalid-value")
+
+
+def test_yaml_upload_and_session_roundtrip(page, tmp_path):
+    y = tmp_path / "serve.yaml"
+    y.write_text("model: meta-llama/Llama-3.1-8B-Instruct\nkv_sharing_fast_prefill: true\ntokenizer_mode: slow\n"
+                 "speculative_config:\n  method: eagle3\n  model: yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\n"
+                 "  num_speculative_tokens: 3\n")
+    page.locator("#sw-import-acc").click()
+    n = seq(page)
+    page.locator("#sw-import-yaml input[type=file]").set_input_files(str(y))
+    wait_seq_above(page, n)
+    page.wait_for_selector(".sw-slot:visible [data-rule=SD001]", timeout=10000)
+    assert "1 option(s)" in page.locator("#sw-import-status").inner_text()
+    tab(page, "review")
+    assert "slow" in page.locator("#f-extra_args").inner_text()
+    with page.expect_download() as dl:
+        page.locator("#sw-session-save").click()
+    saved = Path(dl.value.path()).read_text()
+    assert json.loads(saved)["config"]["extra_args"] == {"tokenizer_mode": "slow"}
+    page.locator("#sw-reset").click()
+    page.wait_for_selector("#sw-summary-inner[data-verdict=none]")
+    f = tmp_path / "session.json"
+    f.write_text(saved)
+    n = seq(page)
+    with page.expect_file_chooser() as fc:
+        page.locator("#sw-session-load").click()
+    fc.value.set_files(str(f))
+    wait_seq_above(page, n)
+    page.wait_for_selector(".sw-slot:visible [data-rule=SD001]", timeout=10000)
+    shot(page, "session-loaded")
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_launch_failure_is_diagnosed(page, tmp_path):
+    """A server that fails at startup (head_dim 16, which CPU attention rejects) shows its diagnosis."""
+    pytest.importorskip("vllm")
+    from factory import make_tiny_llama
+
+    try:
+        from wizard.launch import launch  # noqa: F401
+    except ImportError:
+        pytest.skip("wizard.launch not installed yet")
+    model = make_tiny_llama(tmp_path / "hd16", hidden_size=64, num_attention_heads=4, num_key_value_heads=2)
+    page.locator("#sw-import-acc").click()
+    text = f"vllm serve {model} --enforce-eager --max-model-len 256"
+    box = page.locator("#sw-import-cmd textarea")
+    n = seq(page)
+    box.fill(text[:-1])
+    box.press_sequentially(text[-1])
+    wait_seq_above(page, n)
+    tab(page, "launch")
+    page.locator("#sw-ln-force input[type=checkbox]").check()
+    page.locator("#sw-ln-launch").click()
+    page.wait_for_selector("#sw-ln-status [data-state=failed], #sw-ln-status [data-state=exited]", timeout=300000)
+    page.wait_for_function("() => document.querySelector('#sw-ln-diag').innerText.trim().length > 0", timeout=20000)
+    diag = page.locator("#sw-ln-diag").inner_text()
+    assert "head" in diag.lower()
+    shot(page, "launch-failed-diagnosis")

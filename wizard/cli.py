@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Sequence
 
@@ -225,6 +226,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     }[args.cmd]
     try:
         return handler(args)
+    except BrokenPipeError:  # `... | head`: the reader went away; not an error of ours
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return EXIT_OK
     except ConfigError as err:
         sys.stderr.write(f"wizard: {err}\n")
         return EXIT_USAGE

@@ -78,6 +78,9 @@ _MTP_BY_MODEL_TYPE: dict[str, tuple[str, str, int | None]] = {
     "hy_v4": ("hy_v4_mtp", "num_nextn_predict_layers", None),
     "minimax_m3": ("minimax_m3_mtp", "num_mtp_modules", None),
     "glm5_next": ("glm5_next_mtp", "text_config.num_nextn_predict_layers", None),
+    # Gemma 4 assistant drafters run one forward per draft token: n_predict fixed at 1 (0.32 L1019-1028)
+    "gemma4_assistant": ("gemma4_mtp", "", 1),
+    "gemma4_unified_assistant": ("gemma4_mtp", "", 1),
 }
 _MTP_BY_ARCH: dict[str, tuple[str, str, int | None]] = {
     "MiMoForCausalLM": ("mimo_mtp", "num_nextn_predict_layers", None),

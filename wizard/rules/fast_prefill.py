@@ -39,6 +39,7 @@ class FastPrefillWithEagle(Rule):
     versions = ">=0.10"
     fields = ("kv_sharing_fast_prefill", "speculative_config.method")
     topic = "kv_sharing_fast_prefill"
+    phase = "config"
     why = (
         "Fast prefill gives wrong logits and hidden states for prompt tokens, which EAGLE, EAGLE3, "
         "MTP, DFlash and DSpark drafters read. vLLM rejects the combination at config time."

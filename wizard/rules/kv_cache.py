@@ -147,6 +147,7 @@ class DrafterKvDtypeUnusable(Rule):
     severity = Severity.ERROR
     fields = ("speculative_config.kv_cache_dtype", "kv_cache_dtype")
     topic = "kv_cache"
+    phase = "load"
     why = (
         "The drafter inherits the target's KV dtype unless speculative_config.kv_cache_dtype is set. "
         "Non-causal drafters have no fp8 backend on most GPUs, dense drafters cannot use MLA-only "
@@ -258,6 +259,7 @@ class Fp8KvWithoutFp8Attention(Rule):
     severity = Severity.ERROR
     fields = ("kv_cache_dtype",)
     topic = "kv_cache"
+    phase = "load"
     why = "No attention backend on this GPU accepts fp8 KV; vLLM fails at backend selection after loading weights."
     bad = "vllm serve Qwen/Qwen3-8B --kv-cache-dtype fp8"
     good = "vllm serve Qwen/Qwen3-8B"
@@ -308,6 +310,7 @@ class Fp8E5m2Unsupported(Rule):
     severity = Severity.ERROR
     fields = ("kv_cache_dtype",)
     topic = "kv_cache"
+    phase = "load"
     why = "FLASH_ATTN never accepts fp8_e5m2, and fp8 checkpoints refuse it at layer construction."
     bad = "vllm serve Qwen/Qwen3-8B --kv-cache-dtype fp8_e5m2 --attention-backend FLASH_ATTN"
     good = "vllm serve Qwen/Qwen3-8B --kv-cache-dtype fp8_e4m3 --attention-backend FLASH_ATTN"
@@ -373,6 +376,7 @@ class MlaOnlyKvOnDenseTarget(Rule):
     severity = Severity.ERROR
     fields = ("kv_cache_dtype",)
     topic = "kv_cache"
+    phase = "load"
     why = "Only sparse-MLA backends accept fp8_ds_mla/nvfp4_ds_mla; a dense model finds no attention backend."
     bad = "vllm serve Qwen/Qwen3-8B --kv-cache-dtype fp8_ds_mla"
     good = "vllm serve Qwen/Qwen3-8B --kv-cache-dtype fp8"
@@ -419,6 +423,7 @@ class CpuKvDtype(Rule):
     severity = Severity.ERROR
     fields = ("kv_cache_dtype",)
     topic = "kv_cache"
+    phase = "load"
     why = "The CPU attention backend accepts only auto/bf16/fp16/fp8 (fp8 with AVX-512 or AMX and head_size % 32 == 0)."
     bad = "vllm serve Qwen/Qwen3-8B --kv-cache-dtype nvfp4"
     good = "vllm serve Qwen/Qwen3-8B --kv-cache-dtype auto"
@@ -478,6 +483,7 @@ class QuantizedKvWithSpeculation(Rule):
     severity = Severity.WARNING
     fields = ("kv_cache_dtype",)
     topic = "kv_cache"
+    phase = "run"
     why = "Speculative verification over aggressively quantized KV has produced repetition loops (vllm#40831)."
     bad = ("vllm serve Qwen/Qwen3-8B --kv-cache-dtype turboquant_3bit_nc "
            "--speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_min\":2,\"prompt_lookup_max\":5}'")
@@ -532,6 +538,7 @@ class Fp8KvWithoutScales(Rule):
     severity = Severity.WARNING
     fields = ("kv_cache_dtype",)
     topic = "kv_cache"
+    phase = "run"
     why = "Without k_scale/v_scale vLLM uses 1.0; accuracy and speculative acceptance can drop."
     bad = "vllm serve Qwen/Qwen3-8B --kv-cache-dtype fp8_e4m3"
     good = "vllm serve Qwen/Qwen3-8B"
@@ -547,8 +554,17 @@ class Fp8KvWithoutScales(Rule):
             return
         spec_note = ""
         if ctx.spec is not None and ctx.method in DRAFT_KV_METHODS:
-            spec_note = (f" With speculation ({ctx.method}) the drafter reads the same uncalibrated cache: "
-                         "acceptance near zero was reported (vllm#41789); validate with bf16 KV first.")
+            dkv = ctx.drafter_kv_dtype()
+            if dkv == kv:
+                spec_note = (f" With speculation ({ctx.method}) the drafter's KV cache inherits '{kv}' and is just as "
+                             "uncalibrated: acceptance near zero was reported (vllm#41789); validate with bf16 KV first.")
+            elif is_fp8_kv(dkv):
+                spec_note = (f" With speculation ({ctx.method}) the drafter's KV cache is '{dkv}' "
+                             "(speculative_config.kv_cache_dtype), also without calibrated scales: acceptance near zero "
+                             "was reported (vllm#41789); validate with bf16 KV first.")
+            else:
+                spec_note = (f" The drafter's KV cache is '{dkv}' (speculative_config.kv_cache_dtype), so drafting is "
+                             "unaffected, but the target verifies against the uncalibrated fp8 cache.")
         yield self.finding(
             f"--kv-cache-dtype {kv} on {t.short_name()}, whose checkpoint declares no KV-cache quantization "
             f"(no calibrated k/v scales): vLLM uses scale 1.0 and accuracy may degrade.{spec_note}",
@@ -582,9 +598,25 @@ class CheckpointFp8KvMtpBelowSm90(Rule):
     severity = Severity.ERROR
     fields = ("kv_cache_dtype",)
     topic = "kv_cache"
+    phase = "run"
     why = "kv_cache_scheme turns auto into fp8; MTP's fp8 attention path then faults below SM90 (vllm#44879)."
-    bad = ""
-    good = ""
+    bad = ("vllm serve ./tiny-dsv3-mtp1-ct-fp8kv "
+           "--speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'")
+    good = ("vllm serve ./tiny-dsv3-mtp1-ct-fp8kv --kv-cache-dtype bfloat16 "
+            "--speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'")
+    example_gpu = "L4"
+    # a DeepSeek-V3-shaped MTP checkpoint (scaled down, config only) whose compressed-tensors
+    # quantization_config carries a kv_cache_scheme, like NuExtract3-FP8 in vllm#44879
+    example_models = {"./tiny-dsv3-mtp1-ct-fp8kv": {"config": {
+        "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 128,
+        "intermediate_size": 256, "moe_intermediate_size": 64, "n_routed_experts": 4, "n_shared_experts": 1,
+        "num_experts_per_tok": 2, "n_group": 1, "topk_group": 1, "num_hidden_layers": 2, "first_k_dense_replace": 1,
+        "num_attention_heads": 4, "num_key_value_heads": 4, "kv_lora_rank": 32, "q_lora_rank": None,
+        "qk_nope_head_dim": 32, "qk_rope_head_dim": 16, "v_head_dim": 32, "vocab_size": 512,
+        "max_position_embeddings": 2048, "num_nextn_predict_layers": 1, "torch_dtype": "bfloat16",
+        "quantization_config": {"quant_method": "compressed-tensors", "format": "float-quantized",
+                                "kv_cache_scheme": {"num_bits": 8, "type": "float", "strategy": "tensor",
+                                                    "dynamic": False, "symmetric": True}}}, "tensors": {}}}
     source = "https://github.com/vllm-project/vllm/issues/44879; docs/vllm-rules.md R101"
     fix_safety = "Costs KV capacity."
 
@@ -620,6 +652,8 @@ class Fp8KvEagleOldVersions(Rule):
 
     **Fix safety.** ``auto`` costs KV capacity.
 
+    **Anti-pattern.** ``vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype fp8 --speculative-config '{"method":"eagle3","model":"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B","num_speculative_tokens":3}'``
+
     Source: https://github.com/vllm-project/vllm/issues/21177 (0.9.2), PR #24505.
     """
 
@@ -629,9 +663,13 @@ class Fp8KvEagleOldVersions(Rule):
     versions = "<0.11"
     fields = ("kv_cache_dtype",)
     topic = "kv_cache"
+    phase = "run"
     why = "Before PR #24505 the EAGLE drafter's query dtype did not match an fp8 KV cache: requests return 500."
-    bad = ""
-    good = ""
+    bad = ("vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype fp8 --speculative-config "
+           "'{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\",\"num_speculative_tokens\":3}'")
+    good = ("vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
+            "'{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\",\"num_speculative_tokens\":3}'")
+    example_version = "0.10.0"
     source = "https://github.com/vllm-project/vllm/issues/21177; PR #24505"
     fix_safety = "auto costs KV capacity."
 

@@ -79,6 +79,7 @@ class DoesNotFit(Rule):
     versions = ""
     fields = ("max_model_len", "kv_cache_dtype", "tensor_parallel_size", "gpu_memory_utilization")
     topic = "memory"
+    phase = "load"
     why = (
         "vLLM loads all weights, profiles, then refuses to start when one request at max_model_len does "
         "not fit in the remaining KV cache (or runs out of memory loading weights). The planner counts "
@@ -217,6 +218,7 @@ class NegativeTokenBudget(Rule):
     versions = ""
     fields = ("max_num_batched_tokens", "max_num_seqs", "speculative_config.num_speculative_tokens")
     topic = "scheduling"
+    phase = "config"
     why = (
         "Each decoding request needs 1 + k token slots per step. With max_num_seqs requests the step "
         "budget goes negative: vLLM 0.26 failed at config build (issue #50708), newer versions silently "
@@ -312,12 +314,18 @@ class MemoryUtilizationTooHigh(Rule):
     versions = ""
     fields = ("gpu_memory_utilization",)
     topic = "memory"
+    phase = "load"
     why = (
         "vLLM refuses to start when free memory is less than gpu_memory_utilization x total; other "
         "processes on the GPU (found by NVML discovery) count."
     )
-    bad = ""
-    good = ""
+    bad = ("vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.9 "
+           "--speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_max\":4}'")
+    good = ("vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.45 "
+            "--speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_max\":4}'")
+    example_gpu = "H100"
+    # what NVML discovery would report: 40 GiB of the GPU held by another process
+    example_hardware = {"used_bytes": 40 << 30}
     source = "vllm/v1/worker/gpu_worker.py init_device (0.32): 'Free memory on device ... is less than desired GPU memory utilization'"
     fix_safety = "Lowering the fraction is safe; it shrinks the KV cache."
 

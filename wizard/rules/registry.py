@@ -77,6 +77,16 @@ class Rule:
         why: why it matters (markdown).
         bad / good: example `vllm serve ...` commands (catalog ids or ngram so they run offline).
         example_gpu: optional NAME[xN] used when running the examples.
+        example_version: optional vLLM version used when running the examples.
+        example_hardware: optional :class:`~wizard.hardware.Hardware` field overrides applied on
+            top of ``example_gpu``'s catalog entry when running the examples, for facts only NVML
+            discovery gives (e.g. ``{"used_bytes": 40 << 30}``: 40 GiB held by other processes).
+        example_models: local model folders the examples use, relative path ->
+            {"config": config.json dict, "tensors": {name: shape}}; the examples test writes
+            them (tests/factory.py make_model_dir) into the folder the commands run in, so an
+            example can say `--speculative-config '{"model":"./eagle3-own-embed",...}'`.
+        phase: when vLLM catches it: 'parse' (argparse), 'config' (create_engine_config),
+            'load' (weights / attention backend), 'run' (serving, acceptance), 'plan', or ''.
         source: the vLLM file and version mirrored, or the public report(s).
         fix_safety: 'safe' (behaviour-preserving) or 'unsafe' (changes what is served) + a sentence.
     """
@@ -92,6 +102,9 @@ class Rule:
     good: ClassVar[str] = ""
     example_gpu: ClassVar[str | None] = None
     example_version: ClassVar[str | None] = None
+    example_hardware: ClassVar[dict[str, Any]] = {}
+    example_models: ClassVar[dict[str, dict[str, Any]]] = {}
+    phase: ClassVar[str] = ""
     source: ClassVar[str] = ""
     fix_safety: ClassVar[str] = ""
 
@@ -130,6 +143,9 @@ class Rule:
             "good": cls.good.strip(),
             "source": cls.source.strip(),
             "fix_safety": cls.fix_safety.strip(),
+            "phase": cls.phase,
+            "example_hardware": dict(cls.example_hardware),
+            "example_models": {k: v for k, v in cls.example_models.items()},
         }
 
 

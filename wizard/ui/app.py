@@ -30,6 +30,7 @@ from wizard.ui.theme import CSS, FOCUS_JS
 __all__ = ["build_app", "WizardUI", "CSS"]
 
 STEP_MODULES = (hardware, target, speculation, kv, review)
+STEP_MODULES_LIGHT = (hardware, target, speculation, kv)  # per-change path; review follows in .then()
 _SESSION_DIR = Path(tempfile.gettempdir()) / "specwizard-sessions"
 
 
@@ -72,14 +73,15 @@ class WizardUI:
                 return v
         return "" if v is None else str(v) if not isinstance(v, (dict, list)) else json.dumps(v)
 
-    def render(self, state: dict, seq: int, *, changed: str | None, full: bool, hub: bool | None = None) -> dict:
+    def render(self, state: dict, seq: int, *, changed: str | None, full: bool, hub: bool | None = None,
+               prev_meta: list | None = None) -> dict:
         """Check ``state`` and return every update: findings panel, steps, (full: field values)."""
         t0 = time.perf_counter()
         ev = services.evaluate(state, allow_hub=hub)
         seq = int(seq or 0) + 1
-        out: dict = {self.c["state"]: state, self.c["bstate"]: state, self.c["seq"]: seq}
-        out.update(self.panel(ev, seq))
-        for mod in STEP_MODULES:
+        out: dict = {self.c["state"]: state, self.c["seq"]: seq}
+        out.update(self.panel(ev, seq, None if full else prev_meta))
+        for mod in STEP_MODULES if full else STEP_MODULES_LIGHT:
             try:
                 out.update(mod.update(self, state, ev, full, changed))
             except Exception as err:  # a step must never take the panel down
@@ -95,11 +97,27 @@ class WizardUI:
                         upd.value = val
                     except Exception:
                         pass
-        out[self.c["session_dl"]] = self.session_file(state)
         self.last_timing_ms = (time.perf_counter() - t0) * 1000
+        if full:
+            out.update(self.secondary(state, ev))
         return out
 
-    def panel(self, ev, seq: int) -> dict:
+    def secondary(self, state: dict, ev=None) -> dict:
+        """What may lag the panel by one event: exports, downloads, the browser copy of the state."""
+        ev = ev if ev is not None else services.evaluate(state, allow_hub=False)
+        out = {self.c["bstate"]: state, self.c["session_dl"]: self.session_file(state)}
+        try:
+            out.update(review.update(self, state, ev, False, "secondary"))
+        except Exception as err:
+            out[self.c["toast"]] = f"review: {type(err).__name__}: {err}"
+        return out
+
+    def secondary_outputs(self) -> list:
+        keys = ["bstate", "session_dl", "toast", "xc_wizard", "xc_vllm", "extra_note", "exp_yaml_dl"]
+        keys += [k for k in self.c if k.startswith("exp_")]
+        return [self.c[k] for k in dict.fromkeys(keys)]
+
+    def panel(self, ev, seq: int, prev_meta: list | None = None) -> dict:
         c = self.c
         out: dict = {c["summary"]: fp.summary_html(ev, seq)}
         items = fp.ordered(ev.report.findings) if ev.report is not None else []
@@ -112,6 +130,12 @@ class WizardUI:
             if i < len(items):
                 f = items[i]
                 sev = f.severity.value
+                sig = [f.rule, f.message, f.fields, [p.description for p in f.fixes], sev != prev]
+                old = prev_meta[i] if prev_meta and i < len(prev_meta) else None
+                if old and old.get("sig") == sig:  # unchanged card: send nothing for it
+                    meta.append(old)
+                    prev = sev
+                    continue
                 out[slot["group"]] = gr.Column(visible=True)
                 out[slot["html"]] = fp.card_html(f, sev != prev, counts[sev])
                 prev = sev
@@ -122,9 +146,11 @@ class WizardUI:
                         out[b] = gr.Button(value=f"Apply: {f.fixes[j].description}", visible=True)
                     else:
                         out[b] = gr.Button(visible=False)
-                meta.append({"rule": f.rule, "field": fld, "fixes": [p.as_json() for p in f.fixes[: fp.MAX_FIXES]]})
+                meta.append({"rule": f.rule, "field": fld, "fixes": [p.as_json() for p in f.fixes[: fp.MAX_FIXES]],
+                             "sig": sig})
             else:
-                out[slot["group"]] = gr.Column(visible=False)
+                if not (prev_meta and i < len(prev_meta) and prev_meta[i] is None):
+                    out[slot["group"]] = gr.Column(visible=False)
                 meta.append(None)
         out[c["overflow"]] = fp.overflow_html(items[len(self.slots):])
         out[c["slot_meta"]] = meta
@@ -203,7 +229,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
                         c["import_cmd"] = gr.Textbox(label="Paste a command", lines=2, scale=3, elem_id="sw-import-cmd",
                                                      placeholder="vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config '{...}'")
                         c["import_yaml"] = gr.File(label="…or upload YAML (vllm serve --config)", file_types=[".yaml", ".yml"],
-                                                   type="filepath", scale=1, elem_id="sw-import-yaml", height=110)
+                                                   type="filepath", scale=1, elem_id="sw-import-yaml", height=140)
                     c["import_status"] = gr.Markdown(elem_id="sw-import-status")
                 c["toast"] = gr.Markdown(elem_id="sw-toast")
                 with gr.Tabs(elem_id="sw-tabs", overflow_behavior="wrap") as tabs:
@@ -237,7 +263,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
         def make_handler(path: str, hub: bool | None = None):
             special = ui.meta[path]["special"]
 
-            def handler(state, seq, value):
+            def handler(state, seq, value, prev_meta=None):
                 if special == "extra_args":
                     st = dict(state)
                     st["raw"] = dict(st.get("raw") or {})
@@ -258,20 +284,31 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
                     spec = (st.get("config") or {}).get("speculative_config")
                     if path == "speculative_config.method" and spec and "num_speculative_tokens" not in spec:
                         spec["num_speculative_tokens"] = 3  # what the k slider shows
-                return ui.render(st, seq, changed=path, full=False, hub=hub)
+                return ui.render(st, seq, changed=path, full=False, hub=hub, prev_meta=prev_meta)
 
             return handler
 
+        sec_outs = ui.secondary_outputs()
+        fast_outs = [c[k] for k in ("state", "seq", "summary", "overflow", "slot_meta", "toast", "hw_facts", "target_facts",
+                                    "method_md", "drafter_group", "ngram_group", "suffix_group", "kv_md")]
+        for s_ in ui.slots:
+            fast_outs += [s_["group"], s_["html"], s_["goto"], *s_["fixes"]]
+        fast_outs += [ui.fields[p] for p in ("speculative_config.method", "speculative_config.model",
+                                             "speculative_config.num_speculative_tokens", "kv_cache_dtype",
+                                             "speculative_config.kv_cache_dtype")]
+
+        def bind(evt, fn, comp):
+            # the panel first (no queue: one HTTP round trip), then exports/downloads/browser copy
+            evt(fn, [c["state"], c["seq"], comp, c["slot_meta"]], fast_outs, queue=False, **quiet).then(
+                lambda st: ui.secondary(st), [c["state"]], sec_outs, queue=False, **quiet)
+
         for path, comp in ui.fields.items():
             if path == "model":
-                comp.input(make_handler(path, hub=False), [c["state"], c["seq"], comp], outputs, trigger_mode="always_last", **quiet)
-                comp.blur(make_handler(path), [c["state"], c["seq"], comp], outputs, **quiet)
-                comp.submit(make_handler(path), [c["state"], c["seq"], comp], outputs, **quiet)
+                bind(comp.input, make_handler(path, hub=False), comp)
+                bind(comp.blur, make_handler(path), comp)
+                bind(comp.submit, make_handler(path), comp)
                 continue
-            evt = comp.release if isinstance(comp, gr.Slider) else comp.input
-            evt(make_handler(path), [c["state"], c["seq"], comp], outputs, trigger_mode="always_last", **quiet)
-            if isinstance(comp, gr.Slider):
-                comp.input(make_handler(path), [c["state"], c["seq"], comp], outputs, trigger_mode="always_last", **quiet)
+            bind(comp.input, make_handler(path), comp)
 
         def full(state, seq, **kw):
             return ui.render(state, seq, changed=None, full=True)
@@ -406,8 +443,9 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
         ln_outs = [c["state"], c["ln_status"], c["ln_timer"], c["ln_logs"], c["ln_pos"], c["ln_time"], c["ln_metrics"],
                    c["ln_diag"], c["ln_diag_row"], c["ln_fix_relaunch"]]
 
-        def do_launch(state, force):
-            st, msg = launch.start(state, services.evaluate(state), bool(force), ui.allow_launch)
+        def do_launch(state, force, request: gr.Request):
+            st, msg = launch.start(state, services.evaluate(state), bool(force), ui.allow_launch,
+                                   getattr(request, "session_hash", None))
             return {c["state"]: st, c["ln_status"]: msg, c["ln_timer"]: gr.Timer(active=st.get("server") != state.get("server"))}
 
         c["ln_launch"].click(do_launch, [c["state"], c["ln_force"]], ln_outs)
@@ -415,7 +453,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
         c["ln_smoke"].click(lambda s, n: {c["ln_metrics"]: launch.smoke(s, n or 8)}, [c["state"], c["ln_smoke_n"]], ln_outs)
         c["ln_timer"].tick(lambda s: launch.poll(ui, s), [c["state"]], ln_outs, **quiet)
 
-        def fix_relaunch(state, seq, force):
+        def fix_relaunch(state, seq, force, request: gr.Request):
             patch = launch.diagnosis_fix(state)
             cfg = config_of(state)
             if patch is None or cfg is None:
@@ -423,7 +461,8 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
             st = state_from_config(apply_patch(cfg, patch), base=state)
             st["server"] = state.get("server")
             out = full(st, seq)
-            st2, msg = launch.start(st, services.evaluate(st), bool(force), ui.allow_launch)
+            st2, msg = launch.start(st, services.evaluate(st), bool(force), ui.allow_launch,
+                                    getattr(request, "session_hash", None))
             out[c["state"]] = st2
             out[c["ln_status"]] = msg
             out[c["ln_timer"]] = gr.Timer(active=True)
@@ -431,7 +470,10 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
             return out
 
         c["ln_fix_relaunch"].click(fix_relaunch, [c["state"], c["seq"], c["ln_force"]], outputs + ln_outs)
-        demo.unload(launch.stop_all)
+        def on_unload(request: gr.Request):
+            launch.stop_session(getattr(request, "session_hash", None))
+
+        demo.unload(on_unload)
 
     demo.wizard_ui = ui  # for tests and benchmarks
     _default_launch_kwargs(demo)

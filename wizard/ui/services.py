@@ -147,8 +147,10 @@ def drafters_for(target_id: str) -> list[Any]:
 
 def entry_method(entry: Any) -> str | None:
     """The speculative method a catalog drafter entry declares, if any."""
-    for attr in ("method", "spec_method"):
+    for attr in ("method", "spec_method", "methods"):
         v = entry.get(attr) if isinstance(entry, dict) else getattr(entry, attr, None)
+        if isinstance(v, (list, tuple)):
+            v = v[0] if v else None
         if v:
             return str(v)
     return None

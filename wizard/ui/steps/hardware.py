@@ -62,6 +62,8 @@ def build(ui) -> None:
 
 
 def update(ui, state, ev, full: bool, changed: str | None) -> dict:
+    if not full and not (changed or "").startswith("gpu"):
+        return {}
     h = ev.hardware
     if h is None:
         md = "_Hardware unknown: rules that depend on GPU memory or compute capability stay quiet._"

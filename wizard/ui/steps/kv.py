@@ -62,7 +62,9 @@ def update(ui, state, ev, full: bool, changed: str | None) -> dict:
         dch = ["inherit"] + choices
         out[ui.fields["speculative_config.kv_cache_dtype"]] = gr.Dropdown(
             choices=dch + ([dcur] if dcur not in dch else []), value=dcur)
-    if ev.ctx is not None:
+    relevant = full or changed in (None, "model", "kv_cache_dtype", "speculative_config.kv_cache_dtype",
+                                   "speculative_config.method", "speculative_config.model", "gpu.name", "gpu.count")
+    if ev.ctx is not None and relevant:
         try:
             t, d = ev.ctx.target_kv_dtype(), ev.ctx.drafter_kv_dtype() if ev.ctx.spec is not None else None
             md = f"Effective KV dtype (as vLLM resolves it): target **{t}**" + (f", drafter **{d}**" if d else "")

@@ -16,6 +16,8 @@ from wizard.ui import services
 
 #: live server handles of this UI process, by the id kept in the session state
 HANDLES: dict[str, Any] = {}
+#: browser session hash -> handle ids it started (stopped when that tab goes away)
+SESSIONS: dict[str, list[str]] = {}
 _SMOKE: dict[str, str] = {}
 
 
@@ -68,7 +70,7 @@ def build(ui) -> None:
     ui.c["ln_timer"] = gr.Timer(1.0, active=False)
 
 
-def start(state: dict, ev, force: bool, allow_launch: bool) -> tuple[dict, str]:
+def start(state: dict, ev, force: bool, allow_launch: bool, session: str | None = None) -> tuple[dict, str]:
     """Launch the configuration. Returns (state with the handle id, status message html)."""
     if not allow_launch:
         return state, '<div class="sw-status sw-st-failed">Launching is disabled: this UI is reachable beyond loopback without authentication.</div>'
@@ -88,6 +90,8 @@ def start(state: dict, ev, force: bool, allow_launch: bool) -> tuple[dict, str]:
         return state, f'<div class="sw-status sw-st-failed" data-state="refused">Not launched: {html.escape(msg)}</div>'
     hid = uuid.uuid4().hex
     HANDLES[hid] = h
+    if session:
+        SESSIONS.setdefault(session, []).append(hid)
     st = dict(state)
     st["server"] = hid
     return st, '<div class="sw-status sw-st-starting" data-state="starting">Starting…</div>'
@@ -206,8 +210,16 @@ def diagnosis_fix(state: dict):
     return fixes[0] if fixes else None
 
 
+def stop_session(session: str | None) -> None:
+    """Stop the servers one browser session started (called when its tab closes)."""
+    for hid in SESSIONS.pop(session or "", []):
+        h = HANDLES.pop(hid, None)
+        if h is not None:
+            threading.Thread(target=h.stop, daemon=True).start()
+
+
 def stop_all() -> None:
-    """Stop every server this UI started (called when the app closes)."""
+    """Stop every server this UI started (e.g. when the app closes)."""
     for h in list(HANDLES.values()):
         try:
             h.stop()

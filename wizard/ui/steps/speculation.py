@@ -40,9 +40,10 @@ def method_choices(ev, version) -> list[tuple[str, str]]:
     if ev is not None and ev.config is not None:
         try:
             for e in services.drafters_for(ev.config.model):
-                m = services.entry_method(e)
-                if m:
-                    rec.append((m, f"catalog drafter {services._entry_id(e)}"))
+                ms = getattr(e, "methods", None) or [services.entry_method(e)]
+                for m in ms:
+                    if m and m not in NGRAM + SUFFIX:
+                        rec.append((m, f"catalog drafter {services._entry_id(e)}"))
         except services.Unavailable:
             pass
     if target is not None and target.speculators_config:
@@ -134,6 +135,8 @@ def update(ui, state, ev, full: bool, changed: str | None) -> dict:
     resolved = ev.ctx.method if ev.ctx is not None else method
     shown = resolved or method
     out: dict = {}
+    if not full and not (changed or "").startswith("speculative_config") and changed not in ("model", "allow_hub", "vllm_version"):
+        return out
     method_comp = ui.fields["speculative_config.method"]
     if full or changed in ("model", "vllm_version", "allow_hub", None):
         out[method_comp] = gr.Dropdown(choices=method_choices(ev, version), value=method or "none")
@@ -142,15 +145,22 @@ def update(ui, state, ev, full: bool, changed: str | None) -> dict:
     out[ui.c["ngram_group"]] = gr.Row(visible=shown in NGRAM)
     out[ui.c["suffix_group"]] = gr.Row(visible=shown in SUFFIX)
     if full or changed in ("model", "speculative_config.method", "allow_hub", None):
-        suggestions = []
+        suggestions: list = []
         if ev.config is not None:
             try:
-                suggestions = [services._entry_id(e) for e in services.drafters_for(ev.config.model)]
+                entries = services.drafters_for(ev.config.model)
             except services.Unavailable:
-                pass
+                entries = []
+            fitting = [e for e in entries if services.entry_method(e) == shown]
+            for e in fitting + [e for e in entries if e not in fitting]:
+                eid = services._entry_id(e)
+                title = getattr(e, "title", None) or ""
+                m = services.entry_method(e)
+                label = f"{'★ ' if e in fitting else ''}{eid} — {title}" + (f" ({m})" if m and e not in fitting else "")
+                suggestions.append((label, eid))
         cur = field_value(state, "speculative_config.model")
-        if cur and cur not in suggestions:
-            suggestions.append(cur)
+        if cur and cur not in [v for _, v in suggestions]:
+            suggestions.append((cur, cur))
         out[ui.fields["speculative_config.model"]] = gr.Dropdown(choices=suggestions, value=cur)
         k = field_value(state, "speculative_config.num_speculative_tokens")
         top, why = k_bounds(ev, shown, k)
