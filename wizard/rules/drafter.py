@@ -495,10 +495,13 @@ class Eagle3AuxLayers(Rule):
         L = t.num_hidden_layers if t is not None else None
         if ids is None:
             default = f" ({2}, {L // 2}, {L - 3})" if L else ""
+            # The default (2, L//2, L-3) is what the EAGLE-3 reference trainer captures
+            # (SafeAILab/EAGLE eagle/traineagle3), so a missing list is usually right: info only.
             yield self.finding(
                 f"Drafter {d.short_name()} does not name its aux layers (eagle_aux_hidden_state_layer_ids): vLLM "
-                f"silently uses the target default{default}. If the drafter was trained on other layers acceptance "
-                "collapses; add the trained ids to its config.json.")
+                f"uses the target default{default}, the layers the EAGLE-3 reference trainer uses. If this drafter "
+                "was trained on other layers acceptance collapses; then add the trained ids to its config.json.",
+                severity=Severity.INFO)
             return
         if L:
             bad = [i for i in ids if not isinstance(i, int) or i < 0 or i >= (L + 1 if key and "target_layer_ids" in key else L)]
