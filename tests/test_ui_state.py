@@ -128,3 +128,59 @@ def test_notebook_executes_with_nbclient(tmp_path, monkeypatch):
     assert "iframe" in text or "127.0.0.1" in text  # rendered inline
     assert "error" in text or "ok" in text or "warning" in text  # api.check verdict printed
     assert not any(o.get("output_type") == "error" for o in outputs)
+
+
+def test_plan_frames_from_the_real_planner():
+    pytest.importorskip("wizard.plan")
+    from wizard.ui import services
+    from wizard.ui.steps.plan import memory_frame, plan_dict, speedup_frame
+
+    st = set_field(new_state(), "model", "meta-llama/Llama-3.1-8B-Instruct")
+    st = set_field(st, "speculative_config.method", "eagle3")
+    st = set_field(st, "speculative_config.model", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
+    st = set_field(st, "speculative_config.num_speculative_tokens", 3)
+    st = set_field(st, "gpu.name", "H100-SXM")
+    ev = services.evaluate(st)
+    d = plan_dict(services.plan_for(ev.ctx))
+    mem = memory_frame(d)
+    parts = dict(zip(mem["part"], mem["GiB"]))
+    assert parts["target weights"] == pytest.approx(d["weights_bytes"]["target"] / 1024**3)
+    assert parts["drafter weights"] == pytest.approx(d["weights_bytes"]["drafter"] / 1024**3)
+    assert "KV cache" in parts
+    sp = speedup_frame(d)
+    assert list(sp["k"]) == sorted(sp["k"]) and 3 in list(sp["k"])
+    assert (sp["speedup"] > 0).all()
+
+
+def test_method_choices_put_fitting_methods_first():
+    from wizard.ui import services
+    from wizard.ui.steps.speculation import method_choices
+    from wizard.versions import default_version
+
+    st = set_field(new_state(), "model", "meta-llama/Llama-3.1-8B-Instruct")
+    choices = method_choices(services.evaluate(st), default_version())
+    values = [v for _, v in choices]
+    assert values[0] == "none"
+    starred = [v for label, v in choices if label.startswith("★")]
+    assert "eagle3" in starred and "ngram" in starred
+    assert "mtp" not in starred  # Llama 3.1 has no MTP layers: still reachable, with the reason
+    mtp_label = next(label for label, v in choices if v == "mtp")
+    assert "no MTP layers" in mtp_label
+
+
+def test_other_options_box_keeps_broken_json_text():
+    from wizard.ui import build_app
+
+    demo = build_app()
+    ui = demo.wizard_ui
+    comp = ui.fields["extra_args"]
+    fn = next(bf.fn for bf in demo.fns.values() if bf.targets and bf.targets[0] == (comp._id, "input"))
+    st = set_field(new_state(), "model", "m")
+    out = fn(st, 0, '{"tokenizer_mode": "slow"}')
+    st2 = out[ui.c["state"]]
+    assert st2["config"]["extra_args"] == {"tokenizer_mode": "slow"}
+    out = fn(st2, 1, '{"tokenizer_mode": "slow",')  # half-typed: kept verbatim, last valid options used
+    st3 = out[ui.c["state"]]
+    assert st3["raw"]["extra_args"] == '{"tokenizer_mode": "slow",'
+    assert st3["config"]["extra_args"] == {"tokenizer_mode": "slow"}
+    assert ui.form_value(st3, "extra_args") == '{"tokenizer_mode": "slow",'

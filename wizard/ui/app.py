@@ -411,6 +411,8 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
                     st = load_session(json.dumps(bstate))
                 except SessionError:
                     pass
+            elif hardware.detected_spec():  # a fresh wizard starts on this machine's GPUs
+                st = state_from_config_gpu(st, hardware.detected_spec())
             out = full(st, seq)
             try:  # catalogs may have grown since the app was built
                 out[c["preset"]] = gr.Dropdown(choices=services.presets())
@@ -478,6 +480,12 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
     demo.wizard_ui = ui  # for tests and benchmarks
     _default_launch_kwargs(demo)
     return demo
+
+
+def state_from_config_gpu(state: dict, spec: str) -> dict:
+    name, _, n = spec.rpartition("x")
+    st = set_field(state, "gpu.name", name or spec)
+    return set_field(st, "gpu.count", int(n) if n.isdigit() else 1)
 
 
 def services_load(**kw):

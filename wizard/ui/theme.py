@@ -31,6 +31,7 @@ CSS = """
 .sw-st-healthy {background: #eaf7ee;} .sw-st-failed, .sw-st-exited {background: #fdecec;} .sw-st-starting {background: #fff6e5;}
 #sw-sidebar {position: sticky; top: 8px; align-self: flex-start;}
 #sw-title h1 {margin-bottom: 0;}
+.sw-mono textarea {font-family: var(--font-mono), ui-monospace, monospace !important; font-size: .85em !important;}
 .sw-flash {outline: 3px solid #f59e0b !important; border-radius: 6px; transition: outline .3s;}
 """
 

@@ -34,10 +34,24 @@ def _detected_md() -> str:
     rows = []
     for g in gpus:
         name = getattr(g, "name", g)
-        mem = getattr(g, "memory_bytes", None) or getattr(g, "memory_total", None)
+        mem = getattr(g, "memory_total_bytes", None) or getattr(g, "memory_bytes", None)
         cc = getattr(g, "compute_capability", None)
         rows.append(f"| {name} | {f'{mem / GIB:.0f} GiB' if mem else '?'} | {'.'.join(map(str, cc)) if cc else '?'} |")
     return "**Detected GPUs**\n\n| GPU | memory | compute capability |\n|---|---|---|\n" + "\n".join(rows)
+
+
+def detected_spec() -> str | None:
+    """'NAMExN' of the GPUs on this machine when the catalog knows them (wizard.gpu), else None."""
+    try:
+        gpus = services.detected_gpus()
+        if not gpus:
+            return None
+        from wizard.gpu import match_catalog_name
+
+        name = match_catalog_name(gpus[0].name)
+        return f"{name}x{len(gpus)}" if name else None
+    except Exception:
+        return None
 
 
 def build(ui) -> None:

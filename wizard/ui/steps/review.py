@@ -17,10 +17,10 @@ _DL_DIR = Path(tempfile.gettempdir()) / "specwizard-ui"
 
 
 def build(ui) -> None:
-    ui.c["exp_command"] = gr.Code(label="vllm serve (JSON --speculative-config)", language="shell", lines=2, max_lines=6,
-                                  interactive=False, buttons=["copy"], elem_id="sw-exp-command", wrap_lines=True)
-    ui.c["exp_dotted"] = gr.Code(label="vllm serve (dotted --speculative-config.KEY)", language="shell", lines=2, max_lines=6,
-                                 interactive=False, buttons=["copy"], elem_id="sw-exp-dotted", wrap_lines=True)
+    ui.c["exp_command"] = gr.Textbox(label="vllm serve (JSON --speculative-config)", lines=2, max_lines=8,
+                                     interactive=False, buttons=["copy"], elem_id="sw-exp-command", elem_classes=["sw-mono"])
+    ui.c["exp_dotted"] = gr.Textbox(label="vllm serve (dotted --speculative-config.KEY)", lines=2, max_lines=8,
+                                    interactive=False, buttons=["copy"], elem_id="sw-exp-dotted", elem_classes=["sw-mono"])
     with gr.Row():
         ui.c["exp_yaml"] = gr.Code(label="YAML for `vllm serve --config`", language="yaml", lines=8, max_lines=16, interactive=False,
                                    buttons=["copy"], elem_id="sw-exp-yaml")
@@ -47,7 +47,7 @@ def build(ui) -> None:
 
 
 def _yaml_file(text: str) -> str | None:
-    if text.startswith("#"):
+    if text.startswith("# yaml export not available") or text.startswith("# choose"):
         return None
     _DL_DIR.mkdir(parents=True, exist_ok=True)
     h = hashlib.sha1(text.encode()).hexdigest()[:12]
