@@ -12,3 +12,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+# Never inherit a forced model-runner choice from the caller's shell: on the CPU build
+# VLLM_USE_V2_MODEL_RUNNER=1 makes every real vLLM start fail ("Model Runner V2 requires Triton").
+os.environ.pop("VLLM_USE_V2_MODEL_RUNNER", None)

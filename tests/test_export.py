@@ -190,7 +190,10 @@ def test_python_form_runs_and_passes_the_same_kwargs(monkeypatch):
 
     fake.LLM = LLM
     monkeypatch.setitem(sys.modules, "vllm", fake)
-    monkeypatch.delenv("VLLM_USE_V2_MODEL_RUNNER", raising=False)
+    # setenv first so monkeypatch restores (removes) what the exec'd snippet sets: a leaked
+    # VLLM_USE_V2_MODEL_RUNNER=1 makes every later CPU vLLM start fail ("requires Triton").
+    monkeypatch.setenv("VLLM_USE_V2_MODEL_RUNNER", "unset-by-test")
+    monkeypatch.delenv("VLLM_USE_V2_MODEL_RUNNER")
     code = to_python(CFG)
     assert code.startswith("import os\n") and "from vllm import LLM\n" in code
     exec(compile(code, "<export>", "exec"), {})

