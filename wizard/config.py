@@ -21,7 +21,7 @@ result re-enters the pipeline at the top.
 from __future__ import annotations
 
 import copy
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 

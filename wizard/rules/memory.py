@@ -11,6 +11,7 @@ import math
 
 from wizard.config import Patch, apply_patch
 from wizard.rules.registry import Rule, Severity, register
+from wizard.fixes import ngram_fallback
 
 __all__ = ["DoesNotFit", "NegativeTokenBudget", "MemoryUtilizationTooHigh", "plan_of"]
 
@@ -163,11 +164,7 @@ class DoesNotFit(Rule):
             out.append(Patch(description="Give vLLM 95% of the GPU (--gpu-memory-utilization 0.95)",
                              set={"gpu_memory_utilization": 0.95}))
         if p.drafter is not None and ctx.method not in ("ngram", "ngram_gpu", "suffix"):
-            out.append(Patch(
-                description="Drop the drafter model: use n-gram speculation (no drafter weights or KV)",
-                set={"speculative_config": {"method": "ngram", "num_speculative_tokens": k or 3,
-                                            "prompt_lookup_min": 2, "prompt_lookup_max": 5}},
-            ))
+            out.append(ngram_fallback(k or 3, "Drop the drafter model: use n-gram speculation (no drafter weights or KV)"))
         return out
 
 

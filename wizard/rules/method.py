@@ -11,6 +11,7 @@ from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
 from wizard.rules.spec_fields import closest, given_keys, raw_method
 from wizard.versions import methods, mtp_types
+from wizard.fixes import ngram_fallback
 
 _LLAMA = "vllm serve meta-llama/Llama-3.1-8B-Instruct"
 _E3 = "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
@@ -175,8 +176,7 @@ class DrafterModelMissing(Rule):
                   "'num_speculative_tokens was provided but without speculative model'."
         yield self.finding(
             msg,
-            fixes=[Patch(description="Use n-gram speculation (no drafter model)",
-                         set={"speculative_config": {"method": "ngram", "num_speculative_tokens": k}})],
+            fixes=[ngram_fallback(k, "Use n-gram speculation (no drafter model)")],
         )
 
 
@@ -289,7 +289,7 @@ class NoModelNoK(Rule):
         yield self.finding(
             f"method '{m}' needs speculative_config.model and num_speculative_tokens: vLLM fails with "
             "'num_speculative_tokens must be provided with speculative model'.",
-            fixes=[Patch(description="Use n-gram speculation", set={"speculative_config": {"method": "ngram", "num_speculative_tokens": 3}})],
+            fixes=[ngram_fallback(3, "Use n-gram speculation")],
         )
 
 
@@ -434,13 +434,11 @@ class DrafterArchNotRegistered(Rule):
         fixes = []
         for alt in ("eagle3", "eagle"):
             if alt != m and any(a in _REGISTERED_DRAFT_ARCHS for a in wrapped_archs(alt, archs)):
-                p = ctx.spec.model.lower()
                 # a path substring would re-detect another method only for draft_model/mtp; eagle/eagle3 are kept
                 fixes.append(Patch(description=f"Use method {alt} (vLLM has {wrapped_archs(alt, archs)[0]})",
                                    set={"speculative_config.method": alt}))
                 break
-        fixes.append(Patch(description="Use n-gram speculation instead",
-                           set={"speculative_config": {"method": "ngram", "num_speculative_tokens": ctx.k or 3}}))
+        fixes.append(ngram_fallback(ctx.k or 3, "Use n-gram speculation instead"))
         yield self.finding(
             f"method '{m}' turns the drafter's architectures {archs} into {wrapped}, which vLLM does not "
             f"implement: it fails with 'Model architectures {wrapped} are not supported for now'.",
@@ -546,8 +544,7 @@ class DraftVocabMismatch(Rule):
         if (spec.draft_sample_method or "greedy") == "greedy" and not spec.use_local_argmax_reduction:
             fixes.append(Patch(description="Map tokens between vocabularies (use_heterogeneous_vocab)",
                                set={"speculative_config.use_heterogeneous_vocab": True}))
-        fixes.append(Patch(description="Use n-gram speculation instead",
-                           set={"speculative_config": {"method": "ngram", "num_speculative_tokens": ctx.k or 3}}))
+        fixes.append(ngram_fallback(ctx.k or 3, "Use n-gram speculation instead"))
         yield self.finding(
             f"Target and draft model should have the same vocabulary size: target {t.vocab_size}, "
             f"draft {d.vocab_size}. vLLM rejects this draft_model at config time.",
@@ -841,8 +838,7 @@ class SuffixDecoding(Rule):
         spec = ctx.spec
         if spec is None or raw_method(ctx) != "suffix":
             return
-        ng = Patch(description="Use n-gram speculation (no extra package)",
-                   set={"speculative_config": {"method": "ngram", "num_speculative_tokens": min(ctx.k or 3, 8)}})
+        ng = ngram_fallback(min(ctx.k or 3, 8), "Use n-gram speculation (no extra package)")
         yield self.finding(
             "method 'suffix' needs the arctic-inference package on the server (pip install arctic-inference==0.1.1); "
             "without it vLLM raises 'Arctic Inference is required for suffix decoding'.",

@@ -7,7 +7,8 @@ from wizard import derive
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
 from wizard.rules.spec_fields import given_keys, raw_method
-from wizard.versions import methods, mtp_types
+from wizard.versions import mtp_types
+from wizard.fixes import ngram_fallback
 
 _DSV3 = "vllm serve deepseek-ai/DeepSeek-V3"
 _LLAMA = "vllm serve meta-llama/Llama-3.1-8B-Instruct"
@@ -90,8 +91,7 @@ class MtpWithoutMtpLayers(Rule):
         yield self.finding(
             f"method 'mtp' needs a checkpoint with MTP layers, but {name} (model_type {mt}) has none: "
             "vLLM raises \"Unsupported speculative method: 'mtp'\".",
-            fixes=[Patch(description="Use n-gram speculation",
-                         set={"speculative_config": {"method": "ngram", "num_speculative_tokens": 3}})],
+            fixes=[ngram_fallback(3, "Use n-gram speculation")],
         )
 
 
@@ -231,8 +231,7 @@ class MtpZeroLayers(Rule):
         yield self.finding(
             "The checkpoint declares 0 MTP layers (num_nextn_predict_layers: 0): vLLM crashes with "
             "'ZeroDivisionError: integer modulo by zero'.",
-            fixes=[Patch(description="Use n-gram speculation",
-                         set={"speculative_config": {"method": "ngram", "num_speculative_tokens": 3}})],
+            fixes=[ngram_fallback(3, "Use n-gram speculation")],
         )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
 from wizard.rules.spec_fields import is_cpu
+from wizard.fixes import ngram_fallback
 
 _LLAMA = "vllm serve meta-llama/Llama-3.1-8B-Instruct"
 _E3 = "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
@@ -215,8 +216,7 @@ class V1RunnerUnsupported(Rule):
             yield self.finding(
                 f"Model Runner V1 does not support: dspark speculative decoding (V1 is used because of {where}).",
                 fields=["speculative_config.method"],
-                fixes=[Patch(description="Use n-gram speculation instead",
-                             set={"speculative_config": {"method": "ngram", "num_speculative_tokens": ctx.k or 3}})],
+                fixes=[ngram_fallback(ctx.k or 3, "Use n-gram speculation instead")],
             )
         if spec.enable_adaptive_verification:
             drop = [Patch(description="Drop enable_adaptive_verification", unset=["speculative_config.enable_adaptive_verification"])]

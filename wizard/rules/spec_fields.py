@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
-from wizard.versions import kv_cache_dtypes, methods, mtp_types, spec_fields
+from wizard.versions import kv_cache_dtypes, mtp_types, spec_fields
 
 __all__ = [
     "given_keys",

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import gradio as gr
 
-from wizard.config import ConfigError, Patch, apply_patch
+from wizard.config import Patch, apply_patch
 from wizard.ui import findings as fp
 from wizard.ui import services
 from wizard.ui.state import (SessionError, config_of, field_value, load_session, new_state, session_json, set_field,

@@ -25,7 +25,7 @@ import copy
 import json
 from typing import Any
 
-from wizard.config import ConfigError, ServeConfig, SpeculativeConfig, config_from_dict, get_path, set_path, unset_path
+from wizard.config import ConfigError, ServeConfig, config_from_dict, get_path, set_path, unset_path
 
 __all__ = [
     "STATE_VERSION",

@@ -7,7 +7,6 @@ import html
 import gradio as gr
 
 from wizard.ui import services
-from wizard.ui.state import field_value
 
 GIB = 1024**3
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html
 import threading
-import time
 import uuid
 from typing import Any
 
