@@ -221,7 +221,8 @@ def test_port_in_use_refused_before_start(tmp_path):
         s.listen(1)
         busy = s.getsockname()[1]
         with pytest.raises(PortInUse) as ei:
-            launch(_cfg(), port=busy, kv_cache_space_gib=1, log_dir=tmp_path)
+            # force: /tmp/model/target does not exist (SD009 error); this test is about the port
+            launch(_cfg(), port=busy, kv_cache_space_gib=1, log_dir=tmp_path, force=True)
         e = ei.value
         assert e.port == busy and e.free_port and e.free_port != busy
         assert f"port {busy} on 127.0.0.1 is already in use" in str(e) and str(e.free_port) in str(e)
@@ -311,7 +312,7 @@ def test_cli_serve_refusal_and_port_in_use(capsys):
         s.bind(("127.0.0.1", 0))
         s.listen(1)
         busy = s.getsockname()[1]
-        rc = main(["serve", "--port", str(busy), "--", "vllm", "serve", "/tmp/model/target", "--max-model-len", "512"])
+        rc = main(["serve", "--force", "--port", str(busy), "--", "vllm", "serve", "/tmp/model/target", "--max-model-len", "512"])
     err = capsys.readouterr().err
     assert rc == 1 and f"port {busy} on 127.0.0.1 is already in use" in err
 

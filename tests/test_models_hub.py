@@ -90,6 +90,7 @@ def test_safetensors_metadata_conversion(monkeypatch):
     from huggingface_hub.utils import SafetensorsFileMetadata, SafetensorsRepoMetadata, TensorInfo
 
     monkeypatch.setattr(hub, "hub_offline", lambda: False)
+    monkeypatch.setattr(hub, "hub_reachable", lambda *a, **k: True)  # the stubbed Hub counts as reachable
     monkeypatch.setattr(hub, "_fetch_config", lambda *a: ({"model_type": "llama", "hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 1, "vocab_size": 16, "draft_vocab_size": 4}, False, []))
     tensors = {
         "lm_head.weight": TensorInfo(dtype="BF16", shape=[4, 8], data_offsets=(0, 64)),
@@ -108,3 +109,33 @@ def test_safetensors_metadata_conversion(monkeypatch):
     assert info.has_lm_head and info.has_d2t and info.has_embed_tokens is False and info.has_t2d is False
     assert info.tensors["lm_head.weight"].shape == [4, 8] and info.weight_bytes == 96 and info.param_count == 36
     hub._safetensors_meta.cache_clear()
+
+
+def test_unreachable_endpoint_fails_fast_and_quietly(tmp_path, monkeypatch, capfd):
+    """HF_ENDPOINT on a closed loopback port: one probe, the 'offline?' message, no retry noise."""
+    import socket
+    import time
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setattr(hub, "hub_offline", lambda: False)
+    hub._probe_cache.clear()
+    t0 = time.monotonic()
+    with pytest.raises(ModelLookupError, match=r"offline\?"):
+        hub.inspect_hub("someone/never-cached", cache_dir=str(tmp_path))
+    assert time.monotonic() - t0 < 3.0
+    assert hub_endpoint_cached(port)
+    # the second lookup reuses the probe answer
+    t0 = time.monotonic()
+    with pytest.raises(ModelLookupError):
+        hub.inspect_hub("someone/other", cache_dir=str(tmp_path))
+    assert time.monotonic() - t0 < 1.0
+    out, err = capfd.readouterr()
+    assert "Retrying" not in out + err
+    hub._probe_cache.clear()
+
+
+def hub_endpoint_cached(port: int) -> bool:
+    return hub._probe_cache.get(f"http://127.0.0.1:{port}", (0, True))[1] is False

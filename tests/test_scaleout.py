@@ -121,9 +121,10 @@ def test_ray(name, vllm_parse):
     cfg, _, _ = load_preset(name)
     text = export_scaleout(cfg, "ray", gpus_per_node=2)
     nodes = max(1, -(-gpu_count(cfg) // 2))
+    used = min(2, (cfg.tensor_parallel_size or 1) * (cfg.pipeline_parallel_size or 1))
     lines = text.splitlines()
     assert shlex.split(next(ln for ln in lines if ln.startswith("ray start --head"))) == [
-        "ray", "start", "--head", "--port=6379", "--num-gpus=2"]
+        "ray", "start", "--head", "--port=6379", f"--num-gpus={used}"]
     workers = [ln for ln in lines if ln.startswith("ray start --address=")]
     assert len(workers) == (1 if nodes > 1 else 0)
     if workers:
@@ -136,7 +137,15 @@ def test_ray(name, vllm_parse):
     base = vllm_parse(_command_args(cfg))
     assert {k: v for k, v in parsed.items() if k != "distributed_executor_backend"} == {
         k: v for k, v in base.items() if k != "distributed_executor_backend"}
-    assert f"on {nodes} node(s) of 2 GPU(s)" in text
+    assert f"on {nodes} node(s) of {used} GPU(s)" in text
+
+
+def test_ray_one_gpu_config_registers_one_gpu():
+    from wizard.config import config_from_dict
+
+    cfg = config_from_dict({"model": "meta-llama/Llama-3.1-8B-Instruct"})
+    text = export_scaleout(cfg, "ray")
+    assert "on 1 node(s) of 1 GPU(s)" in text and "--num-gpus=1" in text and "--num-gpus=8" not in text
 
 
 def test_ray_tp_across_nodes_is_explained():

@@ -341,3 +341,78 @@ def test_launch_failure_is_diagnosed(page, tmp_path):
     finally:
         shot(page, "launch-failed-diagnosis")
         page.locator("#sw-ln-stop").click()
+
+
+def _export_has(page, text: str, timeout: float = 10000) -> None:
+    page.wait_for_function("t => (document.querySelector('#sw-exp-command textarea') || {}).value?.includes(t)",
+                           arg=text, timeout=timeout)
+
+
+def test_fill_then_switch_tab_exports_the_full_value(page):
+    """The final text of a box wins: a fill without key events, or fast typing, followed at once
+    by a tab click, is what the export, the check and a reload show."""
+    tab(page, "target")
+    fill(page, "f-model", "meta-llama/Llama-3.1-8B-Instruct")
+    tab(page, "kv")
+    box = page.locator("#f-max_num_seqs textarea, #f-max_num_seqs input").first
+    box.fill("77")  # programmatic: no key events
+    page.locator("button[role=tab]:has-text('Review')").first.click()  # immediately
+    _export_has(page, "--max-num-seqs 77")
+    tab(page, "kv")
+    box.click()
+    box.press("Control+a")
+    box.press_sequentially("55", delay=15)  # typed at normal speed ...
+    page.locator("button[role=tab]:has-text('Review')").first.click()  # ... then straight to another tab
+    _export_has(page, "--max-num-seqs 55")
+    page.wait_for_timeout(800)
+    assert "--max-num-seqs 55" in page.locator("#sw-exp-command textarea").input_value()
+    page.reload()
+    page.wait_for_selector("#sw-summary-inner")
+    wait_seq_above(page, 0, timeout=30000)
+    tab(page, "kv")
+    assert page.locator("#f-max_num_seqs textarea, #f-max_num_seqs input").first.input_value() == "55"
+    shot(page, "fill-then-tab-55")
+
+
+def test_import_button_and_huge_number_in_plan(page):
+    page.locator("#sw-import-acc").click()
+    page.wait_for_selector("#sw-import-cmd textarea", state="visible")
+    assert "or press Enter" in page.locator("#sw-import-cmd").inner_text()
+    page.locator("#sw-import-cmd textarea").fill(
+        "vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
+        "'{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\",\"num_speculative_tokens\":3}'")
+    n = seq(page)
+    page.locator("#sw-import-btn").click()
+    wait_seq_above(page, n)
+    assert "imported" in page.locator("#sw-import-status").inner_text()
+    tab(page, "hardware")
+    choose(page, "f-gpu-name", "H100-SXM")
+    tab(page, "kv")
+    huge = "9" * 23
+    fill(page, "f-max_num_seqs", huge)
+    tab(page, "plan")
+    page.wait_for_function("() => !document.querySelector('#sw-plan-md').innerText.includes('Open this step')", timeout=30000)
+    shot(page, "plan-huge-max-num-seqs")
+    assert "KV capacity" in page.locator("#sw-plan-md").inner_text()
+    assert page.locator(".error, [class*=error-]").filter(has_text="Error").count() == 0
+    tab(page, "review")
+    _export_has(page, f"--max-num-seqs {huge}")
+    page.wait_for_timeout(800)
+    page.reload()  # the browser copy holds the value as text: nothing rounded
+    page.wait_for_selector("#sw-summary-inner")
+    wait_seq_above(page, 0, timeout=30000)
+    tab(page, "kv")
+    assert page.locator("#f-max_num_seqs textarea, #f-max_num_seqs input").first.input_value() == huge
+
+
+def test_negative_gpu_count_gets_a_visible_message(page):
+    tab(page, "hardware")
+    choose(page, "f-gpu-name", "H100-SXM")
+    n = seq(page)
+    box = page.locator("#f-gpu-count input").first
+    box.fill("-3")
+    box.press("Tab")
+    wait_seq_above(page, n)
+    page.wait_for_function("() => document.querySelector('#sw-hw-facts').innerText.includes('GPU count must be')")
+    assert "GPU count must be" in page.locator("#sw-summary").inner_text()
+    shot(page, "gpu-count-negative")

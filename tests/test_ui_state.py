@@ -146,7 +146,13 @@ def test_plan_frames_from_the_real_planner():
     parts = dict(zip(mem["part"], mem["GiB"]))
     assert parts["target weights"] == pytest.approx(d["weights_bytes"]["target"] / 1024**3)
     assert parts["drafter weights"] == pytest.approx(d["weights_bytes"]["drafter"] / 1024**3)
-    assert "KV cache" in parts
+    assert list(mem["part"]) == ["target weights", "drafter weights", "reserve", "target KV", "drafter KV", "free"]
+    kv = d["kv_cache_bytes"] / 1024**3
+    t, dr = d["kv_bytes_per_token"]["target"], d["kv_bytes_per_token"]["drafter"]
+    assert parts["target KV"] == pytest.approx(kv * t / (t + dr))
+    assert parts["drafter KV"] == pytest.approx(kv * dr / (t + dr))
+    assert parts["reserve"] == pytest.approx(sum(d["reserve_bytes"].values()) / 1024**3)
+    assert sum(parts.values()) == pytest.approx(d["memory_per_device_bytes"] / 1024**3)  # totals are not bars
     sp = speedup_frame(d)
     assert list(sp["k"]) == sorted(sp["k"]) and 3 in list(sp["k"])
     assert (sp["speedup"] > 0).all()
@@ -184,3 +190,168 @@ def test_other_options_box_keeps_broken_json_text():
     assert st3["raw"]["extra_args"] == '{"tokenizer_mode": "slow",'
     assert st3["config"]["extra_args"] == {"tokenizer_mode": "slow"}
     assert ui.form_value(st3, "extra_args") == '{"tokenizer_mode": "slow",'
+
+
+def test_gpu_count_is_validated_not_clamped():
+    from wizard.ui import services
+    from wizard.ui.state import gpu_count_problem
+
+    st = set_field(set_field(new_state(), "gpu.name", "H100-SXM"), "gpu.count", 2)
+    for bad in (-3, "-3", 2.5, "abc", 0):
+        s2 = set_field(st, "gpu.count", bad)
+        assert s2["gpu"]["count"] == 2  # the last valid count is used ...
+        assert s2["raw"]["gpu.count"] == str(bad)  # ... and the typed text kept
+        msg = gpu_count_problem(s2)
+        assert "whole number" in msg and repr(str(bad)) in msg
+        s2 = set_field(s2, "model", "meta-llama/Llama-3.1-8B-Instruct")
+        assert msg in services.evaluate(s2).notes  # shown in the panel header too
+    ok = set_field(set_field(st, "gpu.count", -3), "gpu.count", 4.0)
+    assert ok["gpu"]["count"] == 4 and "gpu.count" not in ok["raw"] and gpu_count_problem(ok) is None
+
+
+def test_hardware_step_shows_count_message_and_one_memory_unit():
+    from wizard.ui import build_app, services
+    from wizard.ui.steps.hardware import _catalog_choices
+
+    ui = build_app().wizard_ui
+    st = set_field(set_field(new_state(), "gpu.name", "H100-SXM"), "gpu.count", -3)
+    out = ui.render(st, 0, changed="gpu.count", full=False)
+    md = out[ui.c["hw_facts"]]
+    assert "GPU count must be a whole number" in md and "'-3'" in md
+    assert ui.form_value(st, "gpu.count") == "-3"  # the box keeps what was typed
+    label = next(lbl for lbl, v in _catalog_choices()[0] if v == "H100-SXM")
+    h = services.hardware_lookup("H100-SXM")
+    shown = f"{h.memory_bytes / 1024**3:.1f} GiB"
+    assert shown in label and shown in md  # dropdown and table agree (79.6 GiB, not 80 vs 79.6)
+
+
+def test_ill_typed_and_huge_numbers_are_kept_and_browser_safe():
+    from wizard.export import export
+    from wizard.ui import build_app
+    from wizard.ui.state import browser_safe
+
+    huge = "9" * 23
+    st = set_field(new_state(), "model", "meta-llama/Llama-3.1-8B-Instruct")
+    for text, expect in (("abc", "abc"), ("-5", "-5"), (huge, huge), ("1e30", "1e30")):
+        s2 = set_field(st, "max_num_seqs", text)
+        cfg = config_of(s2)
+        cmd = export(cfg, "command")
+        assert f"--max-num-seqs {expect}" in cmd or f"--max-num-seqs={expect}" in cmd  # never changed silently
+        if text in ("abc", "1e30"):
+            assert cfg.invalid_values == {"max_num_seqs": text}  # the rules see it as ill-typed
+    s2 = set_field(st, "gpu_memory_utilization", "5")
+    assert config_of(s2).gpu_memory_utilization == 5.0
+    s2 = set_field(st, "max_num_seqs", huge)
+    safe = browser_safe(s2)
+    assert safe["config"]["max_num_seqs"] == huge  # text, not a 76-bit int
+    again = load_session(json.dumps(safe))
+    assert config_of(again).max_num_seqs == int(huge)  # reads back to the same value
+    ui = build_app().wizard_ui
+    s2 = set_field(s2, "speculative_config.num_speculative_tokens", huge)
+    out = ui.render(s2, 0, changed=None, full=True)
+    import orjson
+
+    orjson.dumps(out[ui.c["bstate"]])  # the browser copy serialises (ints beyond 64 bits did not)
+    assert out[ui.c["bstate"]]["config"]["max_num_seqs"] == huge
+    k_slider = out[ui.fields["speculative_config.num_speculative_tokens"]]
+    assert getattr(k_slider, "maximum", 10) <= 64  # the slider is not stretched to a 76-bit k
+    assert ui.form_value(s2, "max_num_seqs") == huge
+
+
+def test_plan_step_never_raises_on_huge_values():
+    from wizard.ui import build_app
+    from wizard.ui.steps import plan
+
+    ui = build_app().wizard_ui
+    st = set_field(new_state(), "model", "meta-llama/Llama-3.1-8B-Instruct")
+    st = set_field(st, "speculative_config.method", "eagle3")
+    st = set_field(st, "gpu.name", "H100-SXM")
+    st = set_field(st, "max_num_seqs", "9" * 23)
+    out = plan.compute_safe(ui, st)
+    import orjson
+
+    orjson.dumps(out[ui.c["plan_json"]].value)  # the raw figures travel as text where needed
+    sp = out[ui.c["plan_speedup"]]
+    assert list(sp["k"]) == [str(k) for k in range(1, len(sp) + 1)]  # whole k on the axis
+    assert "max concurrency" in out[ui.c["plan_md"]]
+    import re
+
+    conc = re.search(r"max concurrency at max_model_len: \*\*([^*]+)\*\*", out[ui.c["plan_md"]]).group(1)
+    assert re.fullmatch(r"[\d,]+\.\d\d", conc)  # 2 decimals
+
+
+def test_choosing_a_method_fills_the_catalog_drafter_it_names():
+    from wizard.ui import build_app, services
+    from wizard.ui.steps.speculation import method_choices
+    from wizard.versions import default_version
+
+    demo = build_app()
+    ui = demo.wizard_ui
+    comp = ui.fields["speculative_config.method"]
+    fn = next(bf.fn for bf in demo.fns.values() if bf.targets and bf.targets[0] == (comp._id, "input"))
+    st = set_field(new_state(), "model", "meta-llama/Llama-3.1-8B-Instruct")
+    label = next(lbl for lbl, v in method_choices(services.evaluate(st), default_version()) if v == "eagle3")
+    named = label.split("catalog drafter ", 1)[1]
+    out = fn(st, 0, "eagle3")
+    spec = out[ui.c["state"]]["config"]["speculative_config"]
+    assert spec["model"] == named and spec["num_speculative_tokens"] == 3
+    rules = [m["rule"] for m in out[ui.c["slot_meta"]] if m]
+    assert "SD042" not in rules
+    # eagle (EAGLE-1) then eagle3: the EAGLE-1 head is replaced by the eagle3 drafter
+    out = fn(out[ui.c["state"]], 1, "eagle")
+    assert out[ui.c["state"]]["config"]["speculative_config"]["model"] == "yuhuili/EAGLE-LLaMA3.1-Instruct-8B"
+    out = fn(out[ui.c["state"]], 2, "eagle3")
+    assert out[ui.c["state"]]["config"]["speculative_config"]["model"] == named
+    # a drafter the user typed is kept
+    st2 = set_field(set_field(st, "speculative_config.model", "/models/my-eagle3"), "speculative_config.method", "ngram")
+    out = fn(st2, 3, "eagle3")
+    assert out[ui.c["state"]]["config"]["speculative_config"]["model"] == "/models/my-eagle3"
+
+
+def test_drafter_list_follows_the_method_family():
+    from wizard.ui import build_app
+
+    ui = build_app().wizard_ui
+    st = set_field(new_state(), "model", "meta-llama/Llama-3.1-8B-Instruct")
+    for method, must, must_not in (("eagle3", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "yuhuili/EAGLE-LLaMA3.1-Instruct-8B"),
+                                   ("draft_model", "meta-llama/Llama-3.2-1B-Instruct", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")):
+        s2 = set_field(st, "speculative_config.method", method)
+        out = ui.render(s2, 0, changed="speculative_config.method", full=False)
+        choices = out[ui.fields["speculative_config.model"]].choices
+        values = [v for _, v in choices]
+        assert must in values and must_not not in values
+        assert all("(ngram)" not in str(lbl) for lbl, _ in choices)
+
+
+def test_method_list_collapses_mtp_aliases():
+    from wizard.ui import services
+    from wizard.ui.steps.speculation import method_choices
+    from wizard.versions import default_version, mtp_types
+
+    st = set_field(new_state(), "model", "meta-llama/Llama-3.1-8B-Instruct")
+    values = [v for _, v in method_choices(services.evaluate(st), default_version())]
+    aliases = set(mtp_types(default_version())) - {"mtp"}
+    assert aliases and not aliases & set(values)
+    assert values.count("mtp") == 1
+
+
+def test_yaml_import_error_names_the_users_file_only(tmp_path):
+    from wizard.ui import build_app
+
+    demo = build_app()
+    ui = demo.wizard_ui
+    up = tmp_path / "gradio" / "0123abcd" / "bin.yaml"
+    up.parent.mkdir(parents=True)
+    up.write_bytes(bytes(range(256)))
+    fn = next(bf.fn for bf in demo.fns.values() if bf.targets and bf.targets[0] == (ui.c["import_yaml"]._id, "upload"))
+    out = fn(new_state(), 0, str(up))
+    msg = out[ui.c["import_status"]]
+    assert "bin.yaml" in msg and str(up.parent) not in msg and "0123abcd" not in msg
+
+
+def test_cross_check_header_without_vllm_version():
+    from wizard.ui.steps.review import _xc_header
+
+    text = "\n== vLLM cross-check (?, platform ?) ==\nvLLM's own check did not run: boom\n"
+    out = _xc_header(text, {"verdict": "unavailable", "message": "boom"})
+    assert "(?, platform ?)" not in out and "== vLLM cross-check:" in out

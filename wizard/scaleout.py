@@ -253,10 +253,12 @@ def _ray(cfg: ServeConfig, opts: dict[str, Any]) -> str:
     head = str(opts.get("head_address", "$HEAD_IP"))
     ray_port = int(opts.get("ray_port", 6379))
     ray_cfg = _with(cfg, extra={"distributed_executor_backend": "ray"})
+    # a config needing fewer GPUs than a node has registers only those with Ray
+    used = min(per_node, world)
     lines = [
         "#!/bin/sh",
         f"# Multi-node with Ray: tensor_parallel_size {tp} x pipeline_parallel_size {pp} = {world} GPU(s)"
-        f" on {nodes} node(s) of {per_node} GPU(s).",
+        f" on {nodes} node(s) of {used} GPU(s).",
     ]
     if tp > per_node:
         lines.append(f"# Note: TP {tp} > {per_node} GPUs per node, so tensor parallelism crosses nodes (needs a fast "
@@ -269,10 +271,10 @@ def _ray(cfg: ServeConfig, opts: dict[str, Any]) -> str:
         "# environment (HF_TOKEN, NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME if several NICs).",
         "",
         "# 1) On the head node:",
-        shlex.join(["ray", "start", "--head", f"--port={ray_port}", f"--num-gpus={per_node}"]),
+        shlex.join(["ray", "start", "--head", f"--port={ray_port}", f"--num-gpus={used}"]),
         "",
         f"# 2) On each of the {nodes - 1} worker node(s):" if nodes > 1 else "# 2) No worker node needed (1 node).",
-        f"ray start --address={head}:{ray_port} --num-gpus={per_node}" if nodes > 1 else "# (skip)",
+        f"ray start --address={head}:{ray_port} --num-gpus={used}" if nodes > 1 else "# (skip)",
         "",
         "# 3) On the head node, once `ray status` shows all GPUs:",
     ]

@@ -1,4 +1,10 @@
-"""Plain-text rendering of a Report (CLI face)."""
+"""Plain-text rendering of a Report (CLI face).
+
+Fix lines show the patch as ``[set PATH=VALUE; unset PATH]``, except for patches that touch
+``import_notes`` (internal record of how the input was spelled): those show the description
+only. The trailing line is the normalised ``vllm serve`` command. The JSON output
+(``Report.as_json``) is unchanged by this module.
+"""
 
 from __future__ import annotations
 
@@ -19,8 +25,12 @@ def render_text(report) -> str:
         if f.fields:
             lines.append(f"       fields: {', '.join(f.fields)}")
         for i, fix in enumerate(f.fixes, 1):
-            parts = [f"set {k}={json.dumps(v)}" for k, v in fix.set.items()] + [f"unset {k}" for k in fix.unset]
-            lines.append(f"       fix {i}: {fix.description} [{'; '.join(parts)}]")
+            # import_notes.* are internal bookkeeping (how the input was spelled): the description says it all
+            parts = [f"set {k}={json.dumps(v)}" for k, v in fix.set.items() if not k.startswith("import_notes")]
+            parts += [f"unset {k}" for k in fix.unset if not k.startswith("import_notes")]
+            internal = any(k.startswith("import_notes") for k in list(fix.set) + list(fix.unset))
+            lines.append(f"       fix {i}: {fix.description}" + (f" [{'; '.join(parts)}]" if parts and not internal else ""))
     lines.append("")
+    lines.append("normalised command:")
     lines.append(report.command)
     return "\n".join(lines) + "\n"

@@ -24,7 +24,13 @@ from typing import Any
 from wizard.models.info import ModelInfo, TensorInfo
 from wizard.models.local import apply_tensor_facts, info_from_config
 
-__all__ = ["inspect_hub", "offline_message", "hub_offline"]
+__all__ = ["inspect_hub", "offline_message", "hub_offline", "hub_endpoint", "hub_reachable"]
+
+#: seconds the reachability probe waits for DNS + TCP connect to the Hub endpoint
+PROBE_TIMEOUT_S = 1.5
+#: seconds a probe result is reused (per endpoint)
+PROBE_TTL_S = 60.0
+_probe_cache: dict[str, tuple[float, bool]] = {}
 
 
 def offline_message(repo_id: str) -> str:
@@ -45,6 +51,77 @@ def hub_offline() -> bool:
         return bool(constants.HF_HUB_OFFLINE)
     except Exception:  # pragma: no cover
         return False
+
+
+def hub_endpoint() -> str:
+    """The Hub base URL: ``HF_ENDPOINT`` (read now, so a changed environment counts), else
+    huggingface_hub's configured endpoint (https://huggingface.co)."""
+    env = os.environ.get("HF_ENDPOINT", "").strip()
+    if env:
+        return env.rstrip("/")
+    try:
+        from huggingface_hub import constants
+
+        return str(constants.ENDPOINT).rstrip("/")
+    except Exception:  # pragma: no cover
+        return "https://huggingface.co"
+
+
+def hub_reachable(timeout: float = PROBE_TIMEOUT_S) -> bool:
+    """One DNS lookup + TCP connect to the Hub endpoint's host:port, bounded by ``timeout``
+    seconds (s) even when DNS hangs (it runs in a daemon thread). The answer is cached per
+    endpoint for :data:`PROBE_TTL_S` seconds, so a check costs at most one probe a minute.
+
+    Why: without it an unreachable Hub costs ~20 s of huggingface_hub's own retries per model
+    ("Name or service not known ... Retrying in 1s [Retry 1/5]"). Never raises."""
+    import socket
+    import threading
+    import time
+    from urllib.parse import urlsplit
+
+    url = hub_endpoint()
+    now = time.monotonic()
+    hit = _probe_cache.get(url)
+    if hit is not None and now - hit[0] < PROBE_TTL_S:
+        return hit[1]
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        host, port = None, 0
+    result = {"ok": False}
+
+    def probe() -> None:
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                result["ok"] = True
+        except (OSError, ValueError):
+            result["ok"] = False
+
+    if host:
+        t = threading.Thread(target=probe, daemon=True, name="wizard-hub-probe")
+        t.start()
+        t.join(timeout + 0.5)
+    ok = bool(result["ok"])
+    _probe_cache[url] = (now, ok)
+    return ok
+
+
+class _QuietHub:
+    """Silence huggingface_hub's retry warnings ("Retrying in 1s [Retry 1/5]") while we call it:
+    a failure is reported once, by our own message."""
+
+    def __enter__(self):
+        import logging
+
+        self._logger = logging.getLogger("huggingface_hub")
+        self._level = self._logger.level
+        self._logger.setLevel(logging.ERROR)
+        return self
+
+    def __exit__(self, *exc):
+        self._logger.setLevel(self._level)
 
 
 def _err(msg: str) -> Exception:
@@ -68,9 +145,10 @@ def _is_connection_error(err: BaseException) -> bool:
 def _download(repo_id: str, filename: str, revision: str | None, cache_dir: str | None, offline: bool) -> str:
     from huggingface_hub import hf_hub_download
 
-    return hf_hub_download(
-        repo_id, filename, revision=revision, cache_dir=cache_dir, local_files_only=offline, etag_timeout=5
-    )
+    with _QuietHub():
+        return hf_hub_download(
+            repo_id, filename, revision=revision, cache_dir=cache_dir, local_files_only=offline, etag_timeout=5
+        )
 
 
 def _fetch_config(repo_id: str, revision: str | None, cache_dir: str | None, offline: bool) -> tuple[Any, bool, list[str]]:
@@ -124,7 +202,8 @@ def _safetensors_meta(repo_id: str, revision: str | None) -> tuple[dict[str, Ten
     try:
         from huggingface_hub import HfApi
 
-        meta = HfApi().get_safetensors_metadata(repo_id, revision=revision, timeout=10)
+        with _QuietHub():
+            meta = HfApi().get_safetensors_metadata(repo_id, revision=revision, timeout=10)
     except Exception as err:
         return f"safetensors metadata unavailable ({type(err).__name__})"
     tensors: dict[str, TensorInfo] = {}
@@ -150,7 +229,12 @@ def inspect_hub(repo_id: str, revision: str | None = None, *, cache_dir: str | N
             found, gated repo, or no config.json/params.json in the repo.
     """
     offline = hub_offline()
-    raw, native, notes = _fetch_config(repo_id, revision, cache_dir, offline)
+    unreachable = not offline and not hub_reachable()
+    # no network: answer from huggingface_hub's cache only (fast), else the clear "offline?" message
+    raw, native, notes = _fetch_config(repo_id, revision, cache_dir, offline or unreachable)
+    if unreachable:
+        offline = True
+        notes.append(f"Hugging Face Hub endpoint {hub_endpoint()} unreachable: answered from the local cache")
     if raw is None:
         return ModelInfo(id=repo_id, source="hub", notes=notes)
     info = info_from_config(raw, id=repo_id, source="hub", notes=notes, native_mistral=native)

@@ -493,12 +493,17 @@ class Eagle3AuxLayers(Rule):
         t = ctx.target
         L = t.num_hidden_layers if t is not None else None
         if ids is None:
-            default = f" ({2}, {L // 2}, {L - 3})" if L else ""
             # The default (2, L//2, L-3) is what the EAGLE-3 reference trainer captures
             # (SafeAILab/EAGLE eagle/traineagle3), so a missing list is usually right: info only.
+            if L:
+                default = (f"the target's default layers ({2}, {L // 2}, {L - 3}), the ones the EAGLE-3 reference "
+                           "trainer uses")
+            else:
+                default = ("the target's default layers (2, L/2 and L-3 for a target with L layers; the target "
+                           "could not be inspected), the ones the EAGLE-3 reference trainer uses")
             yield self.finding(
                 f"Drafter {d.short_name()} does not name its aux layers (eagle_aux_hidden_state_layer_ids): vLLM "
-                f"uses the target default{default}, the layers the EAGLE-3 reference trainer uses. If this drafter "
+                f"uses {default}. If this drafter "
                 "was trained on other layers acceptance collapses; then add the trained ids to its config.json.",
                 severity=Severity.INFO)
             return

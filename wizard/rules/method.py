@@ -142,8 +142,9 @@ class DrafterModelMissing(Rule):
 
     **Best practice.** Name the drafter: ``"model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"``.
 
-    **Fix safety.** Switching to n-gram changes the speed-up; adding a drafter is the real fix
-    but only the user knows which one.
+    **Fix safety.** When the offline catalog has a drafter for this target and method
+    (``wizard.models.catalog.drafters_for``), the first fix names it: the real fix, but check it
+    is the drafter you meant. Switching to n-gram (the later fix) changes the speed-up.
 
     Source: vllm/config/speculative.py ``__post_init__`` (0.32 L1147-1191, 0.33 L1252-1296);
     docs/vllm-rules.md R024 (E08, E68, F05).
@@ -159,7 +160,7 @@ class DrafterModelMissing(Rule):
     bad = _LLAMA + " " + _sc(method="eagle3", num_speculative_tokens=3)
     good = _LLAMA + " " + _sc(method="eagle3", model=_E3, num_speculative_tokens=3)
     source = "vllm/config/speculative.py __post_init__; docs/vllm-rules.md R024"
-    fix_safety = "Unsafe: n-gram drafts differently (no model)."
+    fix_safety = "The catalog drafter is the intended kind of fix (verify it is the one you want); n-gram drafts differently."
 
     def check(self, ctx):
         spec = ctx.spec
@@ -174,10 +175,16 @@ class DrafterModelMissing(Rule):
         else:
             msg = f"method '{m}' needs speculative_config.model (the drafter checkpoint): vLLM fails with " \
                   "'num_speculative_tokens was provided but without speculative model'."
-        yield self.finding(
-            msg,
-            fixes=[ngram_fallback(k, "Use n-gram speculation (no drafter model)")],
-        )
+        fixes = []
+        if m != "custom_class":
+            from wizard.models.catalog import drafters_for
+
+            for e in drafters_for(ctx.config.model):
+                if m in e.methods or (m == "draft_model" and e.draft_for):
+                    fixes.append(Patch(description=f"Use the catalog drafter {e.id}", set={"speculative_config.model": e.id}))
+                    break
+        fixes.append(ngram_fallback(k, "Use n-gram speculation (no drafter model)"))
+        yield self.finding(msg, fixes=fixes)
 
 
 @register

@@ -163,9 +163,17 @@ class ModelLookupFailed(Rule):
     **Best practice.** Point the field at a local folder with config.json, use a catalog id, or
     allow Hub access (drop ``--offline``).
 
-    **Fix safety.** No automatic fix: only the user knows which checkpoint was meant.
+    A *path-like* name (``/models/x``, ``./x``, ``../x``, ``~/x``) that does not exist is an
+    **error** (title "Model path does not exist"): vLLM reads such names only as local folders and
+    fails for sure. Hub ids that cannot be reached (offline) stay a warning.
 
-    Source: SpecWizard itself (wizard/context.py resolve_context).
+    **Fix safety.** No automatic fix in general: only the user knows which checkpoint was meant.
+    For a missing path whose last component names exactly one catalog model
+    (``/models/Llama-3.1-8B-Instruct``), the fix offers that catalog id. A missing path with no
+    catalog match has no fix (the error says to point it at the real folder).
+
+    Source: SpecWizard itself (wizard/context.py resolve_context); vLLM's model loading
+    (vllm/transformers_utils/config.py: a non-existent path is not a valid model identifier).
     """
 
     id = "SD009"
@@ -181,13 +189,55 @@ class ModelLookupFailed(Rule):
     fix_safety = "No automatic fix."
 
     def check(self, ctx):
+        import os
+
+        from wizard.derive import drafter_model_name
+
         for field, reason in sorted(ctx.lookup_errors.items()):
+            name = ctx.config.model if field == "model" else drafter_model_name(ctx)
+            if isinstance(name, str) and is_path_like(name) and not os.path.exists(os.path.expanduser(name)):
+                fixes = []
+                entry = _catalog_match(name, field)
+                if entry is not None:
+                    fixes.append(Patch(description=f"Use the catalog model {entry}", set={field: entry}))
+                yield self.finding(
+                    f"{field}: {name!r} is a local path that does not exist; vLLM fails to load it ('not a local "
+                    "folder and is not a valid model identifier'). Point it at the folder holding config.json and "
+                    "the weights" + (f", or use the catalog id {entry}." if entry else "."),
+                    fields=[field], fixes=fixes, severity=Severity.ERROR, title="Model path does not exist",
+                )
+                continue
             yield self.finding(
                 f"{field}: could not inspect the model ({reason}). Rules that need its config.json "
                 "did not run. Give a local folder with config.json, a catalog id, or allow online "
                 "Hub lookups.",
                 fields=[field],
             )
+
+
+def is_path_like(name: str) -> bool:
+    """True for names vLLM can only read as a local path: absolute (``/models/x``), relative with a
+    leading ``./`` or ``../``, home-relative (``~/x``), or a Windows drive path. Hub ids
+    (``org/name``) are not path-like."""
+    import re
+
+    n = name.strip()
+    return (n.startswith(("/", "./", "../", "~/", ".\\", "..\\")) or n in (".", "..", "~")
+            or bool(re.match(r"^[A-Za-z]:[\\/]", n)))
+
+
+def _catalog_match(name: str, field: str) -> str | None:
+    """The catalog id whose name part equals the path's last component (case-insensitive), or None."""
+    import os
+
+    from wizard.models.catalog import entries
+
+    base = os.path.basename(name.rstrip("/\\")).lower()
+    if not base:
+        return None
+    role = "target" if field == "model" else "drafter"
+    hits = [e.id for e in entries(role) if e.id.rsplit("/", 1)[-1].lower() == base]
+    return hits[0] if len(hits) == 1 else None
 
 
 @register

@@ -11,8 +11,10 @@ state's ServeConfig (models are cached in :mod:`wizard.context`), fixes are appl
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -22,8 +24,8 @@ import gradio as gr
 from wizard.config import Patch, apply_patch
 from wizard.ui import findings as fp
 from wizard.ui import services
-from wizard.ui.state import (SessionError, config_of, field_value, load_session, new_state, session_json, set_field,
-                             state_from_config)
+from wizard.ui.state import (SessionError, browser_safe, config_of, field_value, load_session, new_state, session_json,
+                             set_field, state_from_config)
 from wizard.ui.steps import hardware, kv, launch, plan, review, speculation, target
 from wizard.ui.theme import CSS, FOCUS_JS
 
@@ -44,6 +46,64 @@ class WizardUI:
         self.meta: dict[str, dict] = {}
         self.slots: list[dict[str, Any]] = []
         self.last_timing_ms: float = 0.0
+        # the newest state per browser session: every event starts from it and commits to it, so
+        # events that overlap (a keystroke's .input and the .blur of a tab click) never lose a value
+        self._lock = threading.Lock()
+        self._latest: dict[str, dict] = {}
+        self._rev = itertools.count(1)
+
+    # ---- per-session newest state ------------------------------------------------------------
+    def base(self, sess: str | None, state: dict) -> dict:
+        """The newest committed state of browser session ``sess`` (``state`` when none is newer)."""
+        if not sess:
+            return state
+        with self._lock:
+            cur = self._latest.get(sess)
+        if cur is None or int(cur.get("rev") or 0) < int((state or {}).get("rev") or 0):
+            return state
+        return cur
+
+    def commit(self, sess: str | None, state: dict) -> dict:
+        """Record ``state`` as the newest of ``sess``; returns it with a fresh ``rev``."""
+        st = dict(state)
+        st["rev"] = next(self._rev)
+        if sess:
+            with self._lock:
+                self._latest[sess] = st
+        return st
+
+    def update_field(self, sess: str | None, state: dict, fn: Callable[[dict], dict]) -> dict:
+        """Apply one field's change ``fn`` to the newest state of ``sess`` and commit it (atomic)."""
+        if not sess:
+            return self.commit(None, fn(state))
+        with self._lock:
+            cur = self._latest.get(sess)
+            base = state if cur is None or int(cur.get("rev") or 0) < int((state or {}).get("rev") or 0) else cur
+            st = dict(fn(base))
+            st["rev"] = next(self._rev)
+            self._latest[sess] = st
+        return st
+
+    def newest(self, sess: str | None) -> dict | None:
+        if not sess:
+            return None
+        with self._lock:
+            return self._latest.get(sess)
+
+    def forget(self, sess: str | None) -> None:
+        with self._lock:
+            self._latest.pop(sess or "", None)
+
+    def render_newest(self, sess: str | None, state: dict, seq: int, **kw) -> dict:
+        """:meth:`render` of ``state``; when a newer event committed meanwhile, render the newest
+        state instead, so whichever response lands last shows the final value."""
+        for _ in range(4):
+            out = self.render(state, seq, **kw)
+            cur = self.newest(sess)
+            if cur is None or cur.get("rev") == state.get("rev"):
+                return out
+            state, kw = cur, {**kw, "changed": None}
+        return out
 
     def field(self, path: str, comp, *, to_form: Callable | None = None, source: str = "config", event: str = "input",
               special: str | None = None):
@@ -55,6 +115,9 @@ class WizardUI:
     # ---- state -> updates ------------------------------------------------------------------
     def form_value(self, state: dict, path: str):
         m = self.meta[path]
+        raw = (state.get("raw") or {}).get(path)
+        if raw is not None and path != "extra_args":
+            return raw
         if m["source"] == "gpu":
             v = (state.get("gpu") or {}).get(path.split(".", 1)[1])
         elif m["source"] == "setting":
@@ -105,7 +168,7 @@ class WizardUI:
     def secondary(self, state: dict, ev=None) -> dict:
         """What may lag the panel by one event: exports, downloads, the browser copy of the state."""
         ev = ev if ev is not None else services.evaluate(state, allow_hub=False)
-        out = {self.c["bstate"]: state, self.c["session_dl"]: self.session_file(state)}
+        out = {self.c["bstate"]: browser_safe(state), self.c["session_dl"]: self.session_file(state)}
         try:
             out.update(review.update(self, state, ev, False, "secondary"))
         except Exception as err:
@@ -226,8 +289,11 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
                     c["reset"] = gr.Button("New", size="sm", scale=0, elem_id="sw-reset")
                 with gr.Accordion("Import a `vllm serve` command or a YAML file", open=False, elem_id="sw-import-acc"):
                     with gr.Row():
-                        c["import_cmd"] = gr.Textbox(label="Paste a command", lines=2, scale=3, elem_id="sw-import-cmd",
-                                                     placeholder="vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config '{...}'")
+                        with gr.Column(scale=3):
+                            c["import_cmd"] = gr.Textbox(label="Paste a command", lines=1, max_lines=6, elem_id="sw-import-cmd",
+                                                         info="Paste a command, then press Import (or press Enter).",
+                                                         placeholder="vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config '{...}'")
+                            c["import_btn"] = gr.Button("Import", variant="primary", size="sm", elem_id="sw-import-btn")
                         c["import_yaml"] = gr.File(label="…or upload YAML (vllm serve --config)", file_types=[".yaml", ".yml"],
                                                    type="filepath", scale=1, elem_id="sw-import-yaml", height=140)
                     c["import_status"] = gr.Markdown(elem_id="sw-import-status")
@@ -253,17 +319,20 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
                 c["overflow"] = gr.HTML(elem_id="sw-overflow")
 
         ui.c_step_keys = [k for k in c if k not in ("state", "bstate", "seq", "slot_meta", "focus", "tabs", "preset",
-                                                    "session_ul", "reset", "import_cmd", "import_yaml")
+                                                    "session_ul", "reset", "import_cmd", "import_yaml", "import_btn")
                           and not k.startswith("tab_") and not k.startswith("ln_") and not k.startswith("plan_")
                           and not k.startswith("xc_") or k in ("xc_wizard", "xc_vllm")]
         outputs = ui.outputs()
         quiet = {"show_progress": "hidden"}
 
         # ---- every field re-validates on change (no submit button) ---------------------------
+        def sess_of(request) -> str | None:
+            return getattr(request, "session_hash", None) if request is not None else None
+
         def make_handler(path: str, hub: bool | None = None):
             special = ui.meta[path]["special"]
 
-            def handler(state, seq, value, prev_meta=None):
+            def change(state: dict, value) -> dict:
                 if special == "extra_args":
                     st = dict(state)
                     st["raw"] = dict(st.get("raw") or {})
@@ -279,12 +348,16 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
                         st["raw"].pop("extra_args", None)
                     except ValueError:
                         st["raw"]["extra_args"] = value
-                else:
-                    st = set_field(state, path, value)
-                    spec = (st.get("config") or {}).get("speculative_config")
-                    if path == "speculative_config.method" and spec and "num_speculative_tokens" not in spec:
-                        spec["num_speculative_tokens"] = 3  # what the k slider shows
-                return ui.render(st, seq, changed=path, full=False, hub=hub, prev_meta=prev_meta)
+                    return st
+                st = set_field(state, path, value)
+                if path == "speculative_config.method":
+                    st = speculation.on_method_chosen(st, state)
+                return st
+
+            def handler(state, seq, value, prev_meta=None, request: gr.Request = None):
+                sess = sess_of(request)
+                st = ui.update_field(sess, state, lambda base: change(base, value))
+                return ui.render_newest(sess, st, seq, changed=path, full=False, hub=hub, prev_meta=prev_meta)
 
             return handler
 
@@ -297,10 +370,15 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
                                              "speculative_config.num_speculative_tokens", "kv_cache_dtype",
                                              "speculative_config.kv_cache_dtype")]
 
+        def secondary(state, request: gr.Request = None):
+            return ui.secondary(ui.base(sess_of(request), state))
+
         def bind(evt, fn, comp):
-            # the panel first (no queue: one HTTP round trip), then exports/downloads/browser copy
-            evt(fn, [c["state"], c["seq"], comp, c["slot_meta"]], fast_outs, queue=False, **quiet).then(
-                lambda st: ui.secondary(st), [c["state"]], sec_outs, queue=False, **quiet)
+            # the panel first (no queue: one HTTP round trip), then exports/downloads/browser copy.
+            # always_last: a keystroke made while the previous one is being checked is sent after it
+            # (the default, "once", drops it: typing "55" fast used to check "5").
+            evt(fn, [c["state"], c["seq"], comp, c["slot_meta"]], fast_outs, queue=False, trigger_mode="always_last",
+                **quiet).then(secondary, [c["state"]], sec_outs, queue=False, **quiet)
 
         for path, comp in ui.fields.items():
             if path == "model":
@@ -309,27 +387,35 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
                 bind(comp.submit, make_handler(path), comp)
                 continue
             bind(comp.input, make_handler(path), comp)
+            # typed boxes also commit on leaving the box / Enter, so the final text always wins
+            # (a tab click right after typing, or a programmatic fill without key events)
+            if isinstance(comp, (gr.Textbox, gr.Number, gr.Code)):
+                bind(comp.blur, make_handler(path), comp)
+                if hasattr(comp, "submit"):
+                    bind(comp.submit, make_handler(path), comp)
 
-        def full(state, seq, **kw):
-            return ui.render(state, seq, changed=None, full=True)
+        def full(state, seq, request=None, **kw):
+            st = ui.commit(sess_of(request), state)
+            return ui.render(st, seq, changed=None, full=True)
 
         # catalog pick fills the model box
-        def pick_catalog(state, seq, value):
+        def pick_catalog(state, seq, value, request: gr.Request = None):
             if not value:
                 return {}
-            return full(set_field(state, "model", value), seq)
+            return full(set_field(ui.base(sess_of(request), state), "model", value), seq, request)
 
         c["target_catalog"].input(pick_catalog, [c["state"], c["seq"], c["target_catalog"]], outputs, **quiet)
 
         # ---- findings panel actions ---------------------------------------------------------
         def apply_fix(i: int, j: int):
-            def fn(state, seq, meta):
+            def fn(state, seq, meta, request: gr.Request = None):
+                state = ui.base(sess_of(request), state)
                 m = meta[i] if i < len(meta or []) else None
                 cfg = config_of(state)
                 if not m or j >= len(m["fixes"]) or cfg is None:
                     return {}
                 new = apply_patch(cfg, Patch(**m["fixes"][j]))
-                out = full(state_from_config(new, base=state), seq)
+                out = full(state_from_config(new, base=state), seq, request)
                 out[c["toast"]] = f"Applied: {m['fixes'][j]['description']} (fix of {m['rule']})"
                 return out
             return fn
@@ -350,61 +436,68 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
         c["focus"].change(None, [c["focus"]], None, js=FOCUS_JS)
 
         # ---- import / presets / sessions ------------------------------------------------------
-        def do_import_cmd(state, seq, text):
+        def do_import_cmd(state, seq, text, request: gr.Request = None):
             text = (text or "").strip()
             if not text:
-                return {}
+                return {c["import_status"]: "Paste a `vllm serve ...` command first."}
             try:
                 cfg = services_load(command=text)
             except Exception as err:
                 return {c["import_status"]: f"⚠ Not imported yet: {err}"}
-            out = full(state_from_config(cfg, base=state), seq)
+            out = full(state_from_config(cfg, base=ui.base(sess_of(request), state)), seq, request)
             out[c["import_status"]] = _import_status(cfg, "command")
             return out
 
-        c["import_cmd"].input(do_import_cmd, [c["state"], c["seq"], c["import_cmd"]], outputs + [c["import_status"]],
-                              trigger_mode="always_last", **quiet)
-        c["import_cmd"].submit(do_import_cmd, [c["state"], c["seq"], c["import_cmd"]], outputs + [c["import_status"]], **quiet)
+        imp_in, imp_out = [c["state"], c["seq"], c["import_cmd"]], outputs + [c["import_status"]]
+        c["import_cmd"].input(do_import_cmd, imp_in, imp_out, trigger_mode="always_last", **quiet)
+        c["import_cmd"].submit(do_import_cmd, imp_in, imp_out, **quiet)
+        c["import_btn"].click(do_import_cmd, imp_in, imp_out, **quiet)
 
-        def do_import_yaml(state, seq, path):
+        def do_import_yaml(state, seq, path, request: gr.Request = None):
             if not path:
                 return {}
+            name = Path(path).name  # the user's file name; never the server's upload folder
             try:
                 cfg = services_load(config_file=path)
             except Exception as err:
-                return {c["import_status"]: f"⚠ Not imported: {err}"}
-            out = full(state_from_config(cfg, base=state), seq)
-            out[c["import_status"]] = _import_status(cfg, "YAML")
+                msg = str(err).replace(str(path), name).replace(str(Path(path).parent) + "/", "")
+                return {c["import_status"]: f"⚠ `{name}` not imported: {msg}"}
+            out = full(state_from_config(cfg, base=ui.base(sess_of(request), state)), seq, request)
+            out[c["import_status"]] = _import_status(cfg, f"YAML `{name}`")
             return out
 
         c["import_yaml"].upload(do_import_yaml, [c["state"], c["seq"], c["import_yaml"]], outputs + [c["import_status"]], **quiet)
 
-        def do_preset(state, seq, name):
+        def do_preset(state, seq, name, request: gr.Request = None):
             if not name:
                 return {}
             try:
                 cfg, gpu = services.load_preset(name)
             except Exception as err:
                 return {c["toast"]: f"⚠ preset {name}: {err}"}
-            out = full(state_from_config(cfg, base=state, gpu=gpu), seq)
+            out = full(state_from_config(cfg, base=ui.base(sess_of(request), state), gpu=gpu), seq, request)
             out[c["toast"]] = f"Loaded preset **{name}**" + (f" for {gpu}" if gpu else "")
             return out
 
         c["preset"].input(do_preset, [c["state"], c["seq"], c["preset"]], outputs, **quiet)
 
-        def do_load_session(seq, path):
+        def do_load_session(seq, path, request: gr.Request = None):
             try:
                 st = load_session(Path(path).read_bytes())
             except (OSError, SessionError) as err:
                 return {c["toast"]: f"⚠ {err}"}
-            out = full(st, seq)
+            out = full(st, seq, request)
             out[c["toast"]] = "Session loaded."
             return out
 
         c["session_ul"].upload(do_load_session, [c["seq"], c["session_ul"]], outputs, **quiet)
-        c["reset"].click(lambda seq: full(new_state(), seq), [c["seq"]], outputs, **quiet)
 
-        def restore(bstate, seq):
+        def do_reset(seq, request: gr.Request = None):
+            return full(new_state(), seq, request)
+
+        c["reset"].click(do_reset, [c["seq"]], outputs, **quiet)
+
+        def restore(bstate, seq, request: gr.Request = None):
             st = new_state()
             if isinstance(bstate, dict) and isinstance(bstate.get("config"), dict):
                 try:
@@ -413,7 +506,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
                     pass
             elif hardware.detected_spec():  # a fresh wizard starts on this machine's GPUs
                 st = state_from_config_gpu(st, hardware.detected_spec())
-            out = full(st, seq)
+            out = full(st, seq, request)
             try:  # catalogs may have grown since the app was built
                 out[c["preset"]] = gr.Dropdown(choices=services.presets())
             except Exception:
@@ -428,26 +521,41 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
 
         # ---- plan (computed when the step is opened) ------------------------------------------
         plan_outs = [c["plan_md"], c["plan_mem"], c["plan_speedup"], c["plan_json"]]
-        c["tab_plan"].select(lambda state: plan.compute(ui, services.evaluate(state)), [c["state"]], plan_outs)
+
+        def open_plan(state, request: gr.Request = None):
+            return plan.compute_safe(ui, ui.base(sess_of(request), state))
+
+        # the charts are laid out while the tab is still appearing; a resize makes Vega measure the
+        # axis labels again (without it they were cut off on the first showing)
+        c["tab_plan"].select(open_plan, [c["state"]], plan_outs, **quiet).then(
+            None, None, None, js="() => { for (const t of [150, 600]) setTimeout(() => window.dispatchEvent(new Event('resize')), t); }")
 
         # ---- cross-check ------------------------------------------------------------------------
-        def xc(state, on):
-            st = dict(state)
+        def xc(state, on, request: gr.Request = None):
+            sess = sess_of(request)
+            st = dict(ui.base(sess, state))
             st["xc_on"] = bool(on)
+            st = ui.commit(sess, st)
             if not on:
                 return {c["state"]: st, c["xc_vllm"]: '<div class="sw-xc sw-xc-off"><b>vLLM</b><div>Cross-check is off.</div></div>'}
             return {c["state"]: st, c["xc_vllm"]: review.cross_check_html(services.evaluate(st))}
 
         c["xc_toggle"].input(xc, [c["state"], c["xc_toggle"]], [c["state"], c["xc_vllm"]])
-        c["xc_rerun"].click(lambda s: xc(s, True), [c["state"]], [c["state"], c["xc_vllm"]])
+        def xc_rerun(state, request: gr.Request = None):
+            return xc(state, True, request)
+
+        c["xc_rerun"].click(xc_rerun, [c["state"]], [c["state"], c["xc_vllm"]])
 
         # ---- launch & monitor -----------------------------------------------------------------
         ln_outs = [c["state"], c["ln_status"], c["ln_timer"], c["ln_logs"], c["ln_pos"], c["ln_time"], c["ln_metrics"],
                    c["ln_diag"], c["ln_diag_row"], c["ln_fix_relaunch"]]
 
         def do_launch(state, force, request: gr.Request):
-            st, msg = launch.start(state, services.evaluate(state), bool(force), ui.allow_launch,
-                                   getattr(request, "session_hash", None))
+            sess = sess_of(request)
+            state = ui.base(sess, state)
+            st, msg = launch.start(state, services.evaluate(state), bool(force), ui.allow_launch, sess)
+            if st is not state:
+                st = ui.commit(sess, st)
             return {c["state"]: st, c["ln_status"]: msg, c["ln_timer"]: gr.Timer(active=st.get("server") != state.get("server"))}
 
         c["ln_launch"].click(do_launch, [c["state"], c["ln_force"]], ln_outs)
@@ -456,24 +564,29 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
         c["ln_timer"].tick(lambda s: launch.poll(ui, s), [c["state"]], ln_outs, **quiet)
 
         def fix_relaunch(state, seq, force, request: gr.Request):
+            sess = sess_of(request)
+            state = ui.base(sess, state)
             patch = launch.diagnosis_fix(state)
             cfg = config_of(state)
             if patch is None or cfg is None:
                 return {c["toast"]: "No fix to apply."}
             st = state_from_config(apply_patch(cfg, patch), base=state)
             st["server"] = state.get("server")
-            out = full(st, seq)
-            st2, msg = launch.start(st, services.evaluate(st), bool(force), ui.allow_launch,
-                                    getattr(request, "session_hash", None))
-            out[c["state"]] = st2
+            out = full(st, seq, request)
+            st = out[c["state"]]
+            st2, msg = launch.start(st, services.evaluate(st), bool(force), ui.allow_launch, sess)
+            out[c["state"]] = ui.commit(sess, st2)
             out[c["ln_status"]] = msg
             out[c["ln_timer"]] = gr.Timer(active=True)
             out[c["toast"]] = f"Applied: {patch.description}; relaunching."
             return out
 
         c["ln_fix_relaunch"].click(fix_relaunch, [c["state"], c["seq"], c["ln_force"]], outputs + ln_outs)
+
         def on_unload(request: gr.Request):
-            launch.stop_session(getattr(request, "session_hash", None))
+            sess = sess_of(request)
+            launch.stop_session(sess)
+            ui.forget(sess)
 
         demo.unload(on_unload)
 

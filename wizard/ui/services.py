@@ -79,11 +79,14 @@ def evaluate(state: dict[str, Any], *, allow_hub: bool | None = None) -> Evaluat
     """Resolve and check ``state`` with wizard.api (models cached in wizard.context)."""
     from wizard import api
     from wizard.context import resolve_context
-    from wizard.ui.state import config_of, gpu_spec
+    from wizard.ui.state import config_of, gpu_count_problem, gpu_spec
     from wizard.versions import default_version, parse_version
 
     cfg = config_of(state)
     ev = Evaluation(config=cfg)
+    problem = gpu_count_problem(state)
+    if problem:
+        ev.notes.append(problem)
     try:
         ev.hardware = hardware_lookup(gpu_spec(state))
     except Exception as err:  # unknown name or catalog missing: check without hardware

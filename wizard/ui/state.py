@@ -40,7 +40,13 @@ __all__ = [
     "load_session",
     "SessionError",
     "gpu_spec",
+    "gpu_count_problem",
+    "browser_safe",
+    "JS_SAFE_INT",
 ]
+
+#: largest integer a browser (JavaScript double) holds exactly; larger ones travel as text
+JS_SAFE_INT = 2**53
 
 STATE_VERSION = 1
 
@@ -137,9 +143,9 @@ def coerce(path: str, value: Any) -> Any:
                 return int(v)
             except ValueError:
                 try:
-                    f = float(v)
-                    return int(f) if f.is_integer() else value
-                except ValueError:
+                    f = float(v)  # '5.0' / '1e3' -> int only when exact, so the typed value is never changed
+                    return int(f) if f.is_integer() and abs(f) <= JS_SAFE_INT else value
+                except (ValueError, OverflowError):
                     return value
         if path in FLOAT_FIELDS:
             try:
@@ -153,9 +159,65 @@ def coerce(path: str, value: Any) -> Any:
                 return False
             return value
         return value
-    if path in INT_FIELDS and isinstance(value, float) and value.is_integer():
+    if path in INT_FIELDS and isinstance(value, float) and value.is_integer() and abs(value) <= JS_SAFE_INT:
         return int(value)
     return value
+
+
+#: most GPUs one deployment is modelled with (a sanity bound of the form, not a vLLM rule)
+MAX_GPU_COUNT = 4096
+
+
+def _gpu_count(value: Any) -> int | None:
+    """A whole number 1..MAX_GPU_COUNT from a form value, else None (never rounded or clamped)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        n = value
+    elif isinstance(value, float):
+        if not value.is_integer():
+            return None
+        n = int(value)
+    else:
+        t = str(value).strip()
+        try:
+            n = int(t)
+        except ValueError:
+            try:
+                f = float(t)
+            except (ValueError, OverflowError):
+                return None
+            if not f.is_integer():
+                return None
+            n = int(f)
+    return n if 1 <= n <= MAX_GPU_COUNT else None
+
+
+def gpu_count_problem(state: dict[str, Any]) -> str | None:
+    """The hardware step's own validation: a message when the typed GPU count is not a whole
+    number 1..MAX_GPU_COUNT (the state keeps the typed text in ``raw['gpu.count']`` and checks
+    with the last valid count), else None."""
+    raw = (state.get("raw") or {}).get("gpu.count")
+    if raw is None:
+        return None
+    used = int((state.get("gpu") or {}).get("count") or 1)
+    return (f"GPU count must be a whole number from 1 to {MAX_GPU_COUNT} (got {str(raw)[:40]!r}); "
+            f"the checks use the last valid count, {used}.")
+
+
+def browser_safe(obj: Any) -> Any:
+    """A copy of ``obj`` (JSON-like) the browser can hold: integers beyond ±2**53 become their
+    decimal text (orjson rejects ints beyond 64 bits and JavaScript rounds beyond 2**53); the
+    text reads back to the same value through :func:`wizard.config.config_from_dict`."""
+    if isinstance(obj, bool):
+        return obj
+    if isinstance(obj, int):
+        return str(obj) if abs(obj) > JS_SAFE_INT else obj
+    if isinstance(obj, dict):
+        return {k: browser_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [browser_safe(v) for v in obj]
+    return obj
 
 
 def set_field(state: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
@@ -171,10 +233,13 @@ def set_field(state: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         if path == "gpu.name":
             gpu["name"] = None if (value is None or str(value).strip().lower() in UNSET_WORDS | {"unknown"}) else value
         else:
-            try:
-                gpu["count"] = max(1, int(value))
-            except (TypeError, ValueError):
-                gpu["count"] = 1
+            n = _gpu_count(value)
+            raw = st.setdefault("raw", {})
+            if n is None and not (value is None or str(value).strip() == ""):
+                raw["gpu.count"] = str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)  # kept as typed; the hardware step says why it is not used
+            else:
+                raw.pop("gpu.count", None)
+                gpu["count"] = n or 1
         return st
     if path in ("vllm_version", "allow_hub"):
         st[path] = value

