@@ -104,7 +104,8 @@ def load_from_args(args: argparse.Namespace):
     return api.load(command=command)
 
 
-def _print_report(report, fmt: str, out=sys.stdout) -> None:
+def _print_report(report, fmt: str, out=None) -> None:
+    out = out or sys.stdout  # looked up at call time (redirected stdout, pytest capture)
     if fmt == "json":
         json.dump(report.as_json(), out, indent=2)
         out.write("\n")
