@@ -33,6 +33,7 @@ __all__ = ["build_app", "WizardUI", "CSS"]
 
 STEP_MODULES = (hardware, target, speculation, kv, review)
 STEP_MODULES_LIGHT = (hardware, target, speculation, kv)  # per-change path; review follows in .then()
+SYNC_DELAY_MS = 400  # exports and the browser copy of the state follow a field change after this pause
 _SESSION_DIR = Path(tempfile.gettempdir()) / "specwizard-sessions"
 
 
@@ -270,6 +271,9 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
         c["slot_meta"] = gr.State([])
         c["bstate"] = gr.BrowserState(None, storage_key="specwizard-state")
         c["focus"] = gr.Textbox(visible=False, elem_id="sw-focus")
+        # clicked (debounced, from the browser) after field changes: exports, downloads and the
+        # browser copy of the state follow the panel without sharing each keystroke's round trip
+        c["sync"] = gr.Button("sync", visible="hidden", elem_id="sw-sync")
         with gr.Row(equal_height=False):
             with gr.Column(scale=3):
                 gr.Markdown("# SpecWizard\nConfigure **speculative decoding in vLLM**: pick the hardware and the "
@@ -318,7 +322,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
                     ui.slots.append({"group": g, "html": h, "goto": goto, "fixes": fixes})
                 c["overflow"] = gr.HTML(elem_id="sw-overflow")
 
-        ui.c_step_keys = [k for k in c if k not in ("state", "bstate", "seq", "slot_meta", "focus", "tabs", "preset",
+        ui.c_step_keys = [k for k in c if k not in ("state", "bstate", "seq", "slot_meta", "focus", "sync", "tabs", "preset",
                                                     "session_ul", "reset", "import_cmd", "import_yaml", "import_btn")
                           and not k.startswith("tab_") and not k.startswith("ln_") and not k.startswith("plan_")
                           and not k.startswith("xc_") or k in ("xc_wizard", "xc_vllm")]
@@ -373,12 +377,18 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
         def secondary(state, request: gr.Request = None):
             return ui.secondary(ui.base(sess_of(request), state))
 
+        # exports/downloads/browser copy follow SYNC_DELAY_MS after the last change (one request per
+        # pause, not per keystroke: the per-keystroke follow-up doubled the field -> panel latency)
+        sync_js = ("() => { clearTimeout(window.__swSync); window.__swSync = setTimeout(() => "
+                   "{ const b = document.querySelector('#sw-sync'); if (b) b.click(); }, %d); }" % SYNC_DELAY_MS)
+        c["sync"].click(secondary, [c["state"]], sec_outs, queue=False, trigger_mode="always_last", **quiet)
+
         def bind(evt, fn, comp):
-            # the panel first (no queue: one HTTP round trip), then exports/downloads/browser copy.
+            # the panel first (no queue: one HTTP round trip), then, debounced, exports/downloads/browser copy.
             # always_last: a keystroke made while the previous one is being checked is sent after it
             # (the default, "once", drops it: typing "55" fast used to check "5").
             evt(fn, [c["state"], c["seq"], comp, c["slot_meta"]], fast_outs, queue=False, trigger_mode="always_last",
-                **quiet).then(secondary, [c["state"]], sec_outs, queue=False, **quiet)
+                **quiet).then(None, None, None, js=sync_js, queue=False, **quiet)
 
         for path, comp in ui.fields.items():
             if path == "model":
