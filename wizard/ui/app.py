@@ -34,6 +34,9 @@ __all__ = ["build_app", "WizardUI", "CSS"]
 STEP_MODULES = (hardware, target, speculation, kv, review)
 STEP_MODULES_LIGHT = (hardware, target, speculation, kv)  # per-change path; review follows in .then()
 SYNC_DELAY_MS = 400  # exports and the browser copy of the state follow a field change after this pause
+# fields the speculation/KV steps re-fill (choices, bounds, values) after a change
+SPEC_FIELDS = ("speculative_config.method", "speculative_config.model", "speculative_config.num_speculative_tokens",
+               "kv_cache_dtype", "speculative_config.kv_cache_dtype")
 _SESSION_DIR = Path(tempfile.gettempdir()) / "specwizard-sessions"
 
 
@@ -52,6 +55,9 @@ class WizardUI:
         self._lock = threading.Lock()
         self._latest: dict[str, dict] = {}
         self._rev = itertools.count(1)
+        # per browser session: fields changed since the last debounced sync, each with the hub
+        # setting of its event; their step widgets (facts tables, method notes) follow in the sync
+        self._pending: dict[str, dict[str, bool | None]] = {}
 
     # ---- per-session newest state ------------------------------------------------------------
     def base(self, sess: str | None, state: dict) -> dict:
@@ -94,6 +100,30 @@ class WizardUI:
     def forget(self, sess: str | None) -> None:
         with self._lock:
             self._latest.pop(sess or "", None)
+            self._pending.pop(sess or "", None)
+
+    def mark_pending(self, sess: str | None, path: str, hub: bool | None = None) -> None:
+        """Remember that field ``path`` changed in ``sess``; its step widgets follow in the next sync."""
+        with self._lock:
+            d = self._pending.setdefault(sess or "", {})
+            d[path] = None if (path in d and d[path] is None) else hub
+
+    def take_pending(self, sess: str | None) -> dict[str, bool | None]:
+        """The fields changed in ``sess`` since the last sync (path -> hub setting); clears them."""
+        with self._lock:
+            return self._pending.pop(sess or "", {})
+
+    def step_updates(self, state: dict, ev, changed) -> dict:
+        """The step widgets' updates (facts tables, method notes, groups, dependent dropdowns)
+        after the fields ``changed`` (an iterable of dotted paths) changed; ``ev`` checks ``state``."""
+        out: dict = {}
+        for path in changed:
+            for mod in STEP_MODULES_LIGHT:
+                try:
+                    out.update(mod.update(self, state, ev, False, path))
+                except Exception as err:  # a step must never take the panel down
+                    out[self.c["toast"]] = f"step {mod.__name__.rsplit('.', 1)[-1]}: {type(err).__name__}: {err}"
+        return out
 
     def render_newest(self, sess: str | None, state: dict, seq: int, **kw) -> dict:
         """:meth:`render` of ``state``; when a newer event committed meanwhile, render the newest
@@ -138,14 +168,17 @@ class WizardUI:
         return "" if v is None else str(v) if not isinstance(v, (dict, list)) else json.dumps(v)
 
     def render(self, state: dict, seq: int, *, changed: str | None, full: bool, hub: bool | None = None,
-               prev_meta: list | None = None) -> dict:
-        """Check ``state`` and return every update: findings panel, steps, (full: field values)."""
+               prev_meta: list | None = None, steps: bool = True) -> dict:
+        """Check ``state`` and return every update: findings panel, steps, (full: field values).
+
+        ``steps=False`` (per-keystroke path, not full): the panel only; the step widgets follow in
+        the debounced :meth:`secondary` (see :meth:`mark_pending`)."""
         t0 = time.perf_counter()
         ev = services.evaluate(state, allow_hub=hub)
         seq = int(seq or 0) + 1
         out: dict = {self.c["state"]: state, self.c["seq"]: seq}
         out.update(self.panel(ev, seq, None if full else prev_meta))
-        for mod in STEP_MODULES if full else STEP_MODULES_LIGHT:
+        for mod in STEP_MODULES if full else STEP_MODULES_LIGHT if steps else ():
             try:
                 out.update(mod.update(self, state, ev, full, changed))
             except Exception as err:  # a step must never take the panel down
@@ -166,10 +199,15 @@ class WizardUI:
             out.update(self.secondary(state, ev))
         return out
 
-    def secondary(self, state: dict, ev=None) -> dict:
-        """What may lag the panel by one event: exports, downloads, the browser copy of the state."""
-        ev = ev if ev is not None else services.evaluate(state, allow_hub=False)
+    def secondary(self, state: dict, ev=None, pending: dict[str, bool | None] | None = None) -> dict:
+        """What may lag the panel by one event: exports, downloads, the browser copy of the state,
+        and the step widgets of the fields in ``pending`` (path -> hub setting of their event)."""
+        if ev is None:
+            hub = None if pending and any(h is None for h in pending.values()) else False
+            ev = services.evaluate(state, allow_hub=hub)
         out = {self.c["bstate"]: browser_safe(state), self.c["session_dl"]: self.session_file(state)}
+        if pending:
+            out.update(self.step_updates(state, ev, pending))
         try:
             out.update(review.update(self, state, ev, False, "secondary"))
         except Exception as err:
@@ -179,7 +217,13 @@ class WizardUI:
     def secondary_outputs(self) -> list:
         keys = ["bstate", "session_dl", "toast", "xc_wizard", "xc_vllm", "extra_note", "exp_yaml_dl"]
         keys += [k for k in self.c if k.startswith("exp_")]
-        return [self.c[k] for k in dict.fromkeys(keys)]
+        return [self.c[k] for k in dict.fromkeys(keys)] + self.step_outputs()
+
+    def step_outputs(self) -> list:
+        """The step widgets a field change may update (besides the findings panel)."""
+        outs = [self.c[k] for k in ("hw_facts", "target_facts", "method_md", "drafter_group", "ngram_group",
+                                    "suffix_group", "kv_md")]
+        return outs + [self.fields[p] for p in SPEC_FIELDS]
 
     def panel(self, ev, seq: int, prev_meta: list | None = None) -> dict:
         c = self.c
@@ -358,24 +402,33 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
                     st = speculation.on_method_chosen(st, state)
                 return st
 
+            # the method fills the drafter list, k bounds and groups at once; every other field sends
+            # the panel only and leaves its step widgets to the debounced sync
+            steps = path == "speculative_config.method"
+            allowed = set(map(id, method_outs if steps else fast_outs))
+
             def handler(state, seq, value, prev_meta=None, request: gr.Request = None):
                 sess = sess_of(request)
                 st = ui.update_field(sess, state, lambda base: change(base, value))
-                return ui.render_newest(sess, st, seq, changed=path, full=False, hub=hub, prev_meta=prev_meta)
+                if not steps:
+                    ui.mark_pending(sess, path, hub)
+                out = ui.render_newest(sess, st, seq, changed=path, full=False, hub=hub, prev_meta=prev_meta,
+                                       steps=steps)
+                return {k: v for k, v in out.items() if id(k) in allowed}
 
             return handler
 
         sec_outs = ui.secondary_outputs()
-        fast_outs = [c[k] for k in ("state", "seq", "summary", "overflow", "slot_meta", "toast", "hw_facts", "target_facts",
-                                    "method_md", "drafter_group", "ngram_group", "suffix_group", "kv_md")]
+        # per-keystroke outputs: the panel only (step widgets follow in the debounced sync)
+        fast_outs = [c[k] for k in ("state", "seq", "summary", "overflow", "slot_meta")]
         for s_ in ui.slots:
             fast_outs += [s_["group"], s_["html"], s_["goto"], *s_["fixes"]]
-        fast_outs += [ui.fields[p] for p in ("speculative_config.method", "speculative_config.model",
-                                             "speculative_config.num_speculative_tokens", "kv_cache_dtype",
-                                             "speculative_config.kv_cache_dtype")]
+        # the method dropdown also fills the drafter list, k bounds, groups and notes at once
+        method_outs = fast_outs + [c["toast"]] + [o for o in ui.step_outputs() if o not in fast_outs]
 
         def secondary(state, request: gr.Request = None):
-            return ui.secondary(ui.base(sess_of(request), state))
+            sess = sess_of(request)
+            return ui.secondary(ui.base(sess, state), pending=ui.take_pending(sess))
 
         # exports/downloads/browser copy follow SYNC_DELAY_MS after the last change (one request per
         # pause, not per keystroke: the per-keystroke follow-up doubled the field -> panel latency)
@@ -383,11 +436,11 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
                    "{ const b = document.querySelector('#sw-sync'); if (b) b.click(); }, %d); }" % SYNC_DELAY_MS)
         c["sync"].click(secondary, [c["state"]], sec_outs, queue=False, trigger_mode="always_last", **quiet)
 
-        def bind(evt, fn, comp):
-            # the panel first (no queue: one HTTP round trip), then, debounced, exports/downloads/browser copy.
-            # always_last: a keystroke made while the previous one is being checked is sent after it
-            # (the default, "once", drops it: typing "55" fast used to check "5").
-            evt(fn, [c["state"], c["seq"], comp, c["slot_meta"]], fast_outs, queue=False, trigger_mode="always_last",
+        def bind(evt, fn, comp, outs=fast_outs):
+            # the panel first (no queue: one HTTP round trip), then, debounced, exports/downloads/browser
+            # copy/step widgets. always_last: a keystroke made while the previous one is being checked
+            # is sent after it (the default, "once", drops it: typing "55" fast used to check "5").
+            evt(fn, [c["state"], c["seq"], comp, c["slot_meta"]], outs, queue=False, trigger_mode="always_last",
                 **quiet).then(None, None, None, js=sync_js, queue=False, **quiet)
 
         for path, comp in ui.fields.items():
@@ -396,7 +449,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
                 bind(comp.blur, make_handler(path), comp)
                 bind(comp.submit, make_handler(path), comp)
                 continue
-            bind(comp.input, make_handler(path), comp)
+            bind(comp.input, make_handler(path), comp, method_outs if path == "speculative_config.method" else fast_outs)
             # typed boxes also commit on leaving the box / Enter, so the final text always wins
             # (a tab click right after typing, or a programmatic fill without key events)
             if isinstance(comp, (gr.Textbox, gr.Number, gr.Code)):
