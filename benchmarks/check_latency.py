@@ -17,27 +17,14 @@ configurations (also after a warm-up pass) and prints the ratio vLLM / wizard.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from _common import pct, test_env_defaults  # noqa: E402  (sets sys.path)
 
-
-def pct(xs, p):
-    xs = sorted(xs)
-    if not xs:
-        return float("nan")
-    k = min(len(xs) - 1, max(0, int(round(p / 100 * (len(xs) - 1)))))
-    return xs[k]
+test_env_defaults()
 
 
 def main(argv=None) -> int:

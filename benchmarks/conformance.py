@@ -19,19 +19,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from _common import test_env_defaults  # noqa: E402  (sets sys.path)
+
+test_env_defaults()
 
 
 def excluded_class(d: dict) -> str | None:

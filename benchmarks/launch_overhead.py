@@ -32,9 +32,7 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT))
+from _common import ROOT  # noqa: E402  (sets sys.path)
 
 
 def by_hand(argv: list[str], env: dict[str, str], url: str, poll: float, timeout: float) -> float:

@@ -16,8 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+from _common import pct  # noqa: E402  (sets sys.path)
 
 ARM_JS = """
 () => {
@@ -44,12 +43,6 @@ def measure(page, action) -> float:
     action()
     page.wait_for_function(DONE_JS, timeout=10000)
     return float(page.evaluate(READ_JS))
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    k = max(0, min(len(xs) - 1, round(p / 100 * (len(xs) - 1))))
-    return xs[k]
 
 
 def main() -> int:
