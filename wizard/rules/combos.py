@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
-from wizard.versions import EAGLE_METHODS
+from wizard.vllm.methods import DRAFT_MODEL, MTP, NGRAM, NGRAM_GPU, is_eagle_head, use_eagle
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.context import CheckContext
@@ -138,11 +138,11 @@ class MultimodalTargetDraftModelOrParallel(Rule):
         if spec is None or t is None or not is_multimodal(t) or text_only(ctx):
             return
         method = ctx.method
-        parallel = spec.parallel_drafting is True and method in ("eagle", "eagle3")
-        if method != "draft_model" and not parallel:
+        parallel = spec.parallel_drafting is True and is_eagle_head(method)
+        if method != DRAFT_MODEL and not parallel:
             return
-        what = "draft_model speculation" if method == "draft_model" else f"parallel drafting (P-EAGLE, {method})"
-        field = "speculative_config.method" if method == "draft_model" else "speculative_config.parallel_drafting"
+        what = "draft_model speculation" if method == DRAFT_MODEL else f"parallel drafting (P-EAGLE, {method})"
+        field = "speculative_config.method" if method == DRAFT_MODEL else "speculative_config.parallel_drafting"
         fixes = []
         if parallel:
             fixes.append(Patch(description="Draft sequentially (drop parallel_drafting)", unset=["speculative_config.parallel_drafting"]))
@@ -201,7 +201,7 @@ class MtpPipelineParallel(Rule):
     fix_safety = "Changes the parallel layout."
 
     def check(self, ctx):
-        if ctx.spec is None or ctx.method != "mtp" or ctx.pp <= 1:
+        if ctx.spec is None or ctx.method != MTP or ctx.pp <= 1:
             return
         pp, tp = ctx.pp, ctx.tp
         yield self.finding(
@@ -296,7 +296,7 @@ class StructuredOutputsWithSpeculation(Rule):
         backend = structured_backend(ctx)
         if spec is None or backend is None:
             return
-        if ctx.method == "ngram_gpu" and ctx.config.async_scheduling is not False:
+        if ctx.method == NGRAM_GPU and ctx.config.async_scheduling is not False:
             yield self.finding(
                 f"ngram_gpu with async scheduling and structured outputs ({backend}): the verifier can accept "
                 "grammar-illegal draft tokens ('Failed to advance FSM', HTTP 500, truncated output; vllm#49694).",
@@ -304,9 +304,9 @@ class StructuredOutputsWithSpeculation(Rule):
                 fixes=[Patch(description="Use CPU n-gram (method ngram) for structured-output traffic"
                              + (" and drop --async-scheduling (CPU n-gram cannot run async)"
                                 if ctx.config.async_scheduling is True else ""),
-                             set={"speculative_config.method": "ngram"},
+                             set={"speculative_config.method": NGRAM},
                              unset=["async_scheduling"] if ctx.config.async_scheduling is True else [])])
-        if spec.parallel_drafting is True and ctx.method in ("eagle", "eagle3"):
+        if spec.parallel_drafting is True and is_eagle_head(ctx.method):
             yield self.finding(
                 f"Parallel drafting (P-EAGLE) with structured outputs ({backend}): acceptance falls off a cliff after "
                 "draft position 1 under grammar constraints (vllm#42004); compare with sequential EAGLE3.",
@@ -391,7 +391,7 @@ class PrefixCachingHybridSpeculation(Rule):
 
     def check(self, ctx):
         spec = ctx.spec
-        if spec is None or ctx.method not in EAGLE_METHODS or ctx.config.enable_prefix_caching is False:
+        if spec is None or not use_eagle(ctx.method) or ctx.config.enable_prefix_caching is False:
             return
         if spec.disable_eagle_block_drop is True or not is_hybrid(ctx.target):
             return
@@ -441,7 +441,7 @@ class DraftModelCudaGraphs(Rule):
     fix_safety = "Upgrade: safe."
 
     def check(self, ctx):
-        if ctx.spec is None or ctx.method != "draft_model" or ctx.config.enforce_eager:
+        if ctx.spec is None or ctx.method != DRAFT_MODEL or ctx.config.enforce_eager:
             return
         yield self.finding(
             f"draft_model on vLLM {ctx.version}: the drafter's CUDA graphs are captured but never replayed (PR #47460), "

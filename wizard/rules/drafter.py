@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from wizard import derive
+from wizard import resolve
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
 from wizard.fixes import ngram_fallback
+from wizard.vllm.methods import (
+    DRAFT_MODEL, EAGLE, EAGLE3, MTP, arch_prefix, is_eagle_head, is_noncausal, needs_drafter_checkpoint,
+    uses_aux_hidden_states, uses_draft_kv_cache,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.context import CheckContext
@@ -84,7 +88,6 @@ AUX_CAPTURE_FIXED_IN: dict[str, str] = {
 }
 
 _MASK_KEYS = ("mask_token_id", "dspark_noise_token_id", "pard_token", "ptd_token_id")
-_EAGLE = ("eagle", "eagle3")
 
 
 def tensor_shape(info: "ModelInfo | None", suffix: str) -> list[int] | None:
@@ -118,7 +121,7 @@ def aux_layer_ids(d: "ModelInfo") -> tuple[list[int] | None, str | None]:
 
 def _eagle_drafter(ctx: "CheckContext") -> "ModelInfo | None":
     """The drafter of an eagle/eagle3 config, when it is known and is not the target itself."""
-    if ctx.spec is None or ctx.method not in _EAGLE:
+    if ctx.spec is None or not is_eagle_head(ctx.method):
         return None
     d = ctx.drafter
     if d is None or d is ctx.target:
@@ -431,7 +434,7 @@ class TargetHiddenSizeMismatch(Rule):
     def check(self, ctx):
         d = _eagle_drafter(ctx)
         t = ctx.target
-        if d is None or t is None or ctx.method != "eagle3" or not t.hidden_size:
+        if d is None or t is None or ctx.method != EAGLE3 or not t.hidden_size:
             return
         th = d.target_hidden_size or (d.raw_config or {}).get("target_hidden_size")
         origin = "target_hidden_size"
@@ -484,7 +487,7 @@ class Eagle3AuxLayers(Rule):
 
     def check(self, ctx):
         d = _eagle_drafter(ctx)
-        if d is None or ctx.method != "eagle3" or not d.raw_config:
+        if d is None or ctx.method != EAGLE3 or not d.raw_config:
             return
         ec = d.raw_config.get("eagle_config")
         if isinstance(ec, dict) and ec.get("use_aux_hidden_state") is False:
@@ -562,7 +565,7 @@ class Eagle3AuxCount(Rule):
 
     def check(self, ctx):
         d = _eagle_drafter(ctx)
-        if d is None or ctx.method != "eagle3" or not d.raw_config:
+        if d is None or ctx.method != EAGLE3 or not d.raw_config:
             return
         raw = d.raw_config
         archs = " ".join(d.architectures)
@@ -613,7 +616,7 @@ class DrafterMissingArchitectures(Rule):
     fix_safety = "The real fix is in the drafter's config.json; the offered n-gram fallback changes acceptance."
 
     def check(self, ctx):
-        if ctx.spec is None or ctx.method not in ("eagle", "eagle3", "dflash"):
+        if ctx.spec is None or arch_prefix(ctx.method) is None:
             return
         d = ctx.drafter
         if d is None or d is ctx.target or not d.raw_config or d.speculators_config or d.raw_config.get("speculators_config"):
@@ -660,26 +663,26 @@ class EagleMethodWithEagle3Drafter(Rule):
     fix_safety = "Safe."
 
     def check(self, ctx):
-        if ctx.spec is None or ctx.method != "eagle":
+        if ctx.spec is None or ctx.method != EAGLE:
             return
         d = ctx.drafter
         if d is None or d is ctx.target:
             return
         sc = d.speculators_config or d.raw_config.get("speculators_config") or {}
         smt = str(d.raw_config.get("speculators_model_type") or (sc.get("speculators_model_type") if isinstance(sc, dict) else "") or "")
-        if any("eagle3" in a.lower() for a in d.architectures) or smt.lower() in ("eagle3", "peagle"):
+        if any(EAGLE3 in a.lower() for a in d.architectures) or smt.lower() in (EAGLE3, "peagle"):
             yield self.finding(
                 f"method 'eagle' but drafter {d.short_name()} is an EAGLE3 model ({', '.join(d.architectures) or smt}): "
                 "its aux hidden states are never captured, acceptance length stays 1.0.",
-                fixes=[Patch(description="Use method eagle3", set={"speculative_config.method": "eagle3"})])
+                fixes=[Patch(description="Use method eagle3", set={"speculative_config.method": EAGLE3})])
 
 
 def _needs_aux(ctx: "CheckContext") -> bool:
     m = ctx.method
-    if m in ("dflash", "dspark", "extract_hidden_states"):
-        return True
-    if m != "eagle3":
+    if not uses_aux_hidden_states(m):
         return False
+    if m != EAGLE3:
+        return True
     d = ctx.drafter
     ec = (d.raw_config or {}).get("eagle_config") if d is not None else None
     return not (isinstance(ec, dict) and ec.get("use_aux_hidden_state") is False)
@@ -803,7 +806,7 @@ class DrafterKvGeometry(Rule):
         return heads * hd if heads and hd else None
 
     def check(self, ctx):
-        if ctx.spec is None or ctx.method not in ("eagle", "eagle3", "draft_model", "dflash"):
+        if ctx.spec is None or not (needs_drafter_checkpoint(ctx.method) and uses_draft_kv_cache(ctx.method)):
             return
         d, t = ctx.drafter, ctx.target
         if d is None or t is None or d is t or t.use_mla or d.use_mla:
@@ -858,12 +861,12 @@ class MtpWeightsMissing(Rule):
     fix_safety = "n-gram changes acceptance."
 
     def check(self, ctx):
-        if ctx.spec is None or ctx.method != "mtp":
+        if ctx.spec is None or ctx.method != MTP:
             return
         m = ctx.drafter or ctx.target
         if m is None or m.has_mtp_weights is not False:
             return
-        rw = derive.mtp_rewrite(m)
+        rw = resolve.mtp_rewrite(m)
         n = rw[1] if rw else m.mtp_layers
         if not n:
             return
@@ -920,13 +923,13 @@ class ParallelDraftingMaskToken(Rule):
         spec = ctx.spec
         if spec is None:
             return
-        parallel = ctx.method in ("dflash", "dspark") or (spec.parallel_drafting is True and ctx.method in ("eagle", "eagle3", "draft_model"))
+        parallel = is_noncausal(ctx.method) or (spec.parallel_drafting is True and (is_eagle_head(ctx.method) or ctx.method == DRAFT_MODEL))
         d = ctx.drafter
         if not parallel or d is None or d is ctx.target or not d.raw_config:
             return
         if not self._has_mask(d.raw_config):
             fixes = []
-            if spec.parallel_drafting is True and ctx.method not in ("dflash", "dspark"):
+            if spec.parallel_drafting is True and not is_noncausal(ctx.method):
                 fixes.append(Patch(description="Draft sequentially (drop parallel_drafting)", unset=["speculative_config.parallel_drafting"]))
             fixes.append(_ngram_fix(ctx))
             yield self.finding(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
-from wizard.versions import EAGLE_METHODS
+from wizard.vllm.methods import use_eagle
 from wizard.fixes import ngram_fallback
 
 
@@ -60,7 +60,7 @@ class FastPrefillWithEagle(Rule):
         if not ctx.config.kv_sharing_fast_prefill or ctx.spec is None:
             return
         method = ctx.method
-        if method not in EAGLE_METHODS:
+        if not use_eagle(method):
             return
         shown = ctx.spec.method or method
         fixes = [Patch(description="Drop --kv-sharing-fast-prefill", unset=["kv_sharing_fast_prefill"])]

@@ -12,6 +12,7 @@ from typing import Any
 
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
+from wizard.vllm.methods import DRAFT_MODEL, MTP, is_eagle_head
 
 __all__ = ["DRAFT_MODEL_ASYNC_SINCE", "DRAFT_MODEL_ASYNC_REJECTED_UNTIL", "GEMMA4_ASSISTANT_TYPES",
            "GEMMA4_AUTODETECT_SINCE", "V1_DEFAULT_SINCE"]
@@ -97,7 +98,7 @@ class AsyncSchedulingDraftModelOld(Rule):
     fix_safety = "Dropping the flag is safe."
 
     def check(self, ctx):
-        if ctx.config.async_scheduling is not True or ctx.spec is None or ctx.method != "draft_model":
+        if ctx.config.async_scheduling is not True or ctx.spec is None or ctx.method != DRAFT_MODEL:
             return
         v = ctx.version
         fixes = [Patch(description="Drop --async-scheduling", unset=["async_scheduling"])]
@@ -156,7 +157,7 @@ class V0EagleTensorParallel(Rule):
 
     def check(self, ctx):
         spec = ctx.spec
-        if spec is None or ctx.method not in ("eagle", "eagle3") or ctx.tp <= 1:
+        if spec is None or not is_eagle_head(ctx.method) or ctx.tp <= 1:
             return
         dtp = spec.draft_tensor_parallel_size
         if dtp == 1:
@@ -234,7 +235,7 @@ class Gemma4AssistantMethodOmitted(Rule):
 
     def check(self, ctx):
         spec = ctx.spec
-        if spec is None or spec.method not in (None, "draft_model") or not spec.model:
+        if spec is None or spec.method not in (None, DRAFT_MODEL) or not spec.model:
             return
         d = ctx.drafter
         if d is None or d is ctx.target or not self._is_assistant(d):
@@ -244,4 +245,4 @@ class Gemma4AssistantMethodOmitted(Rule):
             f"Drafter {d.short_name()} is a Gemma 4 assistant (MTP head) but method is {how}: vLLM {ctx.version} runs "
             "it as a generic draft model, which fails at load (draft-model attention layers must share num_heads; "
             "Model-Optimizer#1677). Set method mtp (0.32 detects it by itself).",
-            fixes=[Patch(description="Use method mtp for the Gemma 4 assistant", set={"speculative_config.method": "mtp"})])
+            fixes=[Patch(description="Use method mtp for the Gemma 4 assistant", set={"speculative_config.method": MTP})])

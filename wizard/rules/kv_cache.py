@@ -16,28 +16,21 @@ from typing import TYPE_CHECKING
 
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
+from wizard.vllm.methods import MTP, is_eagle_head, is_noncausal, use_ngram, uses_draft_kv_cache
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.context import CheckContext
 
 __all__ = [
     "MLA_ONLY_KV",
-    "NONCAUSAL_METHODS",
-    "DRAFT_KV_METHODS",
     "DRAFT_KV_FIELD_SINCE",
     "is_fp8_kv",
-    "model_dtype",
     "safe_drafter_kv",
     "has_draft_kv_field",
 ]
 
 #: KV layouts only sparse-MLA backends accept (docs/vllm-rules.md §7 MLA table).
 MLA_ONLY_KV = frozenset({"fp8_ds_mla", "nvfp4_ds_mla"})
-#: Drafters whose attention is non-causal (parallel block drafting; R107 "non-causal attention").
-NONCAUSAL_METHODS = frozenset({"dflash", "dspark"})
-#: Methods that allocate a drafter KV cache to which ``speculative_config.kv_cache_dtype`` applies
-#: (``SpeculativeConfig.uses_draft_kv_cache()``, docs/vllm-rules.md §5).
-DRAFT_KV_METHODS = frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark", "draft_model", "extract_hidden_states"})
 #: First version known to accept ``speculative_config.kv_cache_dtype``. The field is in the 0.32
 #: and 0.33 sources (``SpeculativeConfig.kv_cache_dtype``); it was added by vllm-project/vllm
 #: PR #48787 (merged 2026-07-15) and is used on 0.28.0 in vllm-project/vllm issue #54690. The
@@ -61,32 +54,19 @@ def is_fp8_kv(dtype: str | None) -> bool:
     return bool(dtype) and dtype.startswith("fp8") and dtype not in MLA_ONLY_KV
 
 
-def model_dtype(ctx: "CheckContext") -> str | None:
-    """The model dtype vLLM will use: ``--dtype`` unless auto, else the target's config dtype
-    ('bfloat16', 'float16', 'float32'), else None (unknown)."""
-    d = (ctx.config.dtype or "auto").lower()
-    alias = {"half": "float16", "bf16": "bfloat16", "fp16": "float16", "float": "float32"}
-    if d != "auto":
-        return alias.get(d, d)
-    if ctx.target is not None and ctx.target.torch_dtype:
-        t = ctx.target.torch_dtype.lower().replace("torch.", "")
-        return alias.get(t, t)
-    return None
-
-
 def safe_drafter_kv(ctx: "CheckContext") -> str:
     """The drafter KV dtype to suggest when the inherited one is unusable: 'bfloat16' when the
     model runs in bf16 (or the dtype is unknown: nearly every current checkpoint is bf16, and
     it is the value PR #48787 documents), else 'auto' (= the model dtype, avoids a float KV
     dtype that differs from the model dtype, R102)."""
-    md = model_dtype(ctx)
+    md = ctx.model_dtype()
     return "bfloat16" if md in (None, "bfloat16") else "auto"
 
 
 def explicit_model_kv(ctx: "CheckContext") -> str:
     """A non-quantized KV dtype spelled explicitly (not 'auto'), for when the checkpoint forces
     fp8 under auto (R101): 'float16' for fp16 models, else 'bfloat16'."""
-    return "float16" if model_dtype(ctx) == "float16" else "bfloat16"
+    return "float16" if ctx.model_dtype() == "float16" else "bfloat16"
 
 
 def has_draft_kv_field(ctx: "CheckContext") -> bool:
@@ -97,7 +77,7 @@ def has_draft_kv_field(ctx: "CheckContext") -> bool:
 def _drafter_is_mla(ctx: "CheckContext") -> bool | None:
     """Whether the drafter's attention is MLA. MTP layers are part of the target (same layout).
     None = unknown drafter."""
-    if ctx.method == "mtp":
+    if ctx.method == MTP:
         return ctx.target.use_mla if ctx.target is not None else None
     d = ctx.drafter
     if d is None:
@@ -165,7 +145,7 @@ class DrafterKvDtypeUnusable(Rule):
     fix_safety = "Setting speculative_config.kv_cache_dtype is safe; changing the global dtype changes target KV capacity."
 
     def check(self, ctx):
-        if ctx.spec is None or ctx.method not in DRAFT_KV_METHODS:
+        if ctx.spec is None or not uses_draft_kv_cache(ctx.method):
             return
         dkv = ctx.drafter_kv_dtype()
         tkv = ctx.target_kv_dtype()
@@ -173,7 +153,7 @@ class DrafterKvDtypeUnusable(Rule):
         hw = ctx.hardware
         reason = None
         severity = Severity.ERROR
-        if dkv in MLA_ONLY_KV and ctx.method != "mtp":
+        if dkv in MLA_ONLY_KV and ctx.method != MTP:
             mla = _drafter_is_mla(ctx)
             if mla is False:
                 reason = (f"the drafter is a dense (non-MLA) model but its KV dtype is '{dkv}', a layout only "
@@ -183,7 +163,7 @@ class DrafterKvDtypeUnusable(Rule):
                 reason = (f"the drafter's KV dtype is '{dkv}', an MLA-only layout; unless the drafter is an MLA "
                           "model (its config could not be read) no attention backend accepts it")
                 severity = Severity.WARNING
-        elif is_fp8_kv(dkv) and ctx.method in NONCAUSAL_METHODS:
+        elif is_fp8_kv(dkv) and is_noncausal(ctx.method):
             if not ctx.version.at_least(NONCAUSAL_FP8_SINCE):
                 reason = (f"the {ctx.method} drafter is non-causal and vLLM {ctx.version} has no attention backend with "
                           "both non-causal attention and fp8 KV (PR #48787): drafter backend selection fails "
@@ -342,7 +322,7 @@ class Fp8E5m2Unsupported(Rule):
                     fixes.append(Patch(description="Use --kv-cache-dtype auto", set={"kv_cache_dtype": "auto"}))
                 yield self.finding("KV dtype fp8_e5m2: " + "; ".join(problems) + ".", fixes=fixes)
         spec = ctx.spec
-        if spec is not None and ctx.method in DRAFT_KV_METHODS and ctx.drafter_kv_dtype() == "fp8_e5m2" and tkv != "fp8_e5m2":
+        if spec is not None and uses_draft_kv_cache(ctx.method) and ctx.drafter_kv_dtype() == "fp8_e5m2" and tkv != "fp8_e5m2":
             if (spec.attention_backend or "").upper() == "FLASH_ATTN":
                 yield self.finding(
                     "Drafter KV dtype fp8_e5m2 with speculative_config.attention_backend FLASH_ATTN, which never supports e5m2.",
@@ -436,9 +416,9 @@ class CpuKvDtype(Rule):
         if hw is None or hw.vendor != "cpu":
             return
         sides = [("kv_cache_dtype", ctx.target_kv_dtype(), ctx.target)]
-        if ctx.spec is not None and ctx.method in DRAFT_KV_METHODS and _explicit_draft_kv(ctx):
+        if ctx.spec is not None and uses_draft_kv_cache(ctx.method) and _explicit_draft_kv(ctx):
             sides.append(("speculative_config.kv_cache_dtype", ctx.drafter_kv_dtype(),
-                          ctx.target if ctx.method == "mtp" else ctx.drafter))
+                          ctx.target if ctx.method == MTP else ctx.drafter))
         for field, kv, info in sides:
             fix = Patch(description=f"Use {field} auto", set={field: "auto"})
             if kv not in CPU_KV:
@@ -499,9 +479,9 @@ class QuantizedKvWithSpeculation(Rule):
         if not kv.startswith(("turboquant", "ultraquant")):
             return
         extra = ""
-        if ctx.method in ("ngram", "ngram_gpu"):
+        if use_ngram(ctx.method):
             extra = " For n-gram, a prompt_lookup_min of 8 avoided the loops in the report."
-        elif ctx.method == "mtp":
+        elif ctx.method == MTP:
             extra = " MTP stayed broken in the report even with the fixes."
         yield self.finding(
             f"KV dtype '{kv}' with speculative method '{ctx.method}': reported to produce degenerate token loops "
@@ -553,7 +533,7 @@ class Fp8KvWithoutScales(Rule):
         if any(n.endswith(("k_scale", "v_scale")) for n in t.tensors):
             return
         spec_note = ""
-        if ctx.spec is not None and ctx.method in DRAFT_KV_METHODS:
+        if ctx.spec is not None and uses_draft_kv_cache(ctx.method):
             dkv = ctx.drafter_kv_dtype()
             if dkv == kv:
                 spec_note = (f" With speculation ({ctx.method}) the drafter's KV cache inherits '{kv}' and is just as "
@@ -623,7 +603,7 @@ class CheckpointFp8KvMtpBelowSm90(Rule):
     def check(self, ctx):
         hw = ctx.hardware
         t = ctx.target
-        if ctx.spec is None or ctx.method != "mtp" or t is None or not t.kv_cache_quant:
+        if ctx.spec is None or ctx.method != MTP or t is None or not t.kv_cache_quant:
             return
         if (ctx.config.kv_cache_dtype or "auto") != "auto" or hw is None or hw.vendor != "nvidia":
             return
@@ -674,7 +654,7 @@ class Fp8KvEagleOldVersions(Rule):
     fix_safety = "auto costs KV capacity."
 
     def check(self, ctx):
-        if ctx.spec is None or ctx.method not in ("eagle", "eagle3"):
+        if ctx.spec is None or not is_eagle_head(ctx.method):
             return
         kv = ctx.target_kv_dtype()
         if not is_fp8_kv(kv):

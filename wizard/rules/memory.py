@@ -11,6 +11,7 @@ import math
 
 from wizard.config import Patch, apply_patch
 from wizard.rules.registry import Rule, Severity, register
+from wizard.vllm.methods import NGRAM_MODEL_NAMES, has_no_model, is_lookup
 from wizard.fixes import ngram_fallback
 
 __all__ = ["DoesNotFit", "NegativeTokenBudget", "MemoryUtilizationTooHigh", "plan_of"]
@@ -28,12 +29,11 @@ def plan_of(ctx):
 def _patched_ctx(ctx, patch: Patch):
     """A CheckContext for ``ctx.config`` + ``patch`` reusing the resolved models."""
     from wizard.context import CheckContext
-    from wizard.derive import NO_MODEL_METHODS
 
     cfg = apply_patch(ctx.config, patch)
     spec = cfg.speculative_config
     drafter = ctx.drafter
-    if spec is None or (spec.method in NO_MODEL_METHODS) or spec.model in ("ngram", "[ngram]"):
+    if spec is None or has_no_model(spec.method) or spec.model in NGRAM_MODEL_NAMES:
         drafter = None
     return CheckContext(config=cfg, version=ctx.version, target=ctx.target, drafter=drafter,
                         hardware=ctx.hardware, lookup_errors=dict(ctx.lookup_errors))
@@ -163,7 +163,7 @@ class DoesNotFit(Rule):
         if hw.vendor != "cpu" and util < 0.95 and hw.used_bytes in (None, 0):
             out.append(Patch(description="Give vLLM 95% of the GPU (--gpu-memory-utilization 0.95)",
                              set={"gpu_memory_utilization": 0.95}))
-        if p.drafter is not None and ctx.method not in ("ngram", "ngram_gpu", "suffix"):
+        if p.drafter is not None and not is_lookup(ctx.method):
             out.append(ngram_fallback(k or 3, "Drop the drafter model: use n-gram speculation (no drafter weights or KV)"))
         return out
 

@@ -6,12 +6,16 @@ R071-R077 in docs/vllm-rules.md). All run at config time.
 
 from __future__ import annotations
 
-from wizard import derive
+from wizard import resolve
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
 from wizard.rules.spec_fields import closest, given_keys, raw_method
-from wizard.versions import methods, mtp_types
+from wizard.vllm.methods import (
+    CUSTOM_CLASS, DRAFT_MODEL, DSPARK, EAGLE, EAGLE3, EXTRACT_HIDDEN_STATES, MTP, NGRAM, NGRAM_MODEL_NAMES, PATH_MARKERS, SUFFIX,
+    allowed_methods, arch_prefix, has_no_model, is_allowed, is_mtp, lm_head_quantizable, needs_drafter_checkpoint, traits,
+)
 from wizard.fixes import ngram_fallback
+from wizard.models.catalog import drafters_for
 
 _LLAMA = "vllm serve meta-llama/Llama-3.1-8B-Instruct"
 _E3 = "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
@@ -61,16 +65,17 @@ class MethodNotAllowed(Rule):
         m = given_keys(ctx).get("method")
         if m is None:
             return
-        allowed = methods(ctx.version)
+        allowed = allowed_methods(ctx.version)
         if isinstance(m, str) and m in allowed:
             return
         s = str(m)
+        known = traits(s)
         fixes = []
-        if s in ("[ngram]", "NGRAM", "Ngram"):
-            best = "ngram"
+        if s in NGRAM_MODEL_NAMES:
+            best = NGRAM
         elif s.lower() in allowed:
             best = s.lower()
-        elif s in ("medusa", "mlp_speculator"):
+        elif known is not None:
             best = None
         else:
             best = closest(s, allowed)
@@ -78,7 +83,9 @@ class MethodNotAllowed(Rule):
             fixes.append(Patch(description=f"Use method {best}", set={"speculative_config.method": best}))
         if ctx.spec.model:
             fixes.append(Patch(description="Remove method (vLLM infers it from the drafter)", unset=["speculative_config.method"]))
-        removed = " (removed in 0.33)" if s in ("medusa", "mlp_speculator") else ""
+        removed = ""
+        if known is not None:
+            removed = f" (removed in {known.removed_in})" if known.removed_in else f" (added in {known.first})"
         yield self.finding(
             f"speculative_config.method={m!r} is not a method of vLLM {ctx.version}{removed}; "
             f"vLLM fails with 'Input should be ...'." + (f" Did you mean '{best}'?" if best else ""),
@@ -119,10 +126,10 @@ class MtpAliasDeprecated(Rule):
 
     def check(self, ctx):
         m = ctx.spec.method if ctx.spec is not None else None
-        if m and m != "mtp" and m in mtp_types(ctx.version):
+        if m and m != MTP and is_mtp(m, ctx.version):
             yield self.finding(
                 f"method '{m}' is deprecated: vLLM replaces it with 'mtp' (same behaviour).",
-                fixes=[Patch(description="Use method mtp", set={"speculative_config.method": "mtp"})],
+                fixes=[Patch(description="Use method mtp", set={"speculative_config.method": MTP})],
             )
 
 
@@ -167,20 +174,18 @@ class DrafterModelMissing(Rule):
         if spec is None or spec.model is not None or spec.num_speculative_tokens is None:
             return
         m = raw_method(ctx)
-        if m in ("mtp", "dspark", "ngram", "ngram_gpu", "suffix", "extract_hidden_states") or m not in methods(ctx.version):
+        if not (needs_drafter_checkpoint(m) or m == CUSTOM_CLASS) or not is_allowed(m, ctx.version):
             return
         k = spec.num_speculative_tokens
-        if m == "custom_class":
+        if m == CUSTOM_CLASS:
             msg = "method='custom_class' requires 'model' to contain the custom proposer module path (e.g. 'my_module.MyProposer')."
         else:
             msg = f"method '{m}' needs speculative_config.model (the drafter checkpoint): vLLM fails with " \
                   "'num_speculative_tokens was provided but without speculative model'."
         fixes = []
-        if m != "custom_class":
-            from wizard.models.catalog import drafters_for
-
+        if m != CUSTOM_CLASS:
             for e in drafters_for(ctx.config.model):
-                if m in e.methods or (m == "draft_model" and e.draft_for):
+                if m in e.methods or (m == DRAFT_MODEL and e.draft_for):
                     fixes.append(Patch(description=f"Use the catalog drafter {e.id}", set={"speculative_config.model": e.id}))
                     break
         fixes.append(ngram_fallback(k, "Use n-gram speculation (no drafter model)"))
@@ -226,22 +231,22 @@ class NumSpecTokensMissing(Rule):
         if spec is None or "num_speculative_tokens" in given_keys(ctx):
             return
         m = raw_method(ctx)
-        if m not in methods(ctx.version) and m != "mtp":
+        if not is_allowed(m, ctx.version) and m != MTP:
             return
-        if m == "suffix":
+        if m == SUFFIX:
             return
-        if m == "custom_class":
+        if m == CUSTOM_CLASS:
             default = 3
         elif spec.model is None:
-            if m in ("eagle", "eagle3", "dflash", "draft_model", "medusa", "mlp_speculator", "custom_class"):
-                return  # SD042-like: no model; vLLM's message is this one, but SD042 needs k; report here
-            default = 1 if m == "mtp" else 3
+            if needs_drafter_checkpoint(m):
+                return  # SD044 reports a drafter method without model and k
+            default = 1 if m == MTP else 3
         else:
-            if ctx.method == "mtp" or derive.mtp_rewrite(ctx.drafter) is not None:
+            if ctx.method == MTP or resolve.mtp_rewrite(ctx.drafter) is not None:
                 return  # SD061 (TypeError) covers MTP drafters
             if ctx.drafter is None:
                 return  # unknown drafter: it may carry n_predict
-            if ctx.method == "dspark":
+            if ctx.method == DSPARK:
                 raw = ctx.drafter.raw_config
                 if raw.get("block_size") or raw.get("dspark_block_size"):
                     return
@@ -291,7 +296,7 @@ class NoModelNoK(Rule):
         if spec is None or spec.model is not None or "num_speculative_tokens" in given_keys(ctx):
             return
         m = raw_method(ctx)
-        if m not in ("eagle", "eagle3", "dflash", "draft_model", "medusa", "mlp_speculator") or m not in methods(ctx.version):
+        if not needs_drafter_checkpoint(m) or not is_allowed(m, ctx.version):
             return
         yield self.finding(
             f"method '{m}' needs speculative_config.model and num_speculative_tokens: vLLM fails with "
@@ -342,16 +347,16 @@ class MethodAutoDetected(Rule):
             return
         written = raw_method(ctx)
         actual = ctx.method
-        if written not in methods(ctx.version) and written != "mtp":
+        if not is_allowed(written, ctx.version) and written != MTP:
             return
-        if actual is None or actual == written or written in ("ngram", "custom_class", "suffix", "ngram_gpu", "extract_hidden_states"):
+        if actual is None or actual == written or has_no_model(written):
             return
-        if actual not in methods(ctx.version):
+        if not is_allowed(actual, ctx.version):
             return
         p = spec.model.lower()
-        reason = next((f"the path contains '{s}'" for s in ("eagle-", "eagle3", "dflash", "dspark") if s in p), None)
+        reason = next((f"the path contains '{s}'" for s, _ in PATH_MARKERS if s in p), None)
         if reason is None:
-            reason = "the drafter's config is an MTP checkpoint" if actual == "mtp" else "the drafter's config says so"
+            reason = "the drafter's config is an MTP checkpoint" if actual == MTP else "the drafter's config says so"
         yield self.finding(
             f"vLLM will run {actual} because {reason}, although the config says "
             f"{'method ' + repr(spec.method) if spec.method else 'no method (draft_model)'}.",
@@ -373,15 +378,14 @@ _REGISTERED_DRAFT_ARCHS = frozenset(
 
 
 def wrapped_archs(method: str, archs: list[str]) -> list[str]:
-    """``EAGLEConfig`` renaming (vllm/transformers_utils/configs/eagle.py, 0.32/0.33)."""
+    """``EAGLEConfig`` renaming (vllm/transformers_utils/configs/eagle.py, 0.32/0.33): each
+    architecture gets the method's prefix (Eagle, Eagle3, DFlash) unless it already starts with
+    it; Eagle3 and DFlash also keep names ending with it, DFlash keeps LiLiCorrDraftModel."""
+    prefix = arch_prefix(method) or ""
     out = []
     for a in archs:
-        if method == "eagle":
-            out.append(a if a.startswith("Eagle") else f"Eagle{a}")
-        elif method == "eagle3":
-            out.append(a if a.startswith("Eagle3") or a.endswith("Eagle3") else f"Eagle3{a}")
-        else:
-            out.append(a if a.startswith("DFlash") or a.endswith("DFlash") or a == "LiLiCorrDraftModel" else f"DFlash{a}")
+        keep = a.startswith(prefix) or (method != EAGLE and a.endswith(prefix)) or (prefix == "DFlash" and a == "LiLiCorrDraftModel")
+        out.append(a if keep else f"{prefix}{a}")
     return out
 
 
@@ -426,9 +430,9 @@ class DrafterArchNotRegistered(Rule):
     def check(self, ctx):
         m = ctx.method
         d = ctx.drafter
-        if m not in ("eagle", "eagle3", "dflash") or d is None:
+        if arch_prefix(m) is None or d is None:
             return
-        if derive.mtp_rewrite(d) is not None or d.model_type in ("eagle", "speculators") or d.speculators_config:
+        if resolve.mtp_rewrite(d) is not None or d.model_type in (EAGLE, "speculators") or d.speculators_config:
             return
         archs = list(d.architectures or [])
         if not archs:
@@ -439,7 +443,7 @@ class DrafterArchNotRegistered(Rule):
         if any(a in _REGISTERED_DRAFT_ARCHS for a in wrapped):
             return
         fixes = []
-        for alt in ("eagle3", "eagle"):
+        for alt in (EAGLE3, EAGLE):
             if alt != m and any(a in _REGISTERED_DRAFT_ARCHS for a in wrapped_archs(alt, archs)):
                 # a path substring would re-detect another method only for draft_model/mtp; eagle/eagle3 are kept
                 fixes.append(Patch(description=f"Use method {alt} (vLLM has {wrapped_archs(alt, archs)[0]})",
@@ -489,9 +493,9 @@ class HeterogeneousVocabMisuse(Rule):
         if spec is None or not spec.use_heterogeneous_vocab:
             return
         m = ctx.method
-        if m is None or m not in methods(ctx.version):
+        if m is None or not is_allowed(m, ctx.version):
             return
-        if m != "draft_model":
+        if m != DRAFT_MODEL:
             yield self.finding(
                 f"use_heterogeneous_vocab only works with method='draft_model' (vLLM will run {m}).",
                 fixes=[Patch(description="Remove use_heterogeneous_vocab", unset=["speculative_config.use_heterogeneous_vocab"])],
@@ -542,7 +546,7 @@ class DraftVocabMismatch(Rule):
 
     def check(self, ctx):
         spec = ctx.spec
-        if spec is None or spec.use_heterogeneous_vocab or ctx.method != "draft_model":
+        if spec is None or spec.use_heterogeneous_vocab or ctx.method != DRAFT_MODEL:
             return
         t, d = ctx.target, ctx.drafter
         if t is None or d is None or not t.vocab_size or not d.vocab_size or t.vocab_size == d.vocab_size:
@@ -593,7 +597,7 @@ class IndexShareNotMtp(Rule):
         spec = ctx.spec
         if spec is None or spec.index_share_for_mtp_iteration is None:
             return
-        if ctx.method == "mtp" or ctx.method not in methods(ctx.version):
+        if ctx.method == MTP or not is_allowed(ctx.method, ctx.version):
             return
         yield self.finding(
             f"index_share_for_mtp_iteration is only supported with method='mtp' (vLLM will run {ctx.method}).",
@@ -635,7 +639,7 @@ class AdaptiveWithLocalArgmax(Rule):
         spec = ctx.spec
         if spec is None or not (spec.enable_adaptive_verification and spec.use_local_argmax_reduction):
             return
-        if ctx.method == "dspark":
+        if ctx.method == DSPARK:
             return
         yield self.finding(
             "enable_adaptive_verification needs draft logits, which use_local_argmax_reduction never materializes: "
@@ -753,7 +757,7 @@ class FlyVerification(Rule):
             return
         k = ctx.k
         std = Patch(description="Use standard verification", unset=["speculative_config.rejection_sample_method"])
-        if ctx.method == "extract_hidden_states":
+        if ctx.method == EXTRACT_HIDDEN_STATES:
             yield self.finding("FLy verification is incompatible with extract_hidden_states.", fixes=[std])
         elif k is not None and k < 2:
             yield self.finding("FLy requires num_speculative_tokens to be at least 2.", fixes=[std])
@@ -799,7 +803,7 @@ class DraftLmHeadQuantization(Rule):
         spec = ctx.spec
         if spec is None or spec.draft_lm_head_quantization is None:
             return
-        if ctx.method in ("eagle", "eagle3", "mtp") or ctx.method not in methods(ctx.version):
+        if lm_head_quantizable(ctx.method) or not is_allowed(ctx.method, ctx.version):
             return
         yield self.finding(
             f"draft_lm_head_quantization is not supported for method '{ctx.method}' (only eagle, eagle3, mtp).",
@@ -843,7 +847,7 @@ class SuffixDecoding(Rule):
 
     def check(self, ctx):
         spec = ctx.spec
-        if spec is None or raw_method(ctx) != "suffix":
+        if spec is None or raw_method(ctx) != SUFFIX:
             return
         ng = ngram_fallback(min(ctx.k or 3, 8), "Use n-gram speculation (no extra package)")
         yield self.finding(
@@ -897,11 +901,11 @@ class DsparkTopkNotDspark(Rule):
 
     def check(self, ctx):
         spec = ctx.spec
-        if spec is None or spec.dspark_draft_topk is None or ctx.method == "dspark":
+        if spec is None or spec.dspark_draft_topk is None or ctx.method == DSPARK:
             return
-        if ctx.method in (None, "ngram", "ngram_gpu", "suffix", "custom_class", "extract_hidden_states") or spec.model is None:
+        if ctx.method is None or has_no_model(ctx.method) or spec.model is None:
             return  # vLLM checks it only where a drafter config is built
-        if ctx.method not in methods(ctx.version):
+        if not is_allowed(ctx.method, ctx.version):
             return
         yield self.finding(
             f"dspark_draft_topk is only supported by DSpark (vLLM will run {ctx.method}).",

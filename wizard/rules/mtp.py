@@ -3,11 +3,11 @@ compatible with them (docs/vllm-rules.md R027, R030, R031, R041, R042)."""
 
 from __future__ import annotations
 
-from wizard import derive
+from wizard import resolve
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
 from wizard.rules.spec_fields import given_keys, raw_method
-from wizard.versions import mtp_types
+from wizard.vllm.methods import DRAFT_MODEL, MTP, PATH_MARKERS, is_mtp, repeats_mtp_layer
 from wizard.fixes import ngram_fallback
 
 _DSV3 = "vllm serve deepseek-ai/DeepSeek-V3"
@@ -22,9 +22,9 @@ def _sc(**kw) -> str:
 
 def _path_detects(ctx) -> bool:
     """The drafter path contains a substring that makes vLLM pick eagle/eagle3/dflash/dspark."""
-    name = derive.drafter_model_name(ctx)
+    name = resolve.drafter_model_name(ctx)
     p = (name or "").lower()
-    return any(s in p for s in ("eagle-", "eagle3", "dflash", "dspark"))
+    return any(s in p for s, _ in PATH_MARKERS)
 
 
 def _is_mtp_checkpoint(ctx) -> bool | None:
@@ -32,14 +32,14 @@ def _is_mtp_checkpoint(ctx) -> bool | None:
     d = ctx.drafter
     if d is None:
         return None
-    return derive.mtp_rewrite(d) is not None or d.model_type in mtp_types(ctx.version)
+    return resolve.mtp_rewrite(d) is not None or is_mtp(d.model_type, ctx.version)
 
 
 def _n_predict(ctx) -> int | None:
-    rw = derive.mtp_rewrite(ctx.drafter)
+    rw = resolve.mtp_rewrite(ctx.drafter)
     if rw is not None:
         return rw[1]
-    if ctx.drafter is not None and ctx.drafter.model_type in mtp_types(ctx.version):
+    if ctx.drafter is not None and is_mtp(ctx.drafter.model_type, ctx.version):
         return ctx.drafter.n_predict if ctx.drafter.n_predict is not None else ctx.drafter.mtp_layers
     return None
 
@@ -80,13 +80,13 @@ class MtpWithoutMtpLayers(Rule):
 
     def check(self, ctx):
         spec = ctx.spec
-        if spec is None or raw_method(ctx) != "mtp":
+        if spec is None or raw_method(ctx) != MTP:
             return
         if spec.model is None and "num_speculative_tokens" not in given_keys(ctx):
             return  # R025 fires first (SD043)
         if _path_detects(ctx) or _is_mtp_checkpoint(ctx) is not False:
             return
-        name = derive.drafter_model_name(ctx) or ctx.config.model
+        name = resolve.drafter_model_name(ctx) or ctx.config.model
         mt = ctx.drafter.model_type if ctx.drafter else None
         yield self.finding(
             f"method 'mtp' needs a checkpoint with MTP layers, but {name} (model_type {mt}) has none: "
@@ -133,7 +133,7 @@ class MtpWithoutK(Rule):
         if spec is None or spec.model is None or "num_speculative_tokens" in given_keys(ctx):
             return
         rm = raw_method(ctx)
-        if rm not in ("mtp", "draft_model") or _path_detects(ctx) or not _is_mtp_checkpoint(ctx):
+        if rm not in (MTP, DRAFT_MODEL) or _path_detects(ctx) or not _is_mtp_checkpoint(ctx):
             return
         n = _n_predict(ctx) or 1
         yield self.finding(
@@ -177,7 +177,7 @@ class MtpKNotDivisible(Rule):
 
     def check(self, ctx):
         spec = ctx.spec
-        if spec is None or ctx.method != "mtp" or _path_detects(ctx):
+        if spec is None or ctx.method != MTP or _path_detects(ctx):
             return
         k = spec.num_speculative_tokens
         n = _n_predict(ctx)
@@ -222,7 +222,7 @@ class MtpZeroLayers(Rule):
 
     def check(self, ctx):
         spec = ctx.spec
-        if spec is None or ctx.method != "mtp" or _path_detects(ctx):
+        if spec is None or ctx.method != MTP or _path_detects(ctx):
             return
         if not isinstance(spec.num_speculative_tokens, int):
             return
@@ -270,12 +270,12 @@ class MtpKAboveLayers(Rule):
 
     def check(self, ctx):
         spec = ctx.spec
-        if spec is None or ctx.method != "mtp" or _path_detects(ctx):
+        if spec is None or ctx.method != MTP or _path_detects(ctx):
             return
         k = spec.num_speculative_tokens
         n = _n_predict(ctx)
-        rw = derive.mtp_rewrite(ctx.drafter)
-        if rw is not None and rw[0] in ("step3p5_mtp", "inkling_mtp", "step5_mtp"):
+        rw = resolve.mtp_rewrite(ctx.drafter)
+        if rw is not None and not repeats_mtp_layer(rw[0]):
             return
         if not isinstance(k, int) or not n or k <= n or k % n != 0:
             return

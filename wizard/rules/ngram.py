@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
+from wizard.vllm.methods import use_ngram
 from wizard.rules.spec_fields import given_keys
 
 _LLAMA = "vllm serve meta-llama/Llama-3.1-8B-Instruct"
@@ -49,7 +50,7 @@ class NgramLookupBounds(Rule):
     fix_safety = "Safe."
 
     def check(self, ctx):
-        if ctx.spec is None or ctx.method not in ("ngram", "ngram_gpu"):
+        if ctx.spec is None or not use_ngram(ctx.method):
             return
         g = given_keys(ctx)
         lo, hi = g.get("prompt_lookup_min"), g.get("prompt_lookup_max")
@@ -112,7 +113,7 @@ class NgramIgnoredKeys(Rule):
              "revision", "code_revision", "moe_backend")
 
     def check(self, ctx):
-        if ctx.spec is None or ctx.method not in ("ngram", "ngram_gpu"):
+        if ctx.spec is None or not use_ngram(ctx.method):
             return
         g = given_keys(ctx)
         keys = [k for k in self._KEYS if k in g]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from wizard import derive
+from wizard import resolve
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
+from wizard.vllm.methods import MTP, has_no_model
 from wizard.rules.spec_fields import given_keys
 
 _LLAMA = "vllm serve meta-llama/Llama-3.1-8B-Instruct"
@@ -19,8 +20,7 @@ def _sc(**kw) -> str:
 
 def _builds_draft_config(ctx) -> bool:
     """vLLM builds a draft ModelConfig (and checks draft TP / length) only when a drafter model exists."""
-    return ctx.spec is not None and derive.drafter_model_name(ctx) is not None and ctx.method not in (
-        "ngram", "ngram_gpu", "suffix", "custom_class", "extract_hidden_states")
+    return ctx.spec is not None and resolve.drafter_model_name(ctx) is not None and not has_no_model(ctx.method)
 
 
 def _int(v):
@@ -114,7 +114,7 @@ class DraftHeadsNotDivisible(Rule):
         elif dtp not in (1, ctx.tp):
             return  # SD080
         heads = ctx.drafter.num_attention_heads
-        if ctx.method == "mtp" and ctx.target is not None and ctx.drafter is ctx.target:
+        if ctx.method == MTP and ctx.target is not None and ctx.drafter is ctx.target:
             heads = ctx.target.num_attention_heads
         if not heads or dtp <= 1 or heads % dtp == 0:
             return

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
+from wizard.vllm.methods import (
+    CUSTOM_CLASS, DFLASH, DRAFT_MODEL, DSPARK, async_scheduling_ok, is_lookup, is_noncausal, v2_runner_ok,
+)
 from wizard.rules.spec_fields import is_cpu
 from wizard.fixes import ngram_fallback
 
 _LLAMA = "vllm serve meta-llama/Llama-3.1-8B-Instruct"
 _E3 = "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
 
-# async scheduling works with these (EagleModelTypes + NgramGPUTypes + draft_model/dspark/dflash)
-_ASYNC_OK_EXTRA = frozenset({"eagle", "eagle3", "extract_hidden_states", "dflash", "ngram_gpu", "draft_model", "dspark", "mtp"})
 
 
 def _sc(**kw) -> str:
@@ -34,9 +35,9 @@ def v2_blockers(ctx) -> list[str]:
     if spec is None:
         return out
     m = ctx.method
-    if m in ("suffix", "custom_class", "medusa", "mlp_speculator"):
+    if not v2_runner_ok(m):
         out.append(f"speculative method '{m}'")
-    if spec.parallel_drafting and m not in ("dflash", "dspark"):
+    if spec.parallel_drafting and not is_noncausal(m):
         out.append("parallel drafting")
     if spec.use_heterogeneous_vocab:
         out.append("heterogeneous-vocabulary draft models")
@@ -57,7 +58,7 @@ def _async_incompatibility(ctx) -> str | None:
     spec = ctx.spec
     if spec is None or ctx.method is None:
         return None
-    if ctx.method not in _ASYNC_OK_EXTRA and not ctx.method.endswith("_mtp"):
+    if not async_scheduling_ok(ctx.method) and not ctx.method.endswith("_mtp"):
         return f"{ctx.method}-based speculative decoding"
     if spec.disable_padded_drafter_batch:
         return "disable_padded_drafter_batch=True"
@@ -212,7 +213,7 @@ class V1RunnerUnsupported(Rule):
             return
         v1 = uses_v1_runner(ctx)
         where = "the CPU platform" if is_cpu(ctx) else ("VLLM_USE_V2_MODEL_RUNNER=0" if not v2_blockers(ctx) else ", ".join(v2_blockers(ctx)))
-        if v1 and ctx.method == "dspark":
+        if v1 and ctx.method == DSPARK:
             yield self.finding(
                 f"Model Runner V1 does not support: dspark speculative decoding (V1 is used because of {where}).",
                 fields=["speculative_config.method"],
@@ -238,18 +239,18 @@ def lookahead_slots(ctx) -> int:
     spec = ctx.spec
     k = ctx.k or 0
     m = ctx.method
-    parallel = bool(spec.parallel_drafting) or m in ("dflash", "dspark")
+    parallel = bool(spec.parallel_drafting) or is_noncausal(m)
     if ctx.version.at_least("0.33"):
-        if m in ("ngram", "ngram_gpu", "suffix", "custom_class"):
+        if is_lookup(m) or m == CUSTOM_CLASS:
             return 0
-        if m == "dflash":
+        if m == DFLASH:
             return k + 1
         return k
-    if m == "dflash":
+    if m == DFLASH:
         return k
     if parallel:
-        return k if m == "draft_model" else k - 1
-    return 1 if m == "draft_model" else 0
+        return k if m == DRAFT_MODEL else k - 1
+    return 1 if m == DRAFT_MODEL else 0
 
 
 @register

@@ -13,11 +13,14 @@ The small helpers at the top are shared by the other config-time rule modules
 from __future__ import annotations
 
 import difflib
+import os
+import re
 from typing import Any, Iterable
 
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
-from wizard.versions import kv_cache_dtypes, mtp_types, spec_fields
+from wizard.resolve import drafter_model_name, written_method
+from wizard.versions import kv_cache_dtypes, spec_fields
 
 __all__ = [
     "given_keys",
@@ -27,7 +30,6 @@ __all__ = [
     "ATTENTION_BACKENDS",
     "LEGACY_SPEC_KEYS",
     "ONLY_033_SPEC_FIELDS",
-    "model_dtype",
 ]
 
 # ---- shared helpers ----------------------------------------------------------------------
@@ -71,10 +73,6 @@ ONLY_033_SPEC_FIELDS: tuple[str, ...] = (
     "fly_entropy_threshold", "fly_entropy_top_k",
 )
 
-_DTYPE_ALIASES = {"half": "float16", "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16",
-                  "bf16": "bfloat16", "float": "float32", "float32": "float32", "fp32": "float32"}
-
-
 def given_keys(ctx) -> dict[str, Any]:
     """speculative_config keys the user gave (modelled + unknown extras), values as typed;
     ill-typed raw values from ``invalid_values`` included."""
@@ -112,33 +110,9 @@ def is_cpu(ctx) -> bool:
 
 
 def raw_method(ctx) -> str | None:
-    """``speculative_config.method`` as vLLM sees it *before* drafter detection: inferred when
-    unset (custom_class / ngram / draft_model), MTP aliases folded into 'mtp'."""
-    from wizard.derive import is_custom_proposer_path
-
-    spec = ctx.spec
-    if spec is None:
-        return None
-    m = spec.method
-    if m is None:
-        if is_custom_proposer_path(spec.model):
-            return "custom_class"
-        return "ngram" if spec.model in ("ngram", "[ngram]") else "draft_model"
-    if m in mtp_types(ctx.version):
-        return "mtp"
-    return m
-
-
-def model_dtype(ctx) -> str | None:
-    """The dtype vLLM runs the target in: --dtype, else the checkpoint's torch_dtype with
-    float32 downcast to bfloat16 (vllm/config/model.py _get_and_verify_dtype). None = unknown."""
-    d = (ctx.config.dtype or "auto").lower()
-    if d != "auto":
-        return _DTYPE_ALIASES.get(d, d)
-    if ctx.target is None or not ctx.target.torch_dtype:
-        return None
-    t = _DTYPE_ALIASES.get(ctx.target.torch_dtype.lower(), ctx.target.torch_dtype.lower())
-    return "bfloat16" if t == "float32" else t
+    """``speculative_config.method`` as vLLM sees it *before* drafter detection
+    (:func:`wizard.resolve.written_method`)."""
+    return written_method(ctx.spec, ctx.version)
 
 
 # ---- rules -------------------------------------------------------------------------------
@@ -189,10 +163,6 @@ class ModelLookupFailed(Rule):
     fix_safety = "No automatic fix."
 
     def check(self, ctx):
-        import os
-
-        from wizard.derive import drafter_model_name
-
         for field, reason in sorted(ctx.lookup_errors.items()):
             name = ctx.config.model if field == "model" else drafter_model_name(ctx)
             if isinstance(name, str) and is_path_like(name) and not os.path.exists(os.path.expanduser(name)):
@@ -706,7 +676,7 @@ class FloatKvDtypeMismatch(Rule):
         kv = ctx.config.kv_cache_dtype
         if kv not in ("float16", "bfloat16"):
             return
-        md = model_dtype(ctx)
+        md = ctx.model_dtype()
         if md is None or md == kv:
             return
         yield self.finding(
