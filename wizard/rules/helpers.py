@@ -79,11 +79,13 @@ def explicit_model_kv(ctx: "CheckContext") -> str:
 
 
 def explicit_draft_kv(ctx: "CheckContext") -> str | None:
+    """``speculative_config.kv_cache_dtype`` when the user set it, else None (the drafter inherits)."""
     spec = ctx.spec
     return spec.kv_cache_dtype if spec is not None and spec.kv_cache_dtype else None
 
 
 def import_notes(ctx, kind: str):
+    """The importer's notes of ``kind`` (``ServeConfig.import_notes``, set by wizard/importers.py)."""
     return [n for n in ctx.config.import_notes if n.kind == kind]
 
 
@@ -114,12 +116,14 @@ TOP_BOUNDS: dict[str, tuple[float, bool, float | None, bool, tuple]] = {
 
 
 def as_number(v: Any) -> float | None:
+    """``v`` when it is an int or float (not a bool), else None."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
     return v
 
 
 def extra_arg(ctx: "CheckContext", name: str) -> Any:
+    """A ``vllm serve`` option the wizard does not model, as kept in ``config.extra_args``."""
     return ctx.config.extra_args.get(name)
 
 
@@ -144,18 +148,18 @@ def eagle_drafter(ctx: "CheckContext") -> "ModelInfo | None":
 
 
 def draft_vocab(d: "ModelInfo") -> int | None:
+    """The drafter's ``draft_vocab_size`` (EAGLE3 reduced vocabulary), None when absent."""
     dv = d.draft_vocab_size or (d.raw_config or {}).get("draft_vocab_size")
     return int(dv) if isinstance(dv, int) else None
 
 
 def ngram_fix(ctx: "CheckContext") -> Patch:
+    """The n-gram fallback fix of the drafter rules, with the resolved k (default 3)."""
     return ngram_fallback(ctx.k or 3, "Use n-gram speculation instead (no drafter checkpoint; lower acceptance)")
 
 
 def patched_ctx(ctx, patch: Patch):
     """A CheckContext for ``ctx.config`` + ``patch`` reusing the resolved models."""
-    from wizard.context import CheckContext
-
     cfg = apply_patch(ctx.config, patch)
     spec = cfg.speculative_config
     drafter = ctx.drafter
@@ -166,6 +170,7 @@ def patched_ctx(ctx, patch: Patch):
 
 
 def gib(b: int) -> str:
+    """Bytes as GiB text with two decimals ('15.00 GiB')."""
     return f"{b / (1 << 30):.2f} GiB"
 
 
@@ -185,6 +190,7 @@ def is_mtp_checkpoint(ctx) -> bool | None:
 
 
 def mtp_n_predict(ctx) -> int | None:
+    """The MTP layers (n_predict) of the drafter config as vLLM rewrites it; None = unknown."""
     rw = resolve.mtp_rewrite(ctx.drafter)
     if rw is not None:
         return rw[1]
@@ -199,6 +205,7 @@ def builds_draft_config(ctx) -> bool:
 
 
 def as_int(v):
+    """``v`` when it is an int (not a bool), else None."""
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
@@ -219,7 +226,8 @@ def v2_blockers(ctx) -> list[str]:
 
 
 def uses_v1_runner(ctx) -> bool:
-    """True when vLLM will use the V1 model runner (see module docstring)."""
+    """True when vLLM will use the V1 model runner: forced with ``VLLM_USE_V2_MODEL_RUNNER=0``, on
+    the CPU platform (no Triton), or when a V2 blocker is present (:func:`v2_blockers`; R083)."""
     env = (ctx.config.env or {}).get("VLLM_USE_V2_MODEL_RUNNER")
     if env is not None and str(env).strip().lower() in ("0", "false"):
         return True
@@ -229,6 +237,7 @@ def uses_v1_runner(ctx) -> bool:
 
 
 def async_incompatibility(ctx) -> str | None:
+    """Why ``--async-scheduling`` cannot run with this speculative setup (R081), None when it can."""
     spec = ctx.spec
     if spec is None or ctx.method is None:
         return None

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from wizard.config import Patch
 from wizard.fixes import ngram_fallback
+from wizard.plan import plan
 from wizard.rules.helpers import gib, patched_ctx
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import is_lookup
@@ -10,8 +11,6 @@ from wizard.vllm.methods import is_lookup
 def plan_of(ctx):
     """The plan of ``ctx`` (cached in ``ctx.cache['plan']``)."""
     if "plan" not in ctx.cache:
-        from wizard.plan import plan
-
         ctx.cache["plan"] = plan(ctx)
     return ctx.cache["plan"]
 
@@ -99,8 +98,6 @@ class DoesNotFit(Rule):
     @staticmethod
     def _fixes(ctx, patch: Patch) -> bool:
         try:
-            from wizard.plan import plan
-
             return plan(patched_ctx(ctx, patch)).fits
         except Exception:
             return False

@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 
 from wizard.config import Patch
+from wizard.plan import default_scheduler_limits
 from wizard.rules.helpers import patched_ctx
 from wizard.rules.registry import Rule, Severity, register
 
@@ -83,8 +84,6 @@ class NegativeTokenBudget(Rule):
         mnbt, seqs = cfg.max_num_batched_tokens, cfg.max_num_seqs
         if (mnbt is None or seqs is None) and ctx.hardware is None:
             return None
-        from wizard.plan import default_scheduler_limits
-
         d_mnbt, d_seqs = default_scheduler_limits(ctx.hardware, (cfg.tensor_parallel_size or 1) * (cfg.pipeline_parallel_size or 1))
         mnbt = mnbt if isinstance(mnbt, int) else d_mnbt
         seqs = seqs if isinstance(seqs, int) else d_seqs

@@ -3,6 +3,7 @@ from __future__ import annotations
 import math
 
 from wizard.config import Patch
+from wizard.plan import plan
 from wizard.rules.helpers import gib, patched_ctx
 from wizard.rules.registry import Rule, Severity, register
 
@@ -78,8 +79,6 @@ class MemoryUtilizationTooHigh(Rule):
             patch = Patch(description=f"Lower --gpu-memory-utilization to {new:.2f} (free {gib(free)} of {gib(hw.memory_bytes)})",
                           set={"gpu_memory_utilization": new})
             try:
-                from wizard.plan import plan
-
                 pctx = patched_ctx(ctx, patch)
                 if not self._over(pctx, new) and (ctx.target is None or plan(pctx).fits):
                     fixes.append(patch)

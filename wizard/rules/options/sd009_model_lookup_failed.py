@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import os
+import re
 
 from wizard.config import Patch
+from wizard.models.catalog import entries
 from wizard.resolve import drafter_model_name
 from wizard.rules.registry import Rule, Severity, register
 
@@ -11,8 +13,6 @@ def is_path_like(name: str) -> bool:
     """True for names vLLM can only read as a local path: absolute (``/models/x``), relative with a
     leading ``./`` or ``../``, home-relative (``~/x``), or a Windows drive path. Hub ids
     (``org/name``) are not path-like."""
-    import re
-
     n = name.strip()
     return (n.startswith(("/", "./", "../", "~/", ".\\", "..\\")) or n in (".", "..", "~")
             or bool(re.match(r"^[A-Za-z]:[\\/]", n)))
@@ -20,9 +20,6 @@ def is_path_like(name: str) -> bool:
 
 def _catalog_match(name: str, field: str) -> str | None:
     """The catalog id whose name part equals the path's last component (case-insensitive), or None."""
-    import os
-
-    from wizard.models.catalog import entries
 
     base = os.path.basename(name.rstrip("/\\")).lower()
     if not base:
@@ -40,6 +37,10 @@ class ModelLookupFailed(Rule):
 
     Reports each entry of ``ctx.lookup_errors`` (the target ``model`` or the
     drafter ``speculative_config.model``) with the reason the lookup gave.
+
+    A *path-like* name (``/models/x``, ``./x``, ``../x``, ``~/x``) that does not exist is an
+    **error** (title "Model path does not exist"): vLLM reads such names only as local folders and
+    fails for sure. Hub ids that cannot be reached (offline) stay a warning.
 
     ## Why it matters
 
@@ -65,10 +66,6 @@ class ModelLookupFailed(Rule):
     vllm serve meta-llama/Llama-3.1-8B-Instruct \
       --speculative-config '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":4}'
     ```
-
-    A *path-like* name (``/models/x``, ``./x``, ``../x``, ``~/x``) that does not exist is an
-    **error** (title "Model path does not exist"): vLLM reads such names only as local folders and
-    fails for sure. Hub ids that cannot be reached (offline) stay a warning.
 
     ## Fix safety
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 import difflib
 import functools
 import json
+from importlib import resources
 from typing import Any
 
-from importlib import resources
-
 from wizard.config import Patch, SERVE_FIELDS, ServeConfig
+from wizard.importers import POSITIONAL_KEY, human_readable_int
 from wizard.rules.registry import Rule, Severity, register
 
 
@@ -76,8 +76,6 @@ def _rename_patch(key: str, value: Any, opt: str, options: dict[str, Any], given
         if dest in given:
             return None
         if isinstance(value, str) and dest in ("max_model_len", "max_num_batched_tokens"):
-            from wizard.importers import human_readable_int
-
             s = value.strip()
             try:
                 value = -1 if (dest == "max_model_len" and (s == "-1" or s.lower() == "auto")) else human_readable_int(s)
@@ -160,8 +158,6 @@ class UnknownServeOption(Rule):
     phase = "parse"
 
     def check(self, ctx):
-        from wizard.importers import POSITIONAL_KEY
-
         data = serve_options()
         options: dict[str, Any] = data["options"]
         given = ctx.config.model_dump(exclude_none=True)

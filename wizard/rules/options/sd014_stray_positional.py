@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from wizard.config import Patch
+from wizard.importers import POSITIONAL_KEY
 from wizard.rules.registry import Rule, Severity, register
 
 
@@ -51,8 +52,6 @@ class StrayPositional(Rule):
     phase = "parse"
 
     def check(self, ctx):
-        from wizard.importers import POSITIONAL_KEY
-
         words = ctx.config.extra_args.get(POSITIONAL_KEY)
         if not words:
             return
