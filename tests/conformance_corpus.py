@@ -1,6 +1,6 @@
 """Conformance corpus: tiny local model variants and a seeded product of configurations.
 
-Shared by ``tests/test_oracle.py``, ``tests/test_rule_examples.py`` and
+Shared by ``tests/test_oracle.py``, ``tests/rules/test_config_time.py`` and
 ``benchmarks/conformance.py`` (which puts ``tests/`` on ``sys.path``).
 
 * :func:`build_models` writes the tiny model folders (configs + tiny tensors; the target also has
@@ -118,11 +118,6 @@ def build_models(root: Path) -> dict[str, str]:
     model("eagle-llama-draft", d, tokenizer=True)
     for n in (1, 2, 0):
         model(f"dsv3_mtp{n}", _dsv3_cfg(n), tokenizer=True)
-    # names used by rule examples (tiny checkpoints the catalog cannot provide)
-    model("tiny-dsv3-mtp2", _dsv3_cfg(2), tokenizer=True)
-    model("tiny-dsv3-mtp0", _dsv3_cfg(0), tokenizer=True)
-    model("tiny-modelopt-fp8", {**tcfg, "quantization_config": {"quant_method": "modelopt", "quant_algo": "FP8",
-                                                                 "kv_cache_quant_algo": "FP8"}}, tokenizer=True)
     return out
 
 

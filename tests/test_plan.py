@@ -274,15 +274,15 @@ def _rule(report, rid):
 
 
 def test_sd500_does_not_fit_and_each_fix_removes_it():
-    from wizard.rules.memory import DoesNotFit
+    from wizard.rules.memory.sd500_does_not_fit import DoesNotFit
 
-    bad = api.load(command=DoesNotFit.bad)
+    bad = api.load(command=DoesNotFit.doc().example)
     r = api.check(bad, gpu="L4", allow_hub=False)
     [f] = _rule(r, "SD500")
     assert f.severity.value == "error" and f.fixes
     for fix in f.fixes:
         assert not _rule(api.check(apply_patch(bad, fix), gpu="L4", allow_hub=False), "SD500"), fix.description
-    assert not _rule(api.check(api.load(command=DoesNotFit.good), gpu="L4", allow_hub=False), "SD500")
+    assert not _rule(api.check(api.load(command=DoesNotFit.doc().use_instead), gpu="L4", allow_hub=False), "SD500")
     # without hardware the rule stays quiet
     assert not _rule(api.check(bad, allow_hub=False), "SD500")
 
@@ -303,9 +303,9 @@ def test_sd500_tp_and_fp8_fixes():
 
 def test_sd501_negative_token_budget_public_case_50708():
     # vllm-50708: DFlash, 16 speculative tokens, default budget 2048 and 256 seqs on a small GPU
-    from wizard.rules.memory import NegativeTokenBudget
+    from wizard.rules.memory.sd501_negative_token_budget import NegativeTokenBudget
 
-    bad = api.load(command=NegativeTokenBudget.bad)
+    bad = api.load(command=NegativeTokenBudget.doc().example)
     [f] = _rule(api.check(bad, allow_hub=False), "SD501")
     assert f.severity.value == "warning"  # 0.32/0.33 throttle instead of failing like 0.26
     # 2048 - 256 x (1 + 16) = -2304
@@ -313,7 +313,7 @@ def test_sd501_negative_token_budget_public_case_50708():
     assert len(f.fixes) == 3
     for fix in f.fixes:
         assert not _rule(api.check(apply_patch(bad, fix), allow_hub=False), "SD501"), fix.description
-    assert not _rule(api.check(api.load(command=NegativeTokenBudget.good), allow_hub=False), "SD501")
+    assert not _rule(api.check(api.load(command=NegativeTokenBudget.doc().use_instead), allow_hub=False), "SD501")
     # defaults are used only when the hardware is known: L4 (< 70 GiB) -> 2048 / 256
     dflt = api.load(command="vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
                             "'{\"method\":\"ngram\",\"num_speculative_tokens\":16,\"prompt_lookup_max\":4}'")

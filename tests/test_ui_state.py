@@ -326,7 +326,8 @@ def test_drafter_list_follows_the_method_family():
 def test_method_list_collapses_mtp_aliases():
     from wizard.ui import services
     from wizard.ui.steps.speculation import method_choices
-    from wizard.versions import default_version, mtp_types
+    from wizard.versions import default_version
+    from wizard.vllm.methods import mtp_types
 
     st = set_field(new_state(), "model", "meta-llama/Llama-3.1-8B-Instruct")
     values = [v for _, v in method_choices(services.evaluate(st), default_version())]

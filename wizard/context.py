@@ -11,9 +11,10 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from wizard import derive
+from wizard import resolve
 from wizard.config import ServeConfig
 from wizard.hardware import Hardware
+from wizard.models import ModelLookupError, resolve_model
 from wizard.models.info import ModelInfo
 from wizard.versions import VllmVersion, default_version
 
@@ -32,7 +33,7 @@ class CheckContext:
     lookup_errors: dict[str, str] = field(default_factory=dict)  # dotted field -> reason
     cache: dict[str, Any] = field(default_factory=dict)
 
-    # ---- derived, vLLM's own resolution (wizard.derive) ---------------------------------
+    # ---- derived, vLLM's own resolution (wizard.resolve) ---------------------------------
     @property
     def spec(self):
         return self.config.speculative_config
@@ -41,23 +42,28 @@ class CheckContext:
     def method(self) -> str | None:
         """The method vLLM will actually run (aliases, inference and path detection applied)."""
         if "method" not in self.cache:
-            self.cache["method"] = derive.resolved_method(self)
+            self.cache["method"] = resolve.resolved_method(self)
         return self.cache["method"]
 
     @property
     def k(self) -> int | None:
         """num_speculative_tokens as vLLM resolves it (explicit, else n_predict / defaults)."""
         if "k" not in self.cache:
-            self.cache["k"] = derive.resolved_k(self)
+            self.cache["k"] = resolve.resolved_k(self)
         return self.cache["k"]
 
     def target_kv_dtype(self) -> str:
         """Effective target KV dtype: --kv-cache-dtype, or what the checkpoint forces under auto."""
-        return derive.target_kv_dtype(self)
+        return resolve.target_kv_dtype(self)
+
+    def model_dtype(self) -> str | None:
+        """The dtype vLLM runs the target (and the drafter) in; None when --dtype is auto and
+        the target is unknown (see :func:`wizard.resolve.model_dtype`)."""
+        return resolve.model_dtype(self.config.dtype, self.target, self.hardware)
 
     def drafter_kv_dtype(self) -> str:
         """Effective drafter KV dtype: speculative_config.kv_cache_dtype, else the target's."""
-        return derive.drafter_kv_dtype(self)
+        return resolve.drafter_kv_dtype(self)
 
     @property
     def tp(self) -> int:
@@ -70,8 +76,6 @@ class CheckContext:
 
 @functools.lru_cache(maxsize=256)
 def _cached_model(name: str, revision: str | None, allow_hub: bool) -> tuple[ModelInfo | None, str | None]:
-    from wizard.models import ModelLookupError, resolve_model
-
     try:
         return resolve_model(name, revision=revision, allow_hub=allow_hub), None
     except ModelLookupError as err:
@@ -100,7 +104,7 @@ def resolve_context(
     if err:
         ctx.lookup_errors["model"] = err
     spec = config.speculative_config
-    draft_name = derive.drafter_model_name(ctx)
+    draft_name = resolve.drafter_model_name(ctx)
     if draft_name and draft_name != config.model:
         info, err = _cached_model(draft_name, spec.revision if spec else None, allow_hub)
         ctx.drafter = info

@@ -6,6 +6,7 @@ Kept here so a rule, the startup diagnosis and the UI propose exactly the same c
 from __future__ import annotations
 
 from wizard.config import Patch
+from wizard.vllm.methods import NGRAM
 
 __all__ = ["ngram_fallback", "NGRAM_LOOKUP"]
 
@@ -21,6 +22,6 @@ def ngram_fallback(k: int | None = None, description: str = "Use n-gram speculat
     k = k if isinstance(k, int) and k > 0 else 3
     return Patch(
         description=description,
-        set={"speculative_config": {"method": "ngram", "num_speculative_tokens": k,
+        set={"speculative_config": {"method": NGRAM, "num_speculative_tokens": k,
                                     "prompt_lookup_min": NGRAM_LOOKUP[0], "prompt_lookup_max": NGRAM_LOOKUP[1]}},
     )

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wizard.config import ServeConfig
+from wizard.rules.registry import get_rule
 
 __all__ = ["VllmVerdict", "VllmOracle", "CrossCheck", "cross_check", "engine_kwargs", "get_oracle",
            "vllm_unavailable_reason", "CONFIG_PHASES", "rule_phase", "compare"]
@@ -341,17 +342,11 @@ class CrossCheck:
         return head + body
 
 
-# config-time rules that live in modules without a ``phase`` attribute (docs/vllm-rules.md id)
-KNOWN_PHASES: dict[str, str] = {}  # fallback for rules without a ``phase`` attribute
-
-
 def rule_phase(rule_id: str) -> str:
-    """'parse' | 'config' | '' (load/run time or unknown) for a rule id: the rule's ``phase``
-    class attribute, else :data:`KNOWN_PHASES`."""
-    from wizard.rules.registry import get_rule
-
+    """'parse' | 'config' | 'load' | 'run' | 'plan' | '' for a rule id: the rule's ``phase``
+    ('' for an unknown id)."""
     try:
-        return getattr(get_rule(rule_id), "phase", "") or KNOWN_PHASES.get(rule_id, "")
+        return get_rule(rule_id).phase
     except KeyError:
         return ""
 

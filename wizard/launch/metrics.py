@@ -25,6 +25,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from wizard.vllm.methods import (
+    DFLASH, DRAFT_MODEL, DSPARK, EAGLE, EAGLE3, MTP, NGRAM, NGRAM_GPU, SUFFIX, drafts_from_target, is_lookup,
+    needs_drafter_checkpoint,
+)
+
 __all__ = ["MetricsSnapshot", "MetricsSeries", "parse_metrics", "snapshot_from_text", "scrape", "advice", "Advice",
            "METHOD_NORMS", "summary_line", "plot_data"]
 
@@ -205,15 +210,15 @@ class MetricsSeries:
 # Sources: vLLM docs "Speculative decoding" benchmarks and the EAGLE-3 paper (arXiv 2503.01840);
 # n-gram/suffix are workload-dependent (high on summarisation/code edits, low on open chat).
 METHOD_NORMS: dict[str, dict[str, float]] = {
-    "eagle3": {"pos0": 0.75, "mal": 2.8},
-    "eagle": {"pos0": 0.65, "mal": 2.4},
-    "mtp": {"pos0": 0.80, "mal": 2.6},
-    "dflash": {"pos0": 0.75, "mal": 3.0},
-    "dspark": {"pos0": 0.75, "mal": 3.0},
-    "draft_model": {"pos0": 0.65, "mal": 2.3},
-    "ngram": {"pos0": 0.40, "mal": 1.6},
-    "ngram_gpu": {"pos0": 0.40, "mal": 1.6},
-    "suffix": {"pos0": 0.45, "mal": 1.8},
+    EAGLE3: {"pos0": 0.75, "mal": 2.8},
+    EAGLE: {"pos0": 0.65, "mal": 2.4},
+    MTP: {"pos0": 0.80, "mal": 2.6},
+    DFLASH: {"pos0": 0.75, "mal": 3.0},
+    DSPARK: {"pos0": 0.75, "mal": 3.0},
+    DRAFT_MODEL: {"pos0": 0.65, "mal": 2.3},
+    NGRAM: {"pos0": 0.40, "mal": 1.6},
+    NGRAM_GPU: {"pos0": 0.40, "mal": 1.6},
+    SUFFIX: {"pos0": 0.45, "mal": 1.8},
 }
 
 
@@ -260,7 +265,7 @@ def advice(snapshot: MetricsSnapshot | None, method: str | None, k: int | None, 
     if norm and pos0 < 0.5 * norm["pos0"]:
         slower = slower or mal < 1.5
         problems.append(f"position-0 acceptance {pos0:.0%} is far below the usual {norm['pos0']:.0%} for {method}")
-        if method in ("draft_model", "eagle", "eagle3", "mtp", "dflash", "dspark"):
+        if needs_drafter_checkpoint(method) or drafts_from_target(method):
             suggestions.append("check the drafter/target pairing: the drafter must be trained for this target (same tokenizer, same chat template)")
     if len(pp) >= 2:
         good = sum(1 for a in pp if a >= 0.2)
@@ -269,7 +274,7 @@ def advice(snapshot: MetricsSnapshot | None, method: str | None, k: int | None, 
     if slower:
         if k and k > 1 and not any(s.startswith("lower k") for s in suggestions):
             suggestions.append(f"lower k (num_speculative_tokens) from {k} to 1 or 2")
-        if method in ("ngram", "ngram_gpu", "suffix"):
+        if is_lookup(method):
             suggestions.append("n-gram/suffix only pay off when outputs repeat the prompt (code edits, RAG, summaries); "
                                "use a trained drafter (eagle3/mtp) for open-ended text, or turn speculation off")
         else:

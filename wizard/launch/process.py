@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from wizard.config import ServeConfig
+from wizard.vllm.methods import DRAFT_MODEL
 
 __all__ = [
     "LaunchError",
@@ -636,13 +637,13 @@ class ServerHandle:
         return run_smoke(self.base_url, n, model=self.served_model, **kwargs)
 
     def spec_method_and_k(self) -> tuple[str | None, int | None]:
-        """The speculative method and k vLLM resolves for this configuration (wizard.derive);
+        """The speculative method and k vLLM resolves for this configuration (wizard.resolve);
         falls back to the values as written. (None, None) without speculation."""
         if "_mk" not in self.__dict__:
             sc = self.cfg.speculative_config
             mk: tuple[str | None, int | None] = (None, None)
             if sc is not None:
-                mk = (sc.method or ("draft_model" if sc.model else None), sc.num_speculative_tokens)
+                mk = (sc.method or (DRAFT_MODEL if sc.model else None), sc.num_speculative_tokens)
                 try:
                     from wizard.context import resolve_context
                     from wizard.versions import default_version

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from wizard.models.info import ModelInfo, TensorInfo
+from wizard.vllm.methods import MEDUSA
 
 __all__ = [
     "inspect_folder",
@@ -374,7 +375,7 @@ def info_from_config(
         pm = spec_cfg.get("proposal_methods")
         if isinstance(pm, list) and pm and isinstance(pm[0], dict):
             n_predict = _get_int(pm[0], "speculative_tokens", notes, where="speculators_config.proposal_methods[0]")
-    if n_predict is None and model_type == "medusa":
+    if n_predict is None and model_type == MEDUSA:
         n_predict = g_int("num_heads")
 
     num_mamba = _count_state_layers(merged, layers, layer_types, model_type)

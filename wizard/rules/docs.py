@@ -1,45 +1,89 @@
 """Render the documentation of every registered rule (``python -m wizard rules``).
 
-``docs/rules.md`` is generated with ``python -m wizard rules --format markdown > docs/rules.md``;
-a test asserts the committed file equals :func:`render_rules` ``('markdown')``.
+Everything comes from the rule's docstring (:meth:`~wizard.rules.registry.Rule.doc`) and its
+class attributes; the hardware and vLLM version the examples assume come from the rule's case
+file (:mod:`wizard.rules.cases`) when present. ``docs/rules.md`` is generated with
+``python -m wizard rules --format markdown > docs/rules.md``; a test asserts the committed file
+equals :func:`render_rules` ``('markdown')``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
-from wizard.rules.registry import Rule, all_rules
+from wizard.rules.cases import load_cases
+from wizard.rules.registry import SECTIONS, Rule, all_rules
 
 __all__ = ["render_rules", "rule_docs"]
-
-
-def rule_docs(rule: Rule) -> dict[str, Any]:
-    """``Rule.docs()`` plus the class docstring (what/why/anti-pattern/best practice/fix safety/source)
-    and the example settings."""
-    d = type(rule).docs()
-    d["details"] = _dedent(type(rule).__doc__ or "")
-    d["example_gpu"] = rule.example_gpu
-    d["example_version"] = rule.example_version
-    d["module"] = type(rule).__module__
-    d["phase"] = getattr(rule, "phase", None) or _known_phase(rule.id)
-    return d
-
 
 _PHASE_WORDS = {"parse": "vLLM's argument parser (before any config exists)",
                 "config": "vLLM's config construction (EngineArgs.create_engine_config, before loading weights)"}
 
 
-def _known_phase(rule_id: str) -> str | None:
-    from wizard.oracle import KNOWN_PHASES
+def rule_docs(rule: Rule) -> dict[str, Any]:
+    """One rule's documentation as a dict (the ``wizard rules --format json`` entries).
 
-    return KNOWN_PHASES.get(rule_id)
+    ``why``, ``fix_safety`` and ``source`` are the docstring sections of those names; ``bad`` and
+    ``good`` the commands of its Example and Use instead sections; ``details`` the whole
+    docstring; ``example_*`` the context of the rule's case file (None / {} without one).
+    """
+    doc = type(rule).doc()
+    cases = load_cases(rule.id)
+    ctx = cases.context if cases is not None else None
+    return {
+        "id": rule.id,
+        "title": rule.title,
+        "severity": rule.severity.value,
+        "versions": rule.versions or "all",
+        "fields": list(rule.fields),
+        "topic": rule.topic,
+        "why": doc.prose("Why it matters"),
+        "bad": doc.example,
+        "good": doc.use_instead,
+        "source": doc.prose("Source"),
+        "fix_safety": doc.prose("Fix safety"),
+        "phase": rule.phase,
+        "example_hardware": dict(ctx.hardware) if ctx else {},
+        "example_models": {k: v.model_dump() for k, v in ctx.models.items()} if ctx else {},
+        "details": doc.text,
+        "example_gpu": ctx.gpu if ctx else None,
+        "example_version": ctx.vllm if ctx else None,
+        "module": type(rule).__module__,
+    }
 
 
-def _dedent(text: str) -> str:
-    import inspect
+def _text(r: dict[str, Any]) -> list[str]:
+    out = [f"{r['id']}  [{r['severity']}]  {r['title']}",
+           f"    versions: {r['versions']}   topic: {r['topic']}   fields: {', '.join(r['fields']) or '-'}"]
+    for key, label in (("why", "why"), ("bad", "bad: "), ("good", "good:"), ("fix_safety", "fix safety"), ("source", "source")):
+        if r[key]:
+            out.append(f"    {label}: {' '.join(r[key].split())}" if key not in ("bad", "good") else f"    {label} {r[key]}")
+    return out + [""]
 
-    return inspect.cleandoc(text)
+
+def _markdown(rule: Rule, r: dict[str, Any]) -> list[str]:
+    out = [f"## {r['id']}", "",
+           f"**{r['title']}** — severity `{r['severity']}`, vLLM versions `{r['versions']}`, topic `{r['topic']}`.", ""]
+    if r["fields"]:
+        out += ["Fields: " + ", ".join(f"`{f}`" for f in r["fields"]), ""]
+    if r["phase"] in _PHASE_WORDS:
+        out += [f"Mirrors a check in {_PHASE_WORDS[r['phase']]}; `wizard check --with-vllm` compares it with vLLM's verdict.", ""]
+    sections = type(rule).doc().sections
+    for heading in list(SECTIONS) + [h for h in sections if h not in SECTIONS]:
+        if not sections.get(heading):
+            continue
+        out += [f"### {heading}", "", re.sub(r"^## ", "### ", sections[heading], flags=re.M), ""]
+        if heading == "Use instead":
+            extra = []
+            if r["example_gpu"]:
+                extra.append(f"examples run with `--gpu {r['example_gpu']}`")
+            if r["example_version"]:
+                extra.append(f"examples run with `--vllm-version {r['example_version']}`")
+            if extra:
+                out += ["(" + "; ".join(extra) + ")", ""]
+    return out
 
 
 def render_rules(fmt: str = "text") -> str:
@@ -48,74 +92,19 @@ def render_rules(fmt: str = "text") -> str:
     Raises:
         ValueError: unknown ``fmt``.
     """
-    rules = [rule_docs(r) for r in all_rules()]
+    rules = all_rules()
+    docs = [rule_docs(r) for r in rules]
     if fmt == "json":
-        return json.dumps({"rules": rules}, indent=2) + "\n"
+        return json.dumps({"rules": docs}, indent=2) + "\n"
     if fmt == "text":
-        out = []
-        for r in rules:
-            out.append(f"{r['id']}  [{r['severity']}]  {r['title']}")
-            out.append(f"    versions: {r['versions']}   topic: {r['topic']}   fields: {', '.join(r['fields']) or '-'}")
-            if r["why"]:
-                out.append(f"    why: {r['why']}")
-            if r["bad"]:
-                out.append(f"    bad:  {r['bad']}")
-            if r["good"]:
-                out.append(f"    good: {r['good']}")
-            if r["fix_safety"]:
-                out.append(f"    fix safety: {r['fix_safety']}")
-            if r["source"]:
-                out.append(f"    source: {r['source']}")
-            out.append("")
-        return "\n".join(out)
+        return "\n".join(line for r in docs for line in _text(r))
     if fmt == "markdown":
         out = ["# SpecWizard rules", "",
                "Generated by `python -m wizard rules --format markdown > docs/rules.md`; do not edit by hand.", "",
                "| id | severity | versions | title |", "|---|---|---|---|"]
-        for r in rules:
-            out.append(f"| [{r['id']}](#{r['id'].lower()}) | {r['severity']} | {r['versions']} | {r['title']} |")
+        out += [f"| [{r['id']}](#{r['id'].lower()}) | {r['severity']} | {r['versions']} | {r['title']} |" for r in docs]
         out.append("")
-        for r in rules:
-            out.append(f"## {r['id']}")
-            out.append("")
-            out.append(f"**{r['title']}** — severity `{r['severity']}`, vLLM versions `{r['versions']}`, topic `{r['topic']}`.")
-            out.append("")
-            if r["fields"]:
-                out.append("Fields: " + ", ".join(f"`{f}`" for f in r["fields"]))
-                out.append("")
-            if r["phase"] in _PHASE_WORDS:
-                out.append(f"Mirrors a check in {_PHASE_WORDS[r['phase']]}; `wizard check --with-vllm` compares it with vLLM's verdict.")
-                out.append("")
-            if r["details"]:
-                out.append(r["details"])
-                out.append("")
-            if r["bad"]:
-                out.append("Bad:")
-                out.append("")
-                out.append("```sh")
-                out.append(r["bad"])
-                out.append("```")
-                out.append("")
-            if r["good"]:
-                out.append("Good:")
-                out.append("")
-                out.append("```sh")
-                out.append(r["good"])
-                out.append("```")
-                out.append("")
-            extra = []
-            if r["example_gpu"]:
-                extra.append(f"examples run with `--gpu {r['example_gpu']}`")
-            if r["example_version"]:
-                extra.append(f"examples run with `--vllm-version {r['example_version']}`")
-            if extra:
-                out.append("(" + "; ".join(extra) + ")")
-                out.append("")
-            if r["fix_safety"]:
-                out.append(f"Fix safety: {r['fix_safety']}")
-                out.append("")
-            if r["source"]:
-                out.append(f"Source: {r['source']}")
-                out.append("")
+        for rule, r in zip(rules, docs):
+            out += _markdown(rule, r)
         return "\n".join(out).rstrip("\n") + "\n"
     raise ValueError(f"unknown format {fmt!r}: use text, json or markdown")

@@ -1,29 +1,38 @@
 """Rule, Finding and the registry every face shares.
 
-A rule is a small class (one per concern) with its id, title, severity, the vLLM versions
-it applies to, its docs (why it matters, a bad and a good example, the vLLM source or public
-report behind it) and a ``check(ctx)`` that yields findings. Rules read only the
-:class:`~wizard.context.CheckContext`; they never parse argv, touch the UI or start processes.
+A rule is a small class, one per module under ``wizard/rules/<family>/sdNNN_<name>.py``: its id,
+severity, the vLLM versions it applies to, the fields it concerns, and a ``check(ctx)`` that
+yields findings. Rules read only the :class:`~wizard.context.CheckContext`; they never parse
+argv, touch the UI or start processes.
 
-Examples in each rule's docs are commands (``vllm serve ...``) run by
-``tests/test_rule_examples.py``: the bad one must trigger the rule, the good one must not.
+The class docstring is the rule's documentation, written once in Ruff's style: a title line
+(the rule's ``title``), then the sections of :data:`SECTIONS` as ``## Heading`` blocks. The
+``Example`` section holds the command that triggers the rule and ``Use instead`` one that does
+not, each in a ```` ```sh ```` block (``\\``-continued lines allowed); ``tests/rules/SDNNN.yml``
+runs them with the context they need, plus further cases (``tests/rules/test_rule_cases.py``).
 """
 
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator
+import functools
+import importlib
+import inspect
+import pkgutil
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Iterable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from wizard.config import Patch
+from wizard.context import CheckContext
 
-if TYPE_CHECKING:  # pragma: no cover
-    from wizard.context import CheckContext
+__all__ = ["Severity", "Finding", "Rule", "RuleDoc", "SECTIONS", "register", "all_rules", "get_rule", "iter_findings"]
 
-__all__ = ["Severity", "Finding", "Rule", "register", "all_rules", "get_rule", "Fix"]
-
-Fix = Patch
+#: The docstring sections of every rule, in order.
+SECTIONS = ("What it does", "Why it matters", "Example", "Use instead", "Fix safety", "Source")
 
 
 class Severity(str, enum.Enum):
@@ -64,31 +73,68 @@ class Finding(BaseModel):
         }
 
 
+_SH_BLOCK = re.compile(r"```sh\n(.*?)\n```", re.S)
+
+
+def sh_commands(markdown: str) -> list[str]:
+    """The commands of the ```` ```sh ```` blocks in ``markdown``, ``\\``-continued lines joined."""
+    return [" ".join(re.sub(r"\\\n", " ", block).split()) for block in _SH_BLOCK.findall(markdown)]
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    """A rule's docstring, parsed: ``title`` (first line), ``sections`` (heading -> markdown,
+    in :data:`SECTIONS` order), ``text`` (the whole docstring, dedented)."""
+
+    title: str
+    sections: dict[str, str]
+    text: str
+
+    @property
+    def example(self) -> str:
+        """The first command of the Example section (it triggers the rule); '' if none."""
+        return next(iter(sh_commands(self.sections.get("Example", ""))), "")
+
+    @property
+    def use_instead(self) -> str:
+        """The first command of the Use instead section (it does not trigger the rule); '' if none."""
+        return next(iter(sh_commands(self.sections.get("Use instead", ""))), "")
+
+    def prose(self, heading: str) -> str:
+        """A section without its ```sh blocks."""
+        return re.sub(r"\n{3,}", "\n\n", _SH_BLOCK.sub("", self.sections.get(heading, ""))).strip()
+
+
+def parse_doc(doc: str | None) -> RuleDoc:
+    """Split a rule docstring into title and ``## Heading`` sections (unknown headings are kept)."""
+    text = inspect.cleandoc(doc or "")
+    title, _, body = text.partition("\n")
+    sections: dict[str, str] = {}
+    current = None
+    for line in body.splitlines():
+        m = re.match(r"^## (.+?)\s*$", line)
+        if m:
+            current = m.group(1)
+            sections[current] = ""
+        elif current is not None:
+            sections[current] += line + "\n"
+    return RuleDoc(title=title.strip(), sections={k: v.strip() for k, v in sections.items()}, text=text)
+
+
 class Rule:
-    """Base class of every rule. Subclass, set the class attributes, implement ``check``.
+    """Base class of every rule. Subclass, document it (see the module docstring), set the class
+    attributes, implement ``check``.
 
     Class attributes:
-        id: stable id, e.g. 'SD001'.
-        title: one line.
+        id: stable id, e.g. 'SD001'; the module is ``sd001_<name>.py`` in the family folder
+            whose id range holds it.
+        title: one line; the docstring's first line unless set.
         severity: default severity of its findings.
         versions: PEP 440 specifier of vLLM versions it applies to ('' = all).
         fields: dotted paths it concerns.
-        topic: family (method, drafter, kv_cache, mtp, parallel, scheduling, cli_syntax, memory...).
-        why: why it matters (markdown).
-        bad / good: example `vllm serve ...` commands (catalog ids or ngram so they run offline).
-        example_gpu: optional NAME[xN] used when running the examples.
-        example_version: optional vLLM version used when running the examples.
-        example_hardware: optional :class:`~wizard.hardware.Hardware` field overrides applied on
-            top of ``example_gpu``'s catalog entry when running the examples, for facts only NVML
-            discovery gives (e.g. ``{"used_bytes": 40 << 30}``: 40 GiB held by other processes).
-        example_models: local model folders the examples use, relative path ->
-            {"config": config.json dict, "tensors": {name: shape}}; the examples test writes
-            them (tests/factory.py make_model_dir) into the folder the commands run in, so an
-            example can say `--speculative-config '{"model":"./eagle3-own-embed",...}'`.
+        topic: what it is about (method, drafter, kv_cache, mtp, parallel, scheduling, ...).
         phase: when vLLM catches it: 'parse' (argparse), 'config' (create_engine_config),
             'load' (weights / attention backend), 'run' (serving, acceptance), 'plan', or ''.
-        source: the vLLM file and version mirrored, or the public report(s).
-        fix_safety: 'safe' (behaviour-preserving) or 'unsafe' (changes what is served) + a sentence.
     """
 
     id: ClassVar[str] = ""
@@ -97,18 +143,20 @@ class Rule:
     versions: ClassVar[str] = ""
     fields: ClassVar[tuple[str, ...]] = ()
     topic: ClassVar[str] = ""
-    why: ClassVar[str] = ""
-    bad: ClassVar[str] = ""
-    good: ClassVar[str] = ""
-    example_gpu: ClassVar[str | None] = None
-    example_version: ClassVar[str | None] = None
-    example_hardware: ClassVar[dict[str, Any]] = {}
-    example_models: ClassVar[dict[str, dict[str, Any]]] = {}
     phase: ClassVar[str] = ""
-    source: ClassVar[str] = ""
-    fix_safety: ClassVar[str] = ""
 
-    def check(self, ctx: "CheckContext") -> Iterable[Finding]:  # pragma: no cover - abstract
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "title" not in cls.__dict__ and cls.__doc__:
+            cls.title = parse_doc(cls.__doc__).title
+
+    @classmethod
+    @functools.cache
+    def doc(cls) -> RuleDoc:
+        """The parsed docstring."""
+        return parse_doc(cls.__doc__)
+
+    def check(self, ctx: CheckContext) -> Iterable[Finding]:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def finding(
@@ -129,25 +177,6 @@ class Rule:
             fixes=list(fixes),
         )
 
-    @classmethod
-    def docs(cls) -> dict[str, Any]:
-        return {
-            "id": cls.id,
-            "title": cls.title,
-            "severity": cls.severity.value,
-            "versions": cls.versions or "all",
-            "fields": list(cls.fields),
-            "topic": cls.topic,
-            "why": cls.why.strip(),
-            "bad": cls.bad.strip(),
-            "good": cls.good.strip(),
-            "source": cls.source.strip(),
-            "fix_safety": cls.fix_safety.strip(),
-            "phase": cls.phase,
-            "example_hardware": dict(cls.example_hardware),
-            "example_models": {k: v for k, v in cls.example_models.items()},
-        }
-
 
 _REGISTRY: dict[str, Rule] = {}
 
@@ -162,15 +191,15 @@ def register(cls: type[Rule]) -> type[Rule]:
     return cls
 
 
+def rule_modules() -> list[str]:
+    """Dotted names of every rule module (``wizard.rules.<family>.sdNNN_<name>``), sorted."""
+    here = [str(Path(__file__).parent)]
+    return sorted(m.name for m in pkgutil.walk_packages(here, "wizard.rules.") if not m.ispkg and m.name.count(".") == 3)
+
+
 def _load_all() -> None:
-    import importlib
-    import pkgutil
-
-    import wizard.rules as pkg
-
-    for mod in pkgutil.iter_modules(pkg.__path__):
-        if mod.name not in ("registry",) and not mod.name.startswith("_"):
-            importlib.import_module(f"wizard.rules.{mod.name}")
+    for name in rule_modules():
+        importlib.import_module(name)
 
 
 def all_rules() -> list[Rule]:
@@ -189,7 +218,7 @@ def get_rule(rule_id: str) -> Rule:
         raise KeyError(f"unknown rule {rule_id!r}; known: {', '.join(sorted(_REGISTRY))}") from None
 
 
-def iter_findings(ctx: "CheckContext") -> Iterator[Finding]:
+def iter_findings(ctx: CheckContext) -> Iterator[Finding]:
     """Run every rule that applies to ``ctx.version``; a crashing rule becomes an internal finding."""
     for rule in all_rules():
         if not ctx.version.matches(rule.versions):

@@ -6,25 +6,15 @@ import gradio as gr
 
 from wizard.ui import services
 from wizard.ui.state import field_value
+from wizard.vllm.methods import (
+    DRAFT_MODEL, EAGLE3, MTP, NGRAM, SUFFIX, allowed_methods, drafts_from_target, is_lookup, is_mtp, mtp_types,
+    needs_drafter_checkpoint, traits, use_eagle, use_ngram,
+)
 
-NGRAM = ("ngram", "ngram_gpu")
-SUFFIX = ("suffix",)
-DRAFTER_METHODS = ("eagle", "eagle3", "draft_model", "dflash", "dspark", "medusa", "mlp_speculator", "mtp")
 
-_OTHER_WHY = {
-    "medusa": "needs a Medusa head checkpoint",
-    "mlp_speculator": "needs an MLP speculator checkpoint",
-    "custom_class": "your own proposer class (speculative_config.model = a dotted import path)",
-    "extract_hidden_states": "extracts hidden states for training drafters; not a serving speed-up",
-    "dflash": "needs a DFlash drafter trained for this target",
-    "dspark": "needs a DSpark drafter trained for this target",
-    "ngram_gpu": "n-gram lookup on the GPU",
-    "eagle": "needs an EAGLE-1 drafter trained for this target",
-    "eagle3": "needs an EAGLE3 drafter trained for this target",
-    "draft_model": "a small model with the same tokenizer",
-    "suffix": "no drafter; suffix-tree lookup (needs arctic-inference)",
-    "ngram": "no drafter; finds repeats in the prompt (code, RAG, editing)",
-}
+def _uses_drafter(method: str | None) -> bool:
+    """The method runs a drafter model (its own checkpoint, or the target's MTP/DSpark layers)."""
+    return needs_drafter_checkpoint(method) or drafts_from_target(method)
 
 
 def drafter_method(entry) -> str | None:
@@ -34,10 +24,10 @@ def drafter_method(entry) -> str | None:
     role = entry.get("role") if isinstance(entry, dict) else getattr(entry, "role", None)
     draft_for = entry.get("draft_for") if isinstance(entry, dict) else getattr(entry, "draft_for", None)
     if role != "drafter" and draft_for:
-        return "draft_model"
+        return DRAFT_MODEL
     ms = entry.get("methods") if isinstance(entry, dict) else getattr(entry, "methods", None)
     for m in (ms or [services.entry_method(entry)]):
-        if m and m not in NGRAM + SUFFIX:
+        if m and not is_lookup(m):
             return str(m)
     return None
 
@@ -69,7 +59,7 @@ def on_method_chosen(st: dict, before: dict | None = None) -> dict:
     if not isinstance(spec, dict):
         return st
     method = spec.get("method")
-    if isinstance(method, str) and method in DRAFTER_METHODS and method != "mtp":
+    if isinstance(method, str) and _uses_drafter(method) and not is_mtp(method):
         named = named_drafter(cfg.get("model"), method)
         cur = spec.get("model")
         known = {d: m for d, m, _ in catalog_drafters(cfg.get("model"))}
@@ -87,22 +77,19 @@ def _plural(n, word: str) -> str:
 def method_choices(ev, version) -> list[tuple[str, str]]:
     """Dropdown choices: recommended methods first (with why), then every other method vLLM
     ``version`` accepts, labelled with what it needs. Values are vLLM method names."""
-    from wizard.versions import methods, mtp_types
-
-    allowed = list(methods(version))
+    allowed = list(allowed_methods(version))
     target = ev.ctx.target if ev is not None and ev.ctx is not None else None
     rec: list[tuple[str, str]] = []
     if target is not None and target.mtp_layers:
-        rec.append(("mtp", f"checkpoint has {target.mtp_layers} MTP layer(s)"))
+        rec.append((MTP, f"checkpoint has {target.mtp_layers} MTP layer(s)"))
     if ev is not None and ev.config is not None:
         for d, m, _ in catalog_drafters(ev.config.model):
             if m:
                 rec.append((m, f"catalog drafter {d}"))
     if target is not None and target.speculators_config:
-        m = (target.speculators_config.get("speculators_model_type") or "eagle3")
+        m = (target.speculators_config.get("speculators_model_type") or EAGLE3)
         rec.append((str(m), "the model itself is a speculators-format drafter"))
-    rec += [("eagle3", _OTHER_WHY["eagle3"]), ("draft_model", _OTHER_WHY["draft_model"]),
-            ("ngram", _OTHER_WHY["ngram"]), ("suffix", _OTHER_WHY["suffix"])]
+    rec += [(m, traits(m).summary) for m in (EAGLE3, DRAFT_MODEL, NGRAM, SUFFIX)]
     out: list[tuple[str, str]] = [("none — no speculation", "none")]
     seen = {"none"}
     for m, why in rec:
@@ -110,16 +97,17 @@ def method_choices(ev, version) -> list[tuple[str, str]]:
             continue
         seen.add(m)
         out.append((f"★ {m} — {why}", m))
-    mtps = set(mtp_types(version)) - {"mtp"}
+    mtps = set(mtp_types(version)) - {MTP}
     for m in allowed:
         if m in seen or m in mtps:  # model-specific MTP aliases: vLLM rewrites them all to mtp
             continue
         seen.add(m)
-        if m == "mtp":
+        if m == MTP:
             why = ("target has no MTP layers" if not (target and target.mtp_layers)
                    else "multi-token prediction layers of the checkpoint")
         else:
-            why = _OTHER_WHY.get(m, "see vLLM docs")
+            t = traits(m)
+            why = t.summary if t is not None else "see vLLM docs"
         out.append((f"other: {m} — {why}", m))
     return out
 
@@ -127,13 +115,13 @@ def method_choices(ev, version) -> list[tuple[str, str]]:
 def k_bounds(ev, method: str | None, current) -> tuple[int, str]:
     """(maximum for the k slider, explanation)."""
     target = ev.ctx.target if ev is not None and ev.ctx is not None else None
-    if method == "mtp" and target is not None and target.mtp_layers:
+    if method == MTP and target is not None and target.mtp_layers:
         n = target.mtp_layers
         if n > 1:
             top, why = n, f"the checkpoint has {n} MTP layers"
         else:
             top, why = 4, "one MTP layer, reused for every position; acceptance falls fast beyond 1-2"
-    elif method in ("eagle", "eagle3", "dflash", "dspark"):
+    elif use_eagle(method) and method != MTP:
         top, why = 8, "acceptance per position falls with depth; 3-5 is typical"
     else:
         top, why = 10, "draft tokens per step"
@@ -194,17 +182,17 @@ def update(ui, state, ev, full: bool, changed: str | None) -> dict:
         if method and method not in [v for _, v in choices]:  # e.g. an imported MTP alias
             choices.append((f"{method} (as given)", method))
         out[method_comp] = gr.Dropdown(choices=choices, value=method or "none")
-    uses_drafter = shown in DRAFTER_METHODS or (method is None and field_value(state, "speculative_config.model"))
-    out[ui.c["drafter_group"]] = gr.Group(visible=bool(uses_drafter) and shown != "mtp")
-    out[ui.c["ngram_group"]] = gr.Row(visible=shown in NGRAM)
-    out[ui.c["suffix_group"]] = gr.Row(visible=shown in SUFFIX)
+    uses_drafter = _uses_drafter(shown) or (method is None and field_value(state, "speculative_config.model"))
+    out[ui.c["drafter_group"]] = gr.Group(visible=bool(uses_drafter) and not is_mtp(shown))
+    out[ui.c["ngram_group"]] = gr.Row(visible=use_ngram(shown))
+    out[ui.c["suffix_group"]] = gr.Row(visible=shown == SUFFIX)
     if full or changed in ("model", "speculative_config.method", "allow_hub", None):
         suggestions: list = []
         if ev.config is not None:
             entries = catalog_drafters(ev.config.model)
             # only drafters of the chosen method's family (an EAGLE-1 head is no eagle3 drafter)
             for eid, m, title in entries:
-                if shown in DRAFTER_METHODS and m != shown:
+                if _uses_drafter(shown) and m != shown:
                     continue
                 label = f"★ {eid} — {title}" if m == shown else f"{eid} — {title}" + (f" ({m})" if m else "")
                 suggestions.append((label, eid))

@@ -1,0 +1,66 @@
+"""The rules package is laid out so a rule is found from its id.
+
+``wizard/rules/<family>/sdNNN_<name>.py`` holds exactly one rule, ``SDNNN``, inside the id range
+its family package declares (``ID_RANGE``); shared helpers live in ``wizard/rules/helpers.py``;
+no rule module imports another one; imports sit at module top (the rules core and the modules it
+reads: resolve, context, versions, vllm/); no module there exceeds 600 lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+from wizard.rules.registry import all_rules, rule_modules
+
+WIZARD = Path(__file__).resolve().parents[2] / "wizard"
+CORE = sorted(WIZARD.glob("rules/**/*.py")) + sorted(WIZARD.glob("vllm/*.py")) + [
+    WIZARD / "resolve.py", WIZARD / "context.py", WIZARD / "versions.py", WIZARD / "fixes.py"]
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def test_one_rule_per_module_named_by_its_id_in_its_familys_range():
+    by_module = {}
+    for rule in all_rules():
+        by_module.setdefault(type(rule).__module__, []).append(rule.id)
+    assert sorted(by_module) == rule_modules()
+    for module, ids in by_module.items():
+        assert len(ids) == 1, f"{module} holds {ids}"
+        rid = ids[0]
+        family, name = module.split(".")[2:]
+        assert name.startswith(f"sd{rid[2:]}_"), f"{module}: module name does not start with sd{rid[2:]}_"
+        lo, hi = importlib.import_module(f"wizard.rules.{family}").ID_RANGE
+        assert lo <= rid <= hi, f"{rid} lives in family {family} ({lo}-{hi})"
+
+
+def test_family_ranges_do_not_overlap():
+    ranges = sorted(importlib.import_module(f"wizard.rules.{p.name}").ID_RANGE
+                    for p in (WIZARD / "rules").iterdir() if (p / "__init__.py").is_file())
+    assert all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])), ranges
+
+
+def test_no_rule_module_imports_another_rule_module():
+    rule_mods = set(rule_modules())
+    for path in [WIZARD / "rules" / "helpers.py", *(WIZARD.parent / (m.replace(".", "/") + ".py") for m in rule_mods)]:
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+                assert not names & rule_mods, f"{path.name} imports a rule module: {names & rule_mods}"
+
+
+def test_imports_at_module_top_in_the_rules_core():
+    late = []
+    for path in CORE:
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                late += [f"{path.relative_to(WIZARD)}:{n.lineno}" for n in ast.walk(node) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert not late, f"function-level imports: {late}"
+
+
+def test_no_module_over_600_lines_in_the_rules_core():
+    long = {str(p.relative_to(WIZARD)): n for p in CORE if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600}
+    assert not long, long

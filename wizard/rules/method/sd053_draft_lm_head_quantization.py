@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from wizard.config import Patch
+from wizard.rules.registry import Rule, Severity, register
+from wizard.vllm.methods import is_allowed, lm_head_quantizable
+
+
+@register
+class DraftLmHeadQuantization(Rule):
+    r"""draft_lm_head_quantization needs eagle, eagle3 or mtp
+
+    ## What it does
+
+    On 0.33 the option is valid only for eagle, eagle3 and mtp. (On 0.32 it is
+    an unknown key: SD020.)
+
+    ## Why it matters
+
+    vLLM 0.33 raises ``draft_lm_head_quantization is not supported for
+    method ...`` at config time.
+
+    ## Example
+
+    ``{"method":"ngram","draft_lm_head_quantization":"fp8"}``
+
+    ```sh
+    vllm serve meta-llama/Llama-3.1-8B-Instruct \
+      --speculative-config '{"method":"ngram","num_speculative_tokens":3,"draft_lm_head_quantization":"fp8"}'
+    ```
+
+    ## Use instead
+
+    Use it only with EAGLE/MTP drafters that share the target lm_head.
+
+    ```sh
+    vllm serve meta-llama/Llama-3.1-8B-Instruct \
+      --speculative-config '{"method":"eagle3","model":"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B","num_speculative_tokens":3,"draft_lm_head_quantization":"fp8"}'
+    ```
+
+    ## Fix safety
+
+    Safe: removing it keeps the unquantized head.
+
+    ## Source
+
+    vllm/config/speculative.py ``_verify_args`` (0.33); docs/vllm-rules.md R077 (F29, F33).
+    """
+
+    id = "SD053"
+    severity = Severity.ERROR
+    versions = ">=0.33"
+    fields = ("speculative_config.draft_lm_head_quantization",)
+    topic = "method"
+    phase = "config"
+
+    def check(self, ctx):
+        spec = ctx.spec
+        if spec is None or spec.draft_lm_head_quantization is None:
+            return
+        if lm_head_quantizable(ctx.method) or not is_allowed(ctx.method, ctx.version):
+            return
+        yield self.finding(
+            f"draft_lm_head_quantization is not supported for method '{ctx.method}' (only eagle, eagle3, mtp).",
+            fixes=[Patch(description="Remove draft_lm_head_quantization", unset=["speculative_config.draft_lm_head_quantization"])],
+        )

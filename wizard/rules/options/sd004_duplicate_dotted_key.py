@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from wizard.config import Patch
+from wizard.rules.helpers import import_notes
+from wizard.rules.registry import Rule, Severity, register
+
+
+@register
+class DuplicateDottedKey(Rule):
+    r"""Dotted speculative-config key given twice (last wins)
+
+    ## What it does
+
+    Reports ``import_notes`` of kind ``duplicate_key``.
+
+    ## Why it matters
+
+    vLLM keeps the last value with a ``Found duplicate keys`` warning; an
+    earlier value the user may rely on is ignored.
+
+    ## Example
+
+    ``--speculative-config.num_speculative_tokens 3 ... --speculative-config.num_speculative_tokens 4``
+
+    ```sh
+    vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config.method ngram \
+      --speculative-config.num_speculative_tokens 3 --speculative-config.num_speculative_tokens 4
+    ```
+
+    ## Use instead
+
+    Give each key once.
+
+    ```sh
+    vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config.method ngram \
+      --speculative-config.num_speculative_tokens 4
+    ```
+
+    ## Fix safety
+
+    Safe: keeps the last value, exactly what vLLM runs.
+
+    ## Source
+
+    vllm/utils/argparse_utils.py ``parse_args`` (0.32, 0.33); docs/vllm-rules.md R003 (C07).
+    """
+
+    id = "SD004"
+    severity = Severity.WARNING
+    fields = ("speculative_config",)
+    topic = "cli_syntax"
+    phase = "parse"
+
+    def check(self, ctx):
+        for note in import_notes(ctx, "duplicate_key"):
+            yield self.finding(
+                f"{note.field}: given more than once; vLLM keeps the last value. {note.message}",
+                fields=[note.field],
+                fixes=[Patch(description="Keep the last value only", unset=["import_notes.duplicate_key"])],
+            )

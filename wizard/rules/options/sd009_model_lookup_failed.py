@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import os
+import re
+
+from wizard.config import Patch
+from wizard.models.catalog import entries
+from wizard.resolve import drafter_model_name
+from wizard.rules.registry import Rule, Severity, register
+
+
+def is_path_like(name: str) -> bool:
+    """True for names vLLM can only read as a local path: absolute (``/models/x``), relative with a
+    leading ``./`` or ``../``, home-relative (``~/x``), or a Windows drive path. Hub ids
+    (``org/name``) are not path-like."""
+    n = name.strip()
+    return (n.startswith(("/", "./", "../", "~/", ".\\", "..\\")) or n in (".", "..", "~")
+            or bool(re.match(r"^[A-Za-z]:[\\/]", n)))
+
+
+def _catalog_match(name: str, field: str) -> str | None:
+    """The catalog id whose name part equals the path's last component (case-insensitive), or None."""
+
+    base = os.path.basename(name.rstrip("/\\")).lower()
+    if not base:
+        return None
+    role = "target" if field == "model" else "drafter"
+    hits = [e.id for e in entries(role) if e.id.rsplit("/", 1)[-1].lower() == base]
+    return hits[0] if len(hits) == 1 else None
+
+
+@register
+class ModelLookupFailed(Rule):
+    r"""Model lookup failed: model-dependent checks did not run
+
+    ## What it does
+
+    Reports each entry of ``ctx.lookup_errors`` (the target ``model`` or the
+    drafter ``speculative_config.model``) with the reason the lookup gave.
+
+    A *path-like* name (``/models/x``, ``./x``, ``../x``, ``~/x``) that does not exist is an
+    **error** (title "Model path does not exist"): vLLM reads such names only as local folders and
+    fails for sure. Hub ids that cannot be reached (offline) stay a warning.
+
+    ## Why it matters
+
+    Vocabulary, MTP-layer, architecture, max-length and KV-dtype rules need
+    the checkpoint's config.json. Without it a green check only covers the options, not the model.
+
+    ## Example
+
+    A typo in a Hub id, or an offline machine with an id that is not in the
+    built-in catalog.
+
+    ```sh
+    vllm serve no-such-org/no-such-model-xyz \
+      --speculative-config '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":4}'
+    ```
+
+    ## Use instead
+
+    Point the field at a local folder with config.json, use a catalog id, or
+    allow Hub access (drop ``--offline``).
+
+    ```sh
+    vllm serve meta-llama/Llama-3.1-8B-Instruct \
+      --speculative-config '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":4}'
+    ```
+
+    ## Fix safety
+
+    No automatic fix in general: only the user knows which checkpoint was meant.
+    For a missing path whose last component names exactly one catalog model
+    (``/models/Llama-3.1-8B-Instruct``), the fix offers that catalog id. A missing path with no
+    catalog match has no fix (the error says to point it at the real folder).
+
+    ## Source
+
+    SpecWizard itself (wizard/context.py resolve_context); vLLM's model loading
+    (vllm/transformers_utils/config.py: a non-existent path is not a valid model identifier).
+    """
+
+    id = "SD009"
+    severity = Severity.WARNING
+    fields = ("model", "speculative_config.model")
+    topic = "models"
+    phase = "config"
+
+    def check(self, ctx):
+        for field, reason in sorted(ctx.lookup_errors.items()):
+            name = ctx.config.model if field == "model" else drafter_model_name(ctx)
+            if isinstance(name, str) and is_path_like(name) and not os.path.exists(os.path.expanduser(name)):
+                fixes = []
+                entry = _catalog_match(name, field)
+                if entry is not None:
+                    fixes.append(Patch(description=f"Use the catalog model {entry}", set={field: entry}))
+                yield self.finding(
+                    f"{field}: {name!r} is a local path that does not exist; vLLM fails to load it ('not a local "
+                    "folder and is not a valid model identifier'). Point it at the folder holding config.json and "
+                    "the weights" + (f", or use the catalog id {entry}." if entry else "."),
+                    fields=[field], fixes=fixes, severity=Severity.ERROR, title="Model path does not exist",
+                )
+                continue
+            yield self.finding(
+                f"{field}: could not inspect the model ({reason}). Rules that need its config.json "
+                "did not run. Give a local folder with config.json, a catalog id, or allow online "
+                "Hub lookups.",
+                fields=[field],
+            )

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+from wizard.config import Patch, SERVE_FIELDS, SPEC_FIELDS, SpeculativeConfig
+from wizard.rules.helpers import ABSURD, TOP_BOUNDS, as_number
+from wizard.rules.registry import Rule, Severity, register
+
+
+_SPEC_NUMERIC = tuple(n for n in SPEC_FIELDS if any(t in str(SpeculativeConfig.model_fields[n].annotation) for t in ("int", "float")))
+
+
+@register
+class AbsurdNumber(Rule):
+    """Absurdly large number
+
+    ## What it does
+
+    Flags top-level numeric options and numeric ``speculative_config`` fields
+    whose magnitude exceeds 2**53 (9,007,199,254,740,992).
+
+    ## Why it matters
+
+    No real deployment has that many sequences, tokens, GPUs or bytes: it is
+    a typo, a unit mistake or an overflow. vLLM either rejects it (a length above the model's,
+    more ranks than devices) or tries to allocate buffers sized by it; JSON tools and the UI
+    cannot even represent it exactly.
+
+    ## Example
+
+    ``--max-num-batched-tokens 99999999999999999999``.
+
+    ```sh
+    vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-batched-tokens 99999999999999999999
+    ```
+
+    ## Use instead
+
+    Use realistic values or leave the option out.
+
+    ```sh
+    vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-batched-tokens 8192
+    ```
+
+    ## Fix safety
+
+    Unsetting restores vLLM's default.
+
+    ## Source
+
+    SpecWizard (sanity bound); vllm/config/scheduler.py / model.py sizes buffers from these values.
+    """
+
+    id = "SD012"
+    severity = Severity.ERROR
+    fields = tuple(TOP_BOUNDS)
+    topic = "spec_fields"
+    phase = "load"
+
+    def check(self, ctx):
+        cands = [(n, getattr(ctx.config, n)) for n in SERVE_FIELDS]
+        if ctx.spec is not None:
+            cands += [(f"speculative_config.{n}", getattr(ctx.spec, n)) for n in _SPEC_NUMERIC]
+        for path, value in cands:
+            v = as_number(value)
+            if v is None or abs(v) <= ABSURD:
+                continue
+            yield self.finding(
+                f"{path}={v!r} exceeds 2**53; that is a typo or an overflow, not a setting vLLM can run with.",
+                fields=[path],
+                fixes=[Patch(description=f"Unset {path} (vLLM's default applies)", unset=[path])],
+            )

