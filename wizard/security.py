@@ -604,7 +604,7 @@ class LaunchReview:
 
     @property
     def blocking(self) -> list[str]:
-        out = [f"environment variable {v.name}: {v.reason}; drop it (set it in the shell that starts the wizard if "
+        out = [f"environment variable {v.reason}; drop it (set it in the shell that starts the wizard if "
                "you trust it)" for v in self.env.get("refuse", [])]
         out += [f"{f}: points into the UI's upload folder; uploaded files are never launch inputs" for f in self.uploads]
         out += [f"{f}: local folder outside the folders this UI may read (app.py --allow-model-dir DIR)" for f in self.paths]

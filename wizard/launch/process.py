@@ -351,7 +351,7 @@ def build_env(
     verdicts = review_env(cfg.env)
     if verdicts["refuse"]:
         v0 = verdicts["refuse"][0]
-        raise LaunchError(f"env {v0.name}: {v0.reason}; the launcher never passes it from a command, YAML or session. "
+        raise LaunchError(f"env {v0.reason}; the launcher never passes it from a command, YAML or session. "
                           f"Drop it (set it in the shell that starts the wizard if you trust it)")
     for v in verdicts["pass"]:
         val = str((cfg.env or {})[v.name])

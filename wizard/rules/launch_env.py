@@ -56,7 +56,7 @@ class LaunchEnvLoadsCode(Rule):
     def check(self, ctx):
         for v in review_env(ctx.config.env, str(ctx.version))["refuse"]:
             yield self.finding(
-                f"env {v.name}: {v.reason}. The wizard's launcher never passes it from a command, YAML or session "
+                f"env {v.reason}. The wizard's launcher never passes it from a command, YAML or session "
                 f"file, and refuses to launch while it is set. Drop it; if you trust it, set it in the shell that "
                 f"starts the wizard.",
                 fields=[f"env.{v.name}"],

@@ -48,7 +48,7 @@ class LaunchEnvNotPassed(Rule):
     def check(self, ctx):
         for v in review_env(ctx.config.env, str(ctx.version))["drop"]:
             yield self.finding(
-                f"env {v.name}: {v.reason}, so the wizard's launcher does not pass it to the server. Set it in the "
+                f"env {v.reason}, so the wizard's launcher does not pass it to the server. Set it in the "
                 f"shell that starts the wizard if the server needs it, or drop it.",
                 fields=[f"env.{v.name}"],
                 fixes=[Patch(description=f"Drop {v.name}", unset=[f"env.{v.name}"])],

@@ -108,7 +108,8 @@ def _review_md(ui, state: dict) -> str:
     try:
         from wizard.launch.process import plan_launch
 
-        plan = plan_launch(cfg)
+        # the command as it would run: variables from text that are not passed are left out
+        plan = plan_launch(cfg.model_copy(update={"env": {v.name: cfg.env[v.name] for v in rv.env.get("pass", [])}}))
         cmd = " ".join(security.scrub(a, plan.secrets) for a in plan.argv)
         lines.append(f"**Command** (no shell):\n\n```\n{cmd}\n```")
         env_set = {k: ("***" if security.is_secret_env(k) else v) for k, v in plan.env_changes.items()}
@@ -123,7 +124,7 @@ def _review_md(ui, state: dict) -> str:
         lines.append("Allowed from the configuration: " + ", ".join(f"`{v.name}`" for v in passed) + ".")
     if rv.env.get("drop"):
         lines.append("**Not passed** (set them in the shell that starts the wizard):\n" +
-                     "\n".join(f"- `{v.name}`: {html.escape(v.reason)}" for v in rv.env["drop"]))
+                     "\n".join(f"- {html.escape(v.reason)}" for v in rv.env["drop"]))
     if rv.blocking:
         lines.append("**Refused** (Launch will not start this):\n" + "\n".join(f"- {html.escape(b)}" for b in rv.blocking))
     if rv.risky:
