@@ -108,6 +108,14 @@ def dump_options() -> tuple[dict, dict, str]:
     sys.argv = ["vllm", "serve", "--help"]  # vLLM attaches help texts only then (NEEDS_HELP)
     import dataclasses
 
+    try:  # the CUDA wheel (vllm 0.33) on a machine without a GPU: only this generator process
+        from vllm.platforms import current_platform
+
+        if not getattr(current_platform, "device_type", None):
+            current_platform.device_type = "cpu"
+    except Exception:
+        pass
+
     from vllm.config.utils import get_attr_docs
     from vllm.engine.arg_utils import EngineArgs
     from vllm.entrypoints.cli.serve import ServeSubcommand
@@ -128,11 +136,11 @@ def dump_options() -> tuple[dict, dict, str]:
         is_flag = action.nargs == 0
         free_text = is_flag or (tname in _FREE_TEXT_TYPES and not action.choices)
         risk, why = classify_text(text) if free_text else (None, "")
-        if risk and is_flag and risk == "file":
-            risk = None  # a switch names no path
+        if risk and is_flag and (risk == "file" or action.dest.startswith(("disable_", "no_"))):
+            risk = None  # a switch names no path; turning something off widens nothing
         if risk:
             for opt in action.option_strings:
-                if opt.startswith("--") and not opt.startswith("--no-"):
+                if opt.startswith("--") and not opt.startswith(("--no-", "--disable-")):
                     options[opt] = {"dest": action.dest, "risk": risk, "why": why, "flag": is_flag, "help": text[:300]}
         for cls in _config_classes(fields.get(action.dest, "")):
             try:

@@ -294,8 +294,13 @@ def test_foreign_host_or_origin_is_refused(served):
         r = c.post(url + "/gradio_api/upload", headers={"Origin": "http://evil.example"},
                    files=[("files", ("x.py", b"print(1)"))])
         assert r.status_code == 403 and "Origin" in r.text
+        r = c.post(url + "/gradio_api/upload", headers={"Origin": "http://localhost:3000"},  # another local page
+                   files=[("files", ("x.py", b"print(1)"))])
+        assert r.status_code == 403
         assert c.get(url + "/config", headers={"Host": f"localhost:{port}"}).status_code == 200
         assert c.get(url + "/config", headers={"Origin": url}).status_code == 200
+        # an SSH tunnel (ssh -L 8000:127.0.0.1:PORT) reaches it as localhost:8000, same origin
+        assert c.get(url + "/config", headers={"Host": "localhost:8000", "Origin": "http://localhost:8000"}).status_code == 200
 
 
 def test_login_attempts_are_throttled_per_client():
@@ -359,3 +364,27 @@ def test_launch_disabled_when_bound_beyond_loopback_without_login():
     finally:
         demo2.share, demo2.share_url, demo2.auth = False, None, None
         demo2.close()
+
+
+def test_ui_launch_refuses_unsafe_options_without_the_opt_in_and_shows_the_allow_list(tmp_path):
+    """Item 1: an option that imports code launches from the UI only when the person who started
+    it passed --allow-unsafe-options; the Launch step lists what would be passed before starting."""
+    from wizard.ui import build_app
+    from wizard.ui.state import state_from_config
+    from wizard.ui.steps import launch
+
+    cfg = parse_command(f"VLLM_LOGGING_LEVEL=DEBUG MY_SETTING=1 vllm serve {LLAMA} --trust-remote-code "
+                        f"--tool-parser-plugin /tmp/x/p.py {NGRAM}")
+    demo = build_app(allow_model_dirs=[str(tmp_path)])
+    ui = demo.wizard_ui
+    st = state_from_config(cfg)
+    st2, msg = launch.start(st, ui.evaluate(st), True, None, None, policy=ui.policy)
+    assert "server" not in st2 and "Not launched" in msg
+    assert "--trust-remote-code" in msg and "--tool-parser-plugin" in msg and "--allow-unsafe-options" in msg
+    md = launch.review_md(ui, st)
+    assert "`VLLM_LOGGING_LEVEL=DEBUG`" in md and "MY_SETTING" in md and "Not passed" in md
+    assert "refused (start `app.py --allow-unsafe-options`" in md and str(tmp_path) in md
+    opted = build_app(allow_model_dirs=[str(tmp_path)], allow_unsafe_options=True).wizard_ui
+    rv = security.review_launch(cfg, opted.policy)
+    assert rv.blocking == [] and rv.needs_opt_in(opted.policy) == [] and len(rv.risky) == 2
+    assert "**allowed**" in launch.review_md(opted, st)

@@ -76,11 +76,23 @@ DATA = Path(__file__).parent / "data"
 
 # ---- the generated table ---------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=4)
 def policy_table(version: str | None = None) -> dict[str, Any]:
-    """The launch-policy table for ``version`` ('0.32'...; the newest file not newer, else the
-    oldest). Keys: options (option string -> {dest, risk, why, flag}), nested (DEST.FIELD ->
-    {risk, why}), env (VAR -> {kind: typed|text, loads}). See scripts/dump_vllm_launch_policy.py."""
+    """The launch-policy table for ``version`` ('0.32'...; default: the vLLM the wizard targets,
+    :func:`wizard.versions.default_version`; the newest file not newer, else the oldest). Keys:
+    options (option string -> {dest, risk, why, flag}), nested (DEST.FIELD -> {risk, why}), env
+    (VAR -> {kind: typed|text, loads}). See scripts/dump_vllm_launch_policy.py."""
+    if version is None:
+        try:
+            from wizard.versions import default_version
+
+            version = str(default_version())
+        except Exception:  # pragma: no cover
+            version = None
+    return _policy_table(version)
+
+
+@functools.lru_cache(maxsize=8)
+def _policy_table(version: str | None) -> dict[str, Any]:
     files = sorted(DATA.glob("vllm_launch_policy_*.json"),
                    key=lambda p: tuple(int(x) for x in re.findall(r"\d+", p.stem.rsplit("_", 1)[1])))
     if not files:  # pragma: no cover - shipped with the package

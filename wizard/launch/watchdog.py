@@ -179,7 +179,10 @@ class Watchdog:
 
         with self._lock:
             try:
-                if self._proc is None or self._pid != os.getpid() or self._proc.poll() is not None:
+                if self._pid is not None and self._pid != os.getpid():
+                    # a forked child: the parent's watchdog and folders are the parent's business
+                    self._proc, self._replay = None, []
+                if self._proc is None or self._proc.poll() is not None:
                     self._proc = subprocess.Popen(
                         [sys.executable, "-I", "-S", os.path.abspath(__file__)],
                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -189,8 +192,7 @@ class Watchdog:
                         self._proc.stdin.write(old.encode("utf-8"))
                 self._proc.stdin.write((line + "\n").encode("utf-8"))
                 self._proc.stdin.flush()
-                if line.startswith("rmtree "):
-                    self._replay.append(line + "\n")
+                self._replay.append(line + "\n")  # a restarted watchdog (the old one was killed) learns it all again
             except (OSError, ValueError):
                 pass
 

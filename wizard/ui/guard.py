@@ -3,11 +3,12 @@
 * :class:`RequestGuard` (ASGI middleware, installed by ``build_app().launch()``):
 
   - **DNS rebinding / cross-site requests** (issue 10, item 2): when no login is set, every
-    HTTP request must name this server in its ``Host`` header (a loopback name or the address
-    the connection arrived on, with the bound port, or the Gradio share host), and an
-    ``Origin`` header, when sent, must be one of those too. Anything else gets 403. A page on
-    another site that rebinds its name to 127.0.0.1, or posts to http://127.0.0.1:PORT from
-    the browser, is refused before Gradio sees the request.
+    HTTP request must name this server in its ``Host`` header (a loopback name, any port, so SSH
+    tunnels work; the address the connection arrived on, with its port; or the Gradio share
+    host), and an ``Origin`` header, when sent, must be that same origin. Anything else gets
+    403. A page on another site that rebinds its name to 127.0.0.1, or posts to
+    http://127.0.0.1:PORT from the browser (another site, or another local port), is refused
+    before Gradio sees the request.
   - **Login attempts** (item 5): per client address, each failed ``POST /login`` is answered
     after a growing delay (0.25 s doubling, at most 4 s) and after ``max_failures`` failures in a
     row the client is locked out for ``lockout_s`` seconds (doubling on each lockout, at most
@@ -93,38 +94,35 @@ class RequestGuard:
         self._locks: dict[str, tuple[float, float]] = {}  # client -> (locked until, last lockout length)
 
     # ---- host / origin -------------------------------------------------------------------------
-    def _allowed(self, scope) -> set[tuple[str, int | None]]:
+    def _host_ok(self, scope, h: str, p: int | None) -> bool:
+        """A loopback name (any port: SSH tunnels and editors forward to other local ports; a
+        rebinding page can never make the browser send one), the address the connection arrived
+        on with its port, or the Gradio share host."""
+        if h.strip("[]") in {x.strip("[]") for x in LOOPBACK_NAMES} or is_loopback(h):
+            return True
         server = scope.get("server") or (None, None)
-        port = server[1] if len(server) > 1 else None
-        ok = {(h.strip("[]"), port) for h in LOOPBACK_NAMES}
-        if server[0] and not is_loopback(server[0]):
-            ok.add((str(server[0]).lower().strip("[]"), port))  # the address the connection arrived on
+        if server[0] and h.strip("[]") == str(server[0]).lower().strip("[]") and p in (None, server[1]):
+            return True
         share = getattr(self.demo, "share_url", None)
-        if share:
-            sp = urlsplit(share)
-            ok.add(((sp.hostname or "").lower(), sp.port))
-            ok.add(((sp.hostname or "").lower(), 443 if sp.scheme == "https" else 80))
-        return ok
+        return bool(share) and h == (urlsplit(share).hostname or "").lower()
 
     def _host_problem(self, scope) -> str | None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
-        ok = self._allowed(scope)
         host = headers.get("host")
         if host is None:
             return "no Host header"
         h, p = _host_port(host)
-        if (h.strip("[]"), p) not in ok and not (p is None and any(h == a for a, _ in ok)):
+        if p == -1 or not self._host_ok(scope, h, p):
             return f"Host {host[:80]!r} does not name this server"
         origin = headers.get("origin")
-        if origin is not None:
+        if origin is not None:  # same origin as the Host the browser addressed, or refused
             o = urlsplit(origin)
-            if o.scheme not in ("http", "https") or not o.hostname:
-                return f"Origin {origin[:80]!r} is not this server"
             try:
                 op = o.port or (443 if o.scheme == "https" else 80)
             except ValueError:
-                return f"Origin {origin[:80]!r} is not this server"
-            if (o.hostname.lower().strip("[]"), op) not in ok:
+                op = -1
+            default = 443 if o.scheme == "https" else 80
+            if o.scheme not in ("http", "https") or (o.hostname or "").lower() != h or op != (p or default):
                 return f"Origin {origin[:80]!r} is not this server"
         return None
 
