@@ -483,7 +483,7 @@ def _secrets_to_env(cfg: ServeConfig, base: dict[str, str]) -> tuple[ServeConfig
         if ref not in base:
             if dest == "api_key":
                 raise LaunchError(f"--api-key refers to ${ref}, which is not set in the wizard's environment; set it "
-                                  "(export {0}=...) or type the key".format(ref))
+                                  f"(export {ref}=...) or type the key")
             return None
         return base[ref]
 
