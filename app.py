@@ -1,10 +1,18 @@
 """`python app.py`: serve the SpecWizard UI on http://127.0.0.1:7860.
 
     python app.py [--port 7860] [--host 127.0.0.1] [--share] [--auth user:pass | --auth-file FILE]
+                  [--allow-model-dir DIR ...] [--allow-unsafe-options]
 
 Binds loopback by default. Reaching beyond loopback (--host other than 127.0.0.1/localhost/::1,
 or --share) needs Gradio auth, because the UI can launch servers on this machine: without
---auth/--auth-file it refuses to start (exit code 2).
+--auth/--auth-file it refuses to start (exit code 2). The app checks the same itself at every
+launch, however it is started (wizard/ui/guard.py). Without TLS (a reverse proxy with HTTPS), the
+password crosses the network in clear text: prefer an SSH tunnel to a loopback-bound UI.
+
+--allow-model-dir DIR (repeatable): local folders the UI may read and launch models from
+(default: the current folder and the Hugging Face cache). --allow-unsafe-options: let the Launch
+step start options that import code, read other files or widen the server's API
+(--trust-remote-code, --tool-parser-plugin, --chat-template...). See docs/security.md.
 """
 
 from __future__ import annotations
@@ -48,6 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--share", action="store_true", help="Gradio share link (needs --auth)")
     p.add_argument("--auth", metavar="USER:PASS", help="require this login")
     p.add_argument("--auth-file", metavar="FILE", help="file of user:password lines")
+    p.add_argument("--allow-model-dir", metavar="DIR", action="append", default=None,
+                   help="local folder the UI may read and launch models from (repeatable; default: the current "
+                        "folder and the Hugging Face cache)")
+    p.add_argument("--allow-unsafe-options", action="store_true",
+                   help="let the Launch step start options that import code, read other files or widen the API "
+                        "(--trust-remote-code, --tool-parser-plugin, --chat-template...)")
     return p
 
 
@@ -62,7 +76,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from wizard.ui import build_app
 
-    demo = build_app(allow_launch=True)
+    dirs = None
+    if args.allow_model_dir:
+        dirs = [str(Path(d).expanduser().resolve()) for d in args.allow_model_dir]
+        missing = [d for d in dirs if not Path(d).is_dir()]
+        if missing:
+            print(f"app.py: --allow-model-dir {missing[0]}: not a folder", file=sys.stderr)
+            return 2
+    demo = build_app(allow_launch=True, allow_model_dirs=dirs, allow_unsafe_options=args.allow_unsafe_options)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share, auth=auth)
     return 0
 

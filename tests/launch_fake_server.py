@@ -3,6 +3,7 @@
 Serves /health, /v1/models (after --models-delay s) and /metrics (a captured vLLM page).
 --ignore-term: ignore SIGTERM (forces the launcher's SIGKILL escalation).
 --grandchild: also start a child process that ignores SIGTERM and sleeps.
+--grandchild-session: the same child, in a session of its own (setsid: not in the server's group).
 --crash TEXT: print a traceback ending in TEXT and exit 1 before serving.
 """
 
@@ -19,6 +20,7 @@ p.add_argument("--port", type=int, required=True)
 p.add_argument("--metrics", required=True)
 p.add_argument("--ignore-term", action="store_true")
 p.add_argument("--grandchild", action="store_true")
+p.add_argument("--grandchild-session", action="store_true")
 p.add_argument("--models-delay", type=float, default=0.0)
 p.add_argument("--crash", default=None)
 a = p.parse_args()
@@ -31,8 +33,9 @@ if a.crash:
     sys.exit(1)
 if a.ignore_term:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-if a.grandchild:
-    subprocess.Popen([sys.executable, "-c", "import signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
+if a.grandchild or a.grandchild_session:
+    subprocess.Popen([sys.executable, "-c", "import signal,time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"],
+                     start_new_session=a.grandchild_session)
 T0 = time.monotonic()
 METRICS = open(a.metrics, encoding="utf-8").read().encode()
 

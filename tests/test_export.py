@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from wizard.config import SERVE_FIELDS, ServeConfig, config_from_dict
 from wizard.export import FORMATS, export, spec_dict, to_argv, to_command, to_dotted_command, to_python, to_yaml
+from wizard.security import SECRET_OPTION_DESTS, is_secret_env
 from wizard.importers import (
     DEPRECATED_FLAGS, SPEC_SHORTHANDS, VLLM_APPEND_FLAGS, VLLM_BOOL_OPTIONAL_FLAGS, VLLM_NARGS_FLAGS,
     VLLM_STORE_TRUE_FLAGS, parse_command, parse_yaml,
@@ -26,7 +27,7 @@ _RESERVED = (set(SERVE_FIELDS) | set(SPEC_SHORTHANDS) | set(DEPRECATED_FLAGS) | 
              | VLLM_STORE_TRUE_FLAGS | VLLM_NARGS_FLAGS | VLLM_APPEND_FLAGS
              | {"config", "model", "speculative_config", "sc", "hf_token", "help", "optimization_level"})
 EXTRA_NAME = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True).filter(
-    lambda n: n not in _RESERVED and not n.startswith("no_") and not n.endswith("_"))
+    lambda n: n not in _RESERVED and n not in SECRET_OPTION_DESTS and not n.startswith("no_") and not n.endswith("_"))
 
 
 def spec_strategy(with_extras: bool = True):
@@ -71,7 +72,8 @@ def config_strategy(*, extras: bool = True, invalid: bool = True, env: bool = Tr
         d = st.tuples(d, st.sampled_from([{}, {"max_model_len": "lots"}, {"tensor_parallel_size": "two"},
                                           {"speculative_config.num_speculative_tokens": "three"}])).map(_with_invalid)
     if env:
-        d = st.tuples(d, st.dictionaries(st.from_regex(r"[A-Z_][A-Z0-9_]{0,12}", fullmatch=True),
+        d = st.tuples(d, st.dictionaries(st.from_regex(r"[A-Z_][A-Z0-9_]{0,12}", fullmatch=True).filter(
+                                             lambda n: not is_secret_env(n)),  # credentials export as $VAR
                                          st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=12),
                                          max_size=3)).map(lambda t: {**t[0], "env": t[1]})
     return d.map(config_from_dict)

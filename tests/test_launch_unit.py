@@ -386,6 +386,65 @@ def test_no_orphan_when_the_wizard_process_ends(tmp_path, how):
             parent.kill()
 
 
+_PARENT_STUBBORN = r"""
+import os, sys, time
+sys.path.insert(0, {root!r})
+from wizard.launch.process import Launcher, LaunchPlan
+from wizard.config import config_from_dict
+argv = {argv!r}
+plan = LaunchPlan(argv=argv, env_changes={{}}, host="127.0.0.1", port={port}, distribution=None, argv_source="test",
+                  env=dict(os.environ, PYTHONUNBUFFERED="1"))
+h = Launcher({logdir!r}).start(plan, config_from_dict({{"model": "x"}}))
+assert h.wait_healthy(60)
+deadline = time.monotonic() + 60
+while len(h.remaining_processes()) < 2 and time.monotonic() < deadline:  # the grandchild has started
+    time.sleep(0.05)
+h._snapshot_descendants()
+print("PIDS", *h.remaining_processes(), flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("grandchild", ["--grandchild", "--grandchild-session"])
+def test_no_orphan_when_the_wizard_is_sigkilled_with_a_stubborn_server(tmp_path, grandchild):
+    """Issue 10 item 12: a server that ignores SIGTERM and leaves a grandchild (in its group, or in
+    a session of its own) is gone after the wizard process is SIGKILLed: the watchdog
+    (wizard/launch/watchdog.py) sees its pipe close and takes the group and every descendant down.
+    Waits on the processes themselves (psutil.wait_procs), with generous caps."""
+    import signal
+    import subprocess
+
+    import psutil
+
+    from wizard.launch import find_free_port
+
+    port = find_free_port()
+    argv = [sys.executable, str(FAKE), "--port", str(port), "--metrics", str(DATA / "metrics" / "ngram_cpu.txt"),
+            "--ignore-term", grandchild]
+    code = _PARENT_STUBBORN.format(root=str(Path(__file__).parents[1]), argv=argv, port=port, logdir=str(tmp_path))
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    procs = []
+    try:
+        line = parent.stdout.readline()
+        assert line.startswith("PIDS "), line
+        pids = [int(x) for x in line.split()[1:]]
+        assert len(pids) == 2, pids  # the server and its grandchild
+        procs = [psutil.Process(p) for p in pids]
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(60)
+        gone, alive = psutil.wait_procs(procs, timeout=90)
+        alive = [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
+        assert not alive, f"orphans left after SIGKILL of the wizard: {[p.pid for p in alive]}"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        for p in procs:
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
+
+
 def test_handle_smoke_and_advice_on_stand_in(tmp_path):
     """ServerHandle.smoke()/advice() as the UI calls them (the stand-in has no /v1/completions:
     the smoke result reports the errors instead of raising)."""

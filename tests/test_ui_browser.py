@@ -21,8 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def app_url():
-    with serve_app() as (demo, url):
+def app_url(tmp_path_factory):
+    # the tests' model folders live under pytest's temp root: the UI reads only allowed folders
+    with serve_app(allow_model_dirs=[str(tmp_path_factory.getbasetemp())]) as (demo, url):
         yield url
 
 

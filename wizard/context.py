@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from wizard import resolve
 from wizard.config import ServeConfig
@@ -18,7 +18,11 @@ from wizard.models import ModelLookupError, resolve_model
 from wizard.models.info import ModelInfo
 from wizard.versions import VllmVersion, default_version
 
-__all__ = ["CheckContext", "resolve_context", "clear_model_cache"]
+__all__ = ["CheckContext", "resolve_context", "clear_model_cache", "REFUSED_PATH"]
+
+#: the lookup error of a local path outside the folders a face may read (no detail on purpose)
+REFUSED_PATH = ("a local folder outside the folders this UI may read: not inspected and not launched "
+                "(start app.py with --allow-model-dir DIR to allow one)")
 
 
 @dataclass
@@ -95,18 +99,33 @@ def resolve_context(
     hardware: Hardware | None = None,
     *,
     allow_hub: bool = True,
+    path_allowed: Callable[[str], bool] | None = None,
 ) -> CheckContext:
     """Resolve models and version for ``config``. Never raises for lookup failures:
-    they are recorded in ``lookup_errors`` for a rule to report."""
+    they are recorded in ``lookup_errors`` for a rule to report.
+
+    ``path_allowed``: when given (the UI: :meth:`wizard.security.PathPolicy.allows`), a model
+    name it refuses is not looked at at all (no existence test, no config.json read): its
+    lookup error is :data:`REFUSED_PATH`, the same whether or not the path exists, and the
+    field is listed in ``ctx.cache["refused_paths"]``."""
     ctx = CheckContext(config=config, version=version or default_version(), hardware=hardware)
-    target, err = _cached_model(config.model, config.revision, allow_hub)
+    refused: set[str] = set()
+    ctx.cache["refused_paths"] = refused
+
+    def lookup(field_: str, name: str, revision: str | None):
+        if path_allowed is not None and not path_allowed(name):
+            refused.add(field_)
+            return None, REFUSED_PATH
+        return _cached_model(name, revision, allow_hub)
+
+    target, err = lookup("model", config.model, config.revision)
     ctx.target = target
     if err:
         ctx.lookup_errors["model"] = err
     spec = config.speculative_config
     draft_name = resolve.drafter_model_name(ctx)
     if draft_name and draft_name != config.model:
-        info, err = _cached_model(draft_name, spec.revision if spec else None, allow_hub)
+        info, err = lookup("speculative_config.model", draft_name, spec.revision if spec else None)
         ctx.drafter = info
         if err:
             ctx.lookup_errors["speculative_config.model"] = err

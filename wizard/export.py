@@ -4,7 +4,9 @@ YAML for ``vllm serve --config``, a Python ``LLM(...)`` snippet, and (delegated 
 
 Every form is deterministic and re-imports to the same config
 (``parse_command(to_command(c)) == c``, same for dotted, ``parse_yaml(to_yaml(c)) == c``;
-import notes aside). Nothing is dropped: ``extra_args`` and ``invalid_values`` are written
+import notes aside), except credentials: ``HF_TOKEN``-like variables and ``--api-key`` /
+``--hf-token`` values are written as ``$VAR`` references, never as values
+(:func:`wizard.security.redact_config`; ``to_argv``, which launches, keeps them). Nothing is dropped: ``extra_args`` and ``invalid_values`` are written
 verbatim, ``env`` as ``VAR=value`` prefixes (command forms), ``os.environ`` lines (Python) or
 ``# env: VAR=value`` comments (YAML; ``vllm serve --config`` itself does not read them).
 
@@ -33,6 +35,7 @@ import yaml
 
 from wizard.config import SERVE_FIELDS, ServeConfig
 from wizard.importers import POSITIONAL_KEY, VLLM_APPEND_FLAGS, VLLM_STORE_TRUE_FLAGS, human_readable_int
+from wizard.security import redact_config, secret_ref
 
 __all__ = [
     "FORMATS",
@@ -200,19 +203,30 @@ def to_argv(cfg: ServeConfig, entrypoint: Sequence[str] = _DEFAULT_ENTRYPOINT) -
     return [str(a) for a in _body(cfg, entrypoint, dotted=False)]
 
 
+def _sh(token: str) -> str:
+    """Shell quoting, except that a credential reference (``$HF_TOKEN``) stays expandable."""
+    ref = secret_ref(token)
+    return f'"${ref}"' if ref is not None else shlex.quote(token)
+
+
 def _env_prefix(cfg: ServeConfig) -> str:
-    return "".join(f"{k}={shlex.quote(str(v))} " for k, v in cfg.env.items())
+    return "".join(f"{k}={_sh(str(v))} " for k, v in cfg.env.items())
 
 
 def to_command(cfg: ServeConfig) -> str:
-    """One shell line: ``[VAR=val ...] vllm serve MODEL --opt val ... --speculative-config '<json>'``."""
-    return _env_prefix(cfg) + shlex.join(_body(cfg, _DEFAULT_ENTRYPOINT, dotted=False))
+    """One shell line: ``[VAR=val ...] vllm serve MODEL --opt val ... --speculative-config '<json>'``.
+
+    Credentials are written as references (``HF_TOKEN="$HF_TOKEN"``, ``--api-key
+    "$VLLM_API_KEY"``), never as values (:func:`wizard.security.redact_config`)."""
+    cfg = redact_config(cfg)
+    return _env_prefix(cfg) + " ".join(_sh(t) for t in _body(cfg, _DEFAULT_ENTRYPOINT, dotted=False))
 
 
 def to_dotted_command(cfg: ServeConfig) -> str:
     """Like :func:`to_command` with one ``--speculative-config.KEY VALUE`` per key (values as
     vLLM's dotted parser reads them: JSON, strings bare unless they would read as JSON/1k)."""
-    return _env_prefix(cfg) + shlex.join(_body(cfg, _DEFAULT_ENTRYPOINT, dotted=True))
+    cfg = redact_config(cfg)
+    return _env_prefix(cfg) + " ".join(_sh(t) for t in _body(cfg, _DEFAULT_ENTRYPOINT, dotted=True))
 
 
 def _yaml_key(name: str) -> str:
@@ -223,7 +237,10 @@ def _yaml_key(name: str) -> str:
 def to_yaml(cfg: ServeConfig) -> str:
     """YAML for ``vllm serve --config FILE`` (vLLM ``load_config_file``: each key becomes
     ``--key``, a mapping becomes its JSON, a list ``--key a b``); ``model:`` included;
-    ``speculative-config:`` as a nested mapping (a raw unusable text as a string)."""
+    ``speculative-config:`` as a nested mapping (a raw unusable text as a string).
+    Credentials are written as ``$VAR`` references (replace them, or pass the option on the
+    command line: ``--config`` does not expand variables)."""
+    cfg = redact_config(cfg)
     doc: dict[str, Any] = {"model": cfg.model}
     inv = cfg.invalid_values
 
@@ -266,7 +283,9 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def to_python(cfg: ServeConfig) -> str:
     """A runnable snippet: ``from vllm import LLM`` and ``llm = LLM(model=..., ...)`` with the
     same options as keyword arguments (``speculative_config`` as a dict); env as
-    ``os.environ`` lines before the import; names that are not identifiers via ``**{...}``."""
+    ``os.environ`` lines before the import; names that are not identifiers via ``**{...}``.
+    Credentials are read from the environment (``os.environ["HF_TOKEN"]``), never written."""
+    cfg = redact_config(cfg)
     kwargs: list[tuple[str, Any]] = [("model", cfg.model)]
     inv = cfg.invalid_values
     for name in SERVE_FIELDS:
@@ -295,7 +314,11 @@ def to_python(cfg: ServeConfig) -> str:
         lines.append("import os")
         lines.append("")
         for k, v in cfg.env.items():
-            lines.append(f"os.environ[{k!r}] = {str(v)!r}")
+            ref = secret_ref(str(v))
+            if ref == k:
+                lines.append(f"# {k}: taken from your environment")
+            else:
+                lines.append(f"os.environ[{k!r}] = " + (f"os.environ[{ref!r}]" if ref else repr(str(v))))
         lines.append("")
     lines.append("from vllm import LLM")
     lines.append("")
@@ -328,5 +351,5 @@ def export(cfg: ServeConfig, to: str = "command") -> str:
         scaleout = None  # type: ignore[assignment]
     more: tuple[str, ...] = tuple(getattr(scaleout, "SCALEOUT_FORMATS", ())) if scaleout is not None else ()
     if scaleout is not None and key in more:
-        return scaleout.export_scaleout(cfg, key)
+        return scaleout.export_scaleout(redact_config(cfg), key)
     raise KeyError(f"unknown export format {to!r}; choose from {', '.join(FORMATS + more)}")

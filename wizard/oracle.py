@@ -131,7 +131,10 @@ def engine_kwargs(cfg: ServeConfig) -> tuple[dict[str, Any], dict[str, str]]:
     for k, v in cfg.extra_args.items():
         if not k.startswith("_") and "." not in k:
             kw.setdefault(k, v)
-    return kw, dict(cfg.env)
+    from wizard.security import classify_env
+
+    # variables from text that would load code or files are never applied (docs/security.md, item 1)
+    return kw, {k: v for k, v in cfg.env.items() if classify_env(k, v).action == "pass"}
 
 
 class VllmOracle:

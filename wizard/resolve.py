@@ -19,7 +19,6 @@ Method names and their traits come from :mod:`wizard.vllm.methods`. Functions th
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from wizard.hardware import Hardware
@@ -44,16 +43,16 @@ __all__ = [
     "is_custom_proposer_path",
 ]
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def is_custom_proposer_path(model: str | None) -> bool:
-    """``SpeculativeConfig._is_custom_proposer_path``: a dotted import path (>= 2 identifiers,
-    no '/', no URL scheme)."""
-    if not model or "/" in model or "://" in model or model.startswith("."):
+def is_custom_proposer_path(model: object) -> bool:
+    """``SpeculativeConfig._is_custom_proposer_path`` (vllm/config/speculative.py 0.32 L1110): a
+    dotted import path (``pkg.MyProposer``: >= 2 identifiers, no '/', no http/https/file URL)
+    makes an unset method ``custom_class``."""
+    if not isinstance(model, str) or model.startswith(("http://", "https://", "file://")) or "/" in model:
         return False
     parts = model.split(".")
-    return len(parts) >= 2 and all(_IDENT.match(p) for p in parts)
+    return len(parts) >= 2 and all(p.isidentifier() for p in parts)
 
 
 def _cfg_get(raw: dict, dotted: str):

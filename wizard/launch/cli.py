@@ -42,16 +42,19 @@ def cli_serve(args, cfg, out: TextIO | None = None, err: TextIO | None = None) -
     kv = getattr(args, "kv_cache_space_gib", None)
     if getattr(args, "dry_run", False):
         plan = plan_launch(cfg, port=port, gpus=_gpus(args), kv_cache_space_gib=kv)
+        shown = plan.as_json()  # credentials masked
         out.write("# environment\n")
-        for k, v in plan.env_changes.items():
+        for k, v in shown["env"].items():
             out.write(f"{k}={shlex.quote(v)}\n")
+        for k in plan.env_dropped:
+            out.write(f"# not passed: {k} (see `wizard check`: SD601)\n")
         from wizard.launch.process import discovered_gpus
 
         for d in discovered_gpus():
             out.write(f"# gpu {d.index}: {d.name}, {d.memory_free_bytes / 2**30:.1f} of {d.memory_total_bytes / 2**30:.1f} GiB free\n")
         out.write("# argv\n")
-        out.write(json.dumps(plan.argv) + "\n")
-        out.write(shlex.join(plan.argv) + "\n")
+        out.write(json.dumps(shown["argv"]) + "\n")
+        out.write(shlex.join(shown["argv"]) + "\n")
         return 0
     try:
         h = launch(cfg, port=port, gpus=_gpus(args), kv_cache_space_gib=kv, force=getattr(args, "force", False),

@@ -22,6 +22,12 @@ Process model (why no process is left behind):
   server; if it is killed hard, ``PR_SET_PDEATHSIG`` (Linux, set in the child before exec)
   delivers SIGTERM to the API server, which then shuts its engine down. PDEATHSIG fires when the
   *thread* that forked dies, so children are forked from one long-lived daemon thread.
+* A server that ignores SIGTERM, or a grandchild in another session, survives all of that; so
+  every group and descendant is also registered with :mod:`wizard.launch.watchdog`, a tiny
+  process holding a pipe from the wizard: when the pipe closes (the wizard died, even by
+  SIGKILL) it SIGTERMs, then SIGKILLs, whatever is left, and removes the wizard's private folder.
+* The environment from text (``cfg.env``) is filtered by :func:`wizard.security.classify_env`;
+  credentials travel as variables, not argv; log lines and the log file have them masked.
 
 States (``ServerHandle.state``): ``starting`` -> ``healthy``; ``failed`` (exited before it was
 healthy; ``diagnosis`` says why), ``exited`` (exited on its own after being healthy, e.g.
@@ -43,7 +49,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import weakref
@@ -319,14 +324,24 @@ def build_env(
     """(full environment for the child, the variables the wizard set or changed).
 
     Precedence: ``base`` (default os.environ) < ``cfg.env`` < explicit arguments.
+    * ``cfg.env`` comes from text (a pasted command, a YAML ``# env:`` comment, a session): only
+      the variables :func:`wizard.security.classify_env` passes reach the child (vLLM's own
+      numeric/switch/choice/plain-text variables, device selection, credentials); one that loads
+      code or files (PYTHONPATH, LD_PRELOAD, VLLM_LOGGING_CONFIG_PATH...) raises LaunchError;
+      any other is left out (the child still inherits ``base``, the user's own environment).
+      A credential written as a reference (``HF_TOKEN=$HF_TOKEN``, what saved sessions and
+      exports hold) takes the value from ``base``.
     * ``CUDA_VISIBLE_DEVICES`` = ``gpus`` (indices or UUIDs) when given.
     * CPU build: ``VLLM_CPU_KVCACHE_SPACE`` (GiB) = ``kv_cache_space_gib``, else cfg.env, else the
       environment, else :data:`DEFAULT_CPU_KVCACHE_SPACE_GIB`.
     * ``PYTHONUNBUFFERED=1`` so log lines arrive as they are written.
 
     Raises:
-        LaunchError: a GPU entry that is neither an index nor a UUID; kv_cache_space_gib <= 0.
+        LaunchError: a GPU entry that is neither an index nor a UUID; kv_cache_space_gib <= 0;
+            a variable of ``cfg.env`` that loads code or files (the message names it).
     """
+    from wizard.security import review_env, secret_ref
+
     env = dict(os.environ if base is None else base)
     changed: dict[str, str] = {}
 
@@ -334,8 +349,19 @@ def build_env(
         env[k] = v
         changed[k] = v
 
-    for k, v in (cfg.env or {}).items():
-        put(str(k), str(v))
+    verdicts = review_env(cfg.env)
+    if verdicts["refuse"]:
+        v0 = verdicts["refuse"][0]
+        raise LaunchError(f"env {v0.reason}; the launcher never passes it from a command, YAML or session. "
+                          f"Drop it (set it in the shell that starts the wizard if you trust it)")
+    for v in verdicts["pass"]:
+        val = str((cfg.env or {})[v.name])
+        ref = secret_ref(val)
+        if ref is not None:  # a redacted credential: the user's own environment holds the value
+            if ref in env and ref != v.name:
+                put(v.name, env[ref])
+            continue
+        put(v.name, val)
     vis = _gpu_list(gpus)
     if vis is not None:
         put("CUDA_VISIBLE_DEVICES", vis)
@@ -364,6 +390,8 @@ class LaunchPlan:
     distribution: str | None
     argv_source: str
     env: dict[str, str] = field(default_factory=dict, repr=False)
+    env_dropped: list[str] = field(default_factory=list)
+    secrets: list[str] = field(default_factory=list, repr=False)
 
     @property
     def base_url(self) -> str:
@@ -373,9 +401,12 @@ class LaunchPlan:
         return f"http://{h}:{self.port}"
 
     def as_json(self) -> dict[str, Any]:
+        from wizard.security import scrub
+
         return {
-            "argv": list(self.argv),
-            "env": dict(self.env_changes),
+            "argv": [scrub(a, self.secrets) for a in self.argv],
+            "env": {k: scrub(v, self.secrets) for k, v in self.env_changes.items()},
+            "env_dropped": list(self.env_dropped),
             "host": self.host,
             "port": self.port,
             "url": self.base_url,
@@ -411,14 +442,71 @@ def plan_launch(
 
         v = installed_vllm()
         distribution = v.distribution if v else None
+    from wizard.security import review_env, secret_values
+
     if port is None:
         port = _port_from_cfg(cfg)
     if port is None:
         port = find_free_port(host)
-    argv, source = build_argv(cfg, host=host, port=int(port), distribution=distribution)  # type: ignore[arg-type]
-    env, changes = build_env(cfg, distribution=distribution, gpus=gpus, kv_cache_space_gib=kv_cache_space_gib)  # type: ignore[arg-type]
+    run_cfg, secret_env = _secrets_to_env(cfg, dict(os.environ))
+    argv, source = build_argv(run_cfg, host=host, port=int(port), distribution=distribution)  # type: ignore[arg-type]
+    env, changes = build_env(run_cfg, distribution=distribution, gpus=gpus, kv_cache_space_gib=kv_cache_space_gib)  # type: ignore[arg-type]
+    for k, v in secret_env.items():
+        env[k] = changes[k] = v
+    dropped = [v.name for v in review_env(cfg.env)["drop"]]
+    secrets = secret_values(cfg, env, argv)
     return LaunchPlan(argv=argv, env_changes=changes, host=host, port=int(port), distribution=distribution,  # type: ignore[arg-type]
-                      argv_source=source, env=env)
+                      argv_source=source, env=env, env_dropped=dropped, secrets=secrets)
+
+
+def _secrets_to_env(cfg: ServeConfig, base: dict[str, str]) -> tuple[ServeConfig, dict[str, str]]:
+    """(cfg without credential options that can travel as variables, those variables).
+
+    ``--api-key K`` (one key) becomes ``VLLM_API_KEY=K`` and ``--hf-token T`` becomes
+    ``HF_TOKEN=T``: vLLM reads both (vllm/entrypoints/serve/middleware/register.py
+    ``args.api_key or [envs.VLLM_API_KEY]``; huggingface_hub's HF_TOKEN), and a process's
+    environment, unlike its argv, is not readable by other users (/proc/PID/environ is 0400).
+    A reference (``$VLLM_API_KEY``, what a redacted session holds) is resolved from ``base``.
+
+    Raises:
+        LaunchError: ``--api-key`` refers to a variable that is not set (the server would start
+            without authentication).
+    """
+    from wizard.security import env_for_option, secret_ref
+
+    extra = dict(cfg.extra_args)
+    out: dict[str, str] = {}
+
+    def resolve(dest: str, v: Any) -> Any:
+        ref = secret_ref(v)
+        if ref is None:
+            return v
+        if ref not in base:
+            if dest == "api_key":
+                raise LaunchError(f"--api-key refers to ${ref}, which is not set in the wizard's environment; set it "
+                                  f"(export {ref}=...) or type the key")
+            return None
+        return base[ref]
+
+    for key in list(extra):
+        dest = key.lstrip("-").replace("-", "_")
+        if dest == "api_key":
+            vals = extra[key] if isinstance(extra[key], list) else [extra[key]]
+            vals = [resolve(dest, x) for x in vals if isinstance(x, str)]
+            vals = [x for x in vals if x]
+            if len(vals) == 1:
+                out[env_for_option(dest)] = vals[0]
+                del extra[key]
+            elif vals:
+                extra[key] = vals
+        elif dest == "hf_token" and isinstance(extra[key], str) and extra[key].strip().lower() not in ("true", "false"):
+            val = resolve(dest, extra[key])
+            if val:
+                out[env_for_option(dest)] = val
+            del extra[key]
+    if extra == cfg.extra_args:
+        return cfg, out
+    return cfg.model_copy(update={"extra_args": extra}), out
 
 
 # ---- spawning ----------------------------------------------------------------------------------
@@ -753,7 +841,12 @@ class ServerHandle:
             root = psutil.Process(self.pid)
             for c in root.children(recursive=True):
                 try:
-                    self._descendants[c.pid] = c.create_time()
+                    if c.pid not in self._descendants:
+                        self._descendants[c.pid] = c.create_time()
+                        if c.pid != self.pid:
+                            from wizard.launch.watchdog import watchdog
+
+                            watchdog().track_pid(c.pid)  # one that leaves the group is still found
                 except psutil.Error:
                     pass
         except psutil.Error:
@@ -783,8 +876,13 @@ class ServerHandle:
     def _read_output(self) -> None:
         stream = self.proc.stdout
         assert stream is not None
+        from wizard.security import scrub
+
+        secrets = list(self.plan.secrets)
         for raw in iter(stream.readline, b""):
             line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            if secrets:  # vLLM logs its non-default args, --api-key included
+                line = scrub(line, secrets)
             with self._lock:
                 self._ring.append(line)
                 self._nlines += 1
@@ -875,6 +973,10 @@ class ServerHandle:
                                            exit_code=code, last_lines=self.logs(20))
             self._set_state("failed" if self.healthy_at is None else "exited")
         _LIVE.discard(self)
+        if not self.remaining_processes():
+            from wizard.launch.watchdog import watchdog
+
+            watchdog().forget_group(self.pgid)
         self._healthy_evt.set()
         self._done_evt.set()
 
@@ -891,9 +993,19 @@ class Launcher:
     """
 
     def __init__(self, log_dir: str | Path | None = None, *, metrics_interval: float = 2.0, poll_interval: float = 0.1):
-        self.log_dir = Path(log_dir) if log_dir else Path(tempfile.gettempdir()) / "specwizard-logs"
+        self._log_dir = Path(log_dir) if log_dir else None
         self.metrics_interval = metrics_interval
         self.poll_interval = poll_interval
+
+    @property
+    def log_dir(self) -> Path:
+        """Where log files go: the folder given, else ``logs`` in the wizard's private folder
+        (mode 0700, removed when the wizard exits; :func:`wizard.security.private_dir`)."""
+        if self._log_dir is not None:
+            return self._log_dir
+        from wizard.security import private_dir
+
+        return private_dir("logs")
 
     def check(self, cfg: ServeConfig, *, report: Any = None, vllm_version: Any = None, gpu: Any = None, allow_hub: bool = True):
         """Run (or take) the rules report; return the list of error findings."""
@@ -933,9 +1045,12 @@ class Launcher:
 
         Used by :meth:`launch`, the benchmark and tests that start a stand-in server.
         Raises LaunchError when the program cannot be executed."""
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        log_path = self.log_dir / f"vllm-{plan.port}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-        log_path.write_text("# " + " ".join(plan.argv) + "\n", encoding="utf-8")
+        from wizard.security import scrub, write_private
+
+        log_dir = self.log_dir
+        log_dir.mkdir(parents=True, exist_ok=True)
+        log_path = log_dir / f"vllm-{plan.port}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+        write_private(log_path, "# " + scrub(" ".join(plan.argv), plan.secrets) + "\n")
 
         def spawn() -> subprocess.Popen:
             return subprocess.Popen(
@@ -954,6 +1069,10 @@ class Launcher:
         except OSError as err:
             raise LaunchError(f"cannot start {plan.argv[0]!r}: {err.strerror or err}") from None
         _install_exit_hooks()
+        from wizard.launch.watchdog import watchdog
+
+        watchdog().track_group(proc.pid)  # if the wizard is killed, the watchdog takes the group down
+        watchdog().track_pid(proc.pid)
         h = ServerHandle(plan, cfg, proc, log_path, metrics_interval=self.metrics_interval, poll_interval=self.poll_interval)
         _LIVE.add(h)
         return h

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import tempfile
+import os
 import threading
 import time
 from pathlib import Path
@@ -22,10 +22,11 @@ from typing import Any, Callable
 import gradio as gr
 
 from wizard.config import Patch, apply_patch
+from wizard import security
 from wizard.ui import findings as fp
-from wizard.ui import services
-from wizard.ui.state import (SessionError, browser_safe, config_of, field_value, load_session, new_state, session_json,
-                             set_field, state_from_config)
+from wizard.ui import guard, services
+from wizard.ui.state import (SessionError, browser_safe, config_of, field_value, load_session, new_state, redact_state,
+                             session_json, set_field, state_from_config)
 from wizard.ui.steps import hardware, kv, launch, plan, review, speculation, target
 from wizard.ui.theme import CSS, FOCUS_JS
 
@@ -37,14 +38,18 @@ SYNC_DELAY_MS = 400  # exports and the browser copy of the state follow a field 
 # fields the speculation/KV steps re-fill (choices, bounds, values) after a change
 SPEC_FIELDS = ("speculative_config.method", "speculative_config.model", "speculative_config.num_speculative_tokens",
                "kv_cache_dtype", "speculative_config.kv_cache_dtype")
-_SESSION_DIR = Path(tempfile.gettempdir()) / "specwizard-sessions"
+#: largest file the UI accepts for upload (sessions and YAML files are a few KB)
+MAX_UPLOAD = "5mb"
 
 
 class WizardUI:
     """Component registry and event wiring of one Blocks app."""
 
-    def __init__(self, allow_launch: bool = True):
+    def __init__(self, allow_launch: bool = True, policy: security.PathPolicy | None = None):
         self.allow_launch = allow_launch
+        #: which local folders the UI may read models from, and whether unsafe options may launch
+        self.policy = policy or security.PathPolicy(model_dirs=security.default_model_dirs())
+        self.demo: gr.Blocks | None = None
         self.c: dict[str, Any] = {}
         self.fields: dict[str, Any] = {}
         self.meta: dict[str, dict] = {}
@@ -58,6 +63,21 @@ class WizardUI:
         # per browser session: fields changed since the last debounced sync, each with the hub
         # setting of its event; their step widgets (facts tables, method notes) follow in the sync
         self._pending: dict[str, dict[str, bool | None]] = {}
+
+    # ---- what this UI may do ------------------------------------------------------------------
+    def launch_block(self) -> str | None:
+        """Why servers may not be launched (nor vLLM's check run) from this UI now, or None.
+
+        Decided at click time from how the app is actually served (:func:`guard.exposure`):
+        loopback without a share link, or a login, whatever started it."""
+        if not self.allow_launch:
+            return "launching was turned off when this UI was built (build_app(allow_launch=False))"
+        return guard.exposure(self.demo)
+
+    def evaluate(self, state: dict, allow_hub: bool | None = None):
+        """:func:`services.evaluate` under this UI's folder policy (local paths outside the allowed
+        folders are not read at all)."""
+        return services.evaluate(state, allow_hub=allow_hub, path_allowed=self.policy.allows)
 
     # ---- per-session newest state ------------------------------------------------------------
     def base(self, sess: str | None, state: dict) -> dict:
@@ -174,7 +194,7 @@ class WizardUI:
         ``steps=False`` (per-keystroke path, not full): the panel only; the step widgets follow in
         the debounced :meth:`secondary` (see :meth:`mark_pending`)."""
         t0 = time.perf_counter()
-        ev = services.evaluate(state, allow_hub=hub)
+        ev = self.evaluate(state, allow_hub=hub)
         seq = int(seq or 0) + 1
         out: dict = {self.c["state"]: state, self.c["seq"]: seq}
         out.update(self.panel(ev, seq, None if full else prev_meta))
@@ -204,8 +224,9 @@ class WizardUI:
         and the step widgets of the fields in ``pending`` (path -> hub setting of their event)."""
         if ev is None:
             hub = None if pending and any(h is None for h in pending.values()) else False
-            ev = services.evaluate(state, allow_hub=hub)
-        out = {self.c["bstate"]: browser_safe(state), self.c["session_dl"]: self.session_file(state)}
+            ev = self.evaluate(state, allow_hub=hub)
+        # the browser's copy (localStorage) holds credentials as $VAR references, like saved sessions
+        out = {self.c["bstate"]: browser_safe(redact_state(state)), self.c["session_dl"]: self.session_file(state)}
         if pending:
             out.update(self.step_updates(state, ev, pending))
         try:
@@ -265,12 +286,13 @@ class WizardUI:
         return out
 
     def session_file(self, state: dict) -> str:
+        """The "Save session" file: credentials redacted (:func:`session_json`), mode 0600 in the
+        wizard's private folder (:func:`wizard.security.private_dir`)."""
         text = session_json(state)
         h = hashlib.sha1(text.encode()).hexdigest()[:12]
-        p = _SESSION_DIR / h / "specwizard-session.json"
+        p = security.private_dir("sessions") / h / "specwizard-session.json"
         if not p.exists():
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_text(text, encoding="utf-8")
+            security.write_private(p, text)
         return str(p)
 
     def outputs(self) -> list:
@@ -300,14 +322,32 @@ def _import_status(cfg, what: str) -> str:
     return " · ".join(bits)
 
 
-def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blocks:
-    """Build the wizard. ``allow_launch``: whether the Launch step may start servers (app.py turns
-    it off only when the UI would be reachable beyond loopback without auth, which it refuses anyway).
+def build_app(*, allow_launch: bool = True, title: str = "SpecWizard",
+              allow_model_dirs: list[str | os.PathLike] | None = None, allow_unsafe_options: bool = False) -> gr.Blocks:
+    """Build the wizard.
 
-    Returns a ``gr.Blocks``; call ``.launch()`` (inline in Jupyter). Styles are applied by
-    :func:`launch_kwargs`/``demo.launch(css=...)``; build_app() sets them as defaults.
+    Args:
+        allow_launch: whether the Launch step may start servers at all. Even when True, launching
+            (and vLLM's own config check) works only while the UI is bound to loopback without a
+            share link, or a login is set, however it is started (:meth:`WizardUI.launch_block`).
+        allow_model_dirs: local folders the UI may read and launch models from (default: the
+            current folder and the Hugging Face cache); other local paths are refused without
+            saying whether they exist. Gradio's upload folder is never allowed.
+        allow_unsafe_options: let the Launch step start configurations with options that import
+            code, read files outside those folders or widen the server's API
+            (``--trust-remote-code``, ``--tool-parser-plugin``, ``--chat-template``...). Only the
+            person starting the UI can turn this on; the Launch step says so when it is on.
+
+    Returns a ``gr.Blocks``; call ``.launch()`` (inline in Jupyter). ``launch()`` binds 127.0.0.1
+    and installs :class:`wizard.ui.guard.RequestGuard` (Host/Origin check, login throttling)
+    unless told otherwise. Files the UI writes, Gradio's uploads included, live in the wizard's
+    private folder (mode 0700), removed on exit.
     """
-    ui = WizardUI(allow_launch=allow_launch)
+    if not os.environ.get("GRADIO_TEMP_DIR"):  # Gradio's uploads and copies: private, removed on exit
+        os.environ["GRADIO_TEMP_DIR"] = str(security.private_dir("gradio"))
+    dirs = security.default_model_dirs() if allow_model_dirs is None else [os.fspath(d) for d in allow_model_dirs]
+    ui = WizardUI(allow_launch=allow_launch,
+                  policy=security.PathPolicy(model_dirs=dirs, allow_unsafe_options=bool(allow_unsafe_options)))
     c = ui.c
     with gr.Blocks(title=title, fill_width=True) as demo:
         c["state"] = gr.State(new_state())
@@ -601,7 +641,15 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
             st = ui.commit(sess, st)
             if not on:
                 return {c["state"]: st, c["xc_vllm"]: '<div class="sw-xc sw-xc-off"><b>vLLM</b><div>Cross-check is off.</div></div>'}
-            return {c["state"]: st, c["xc_vllm"]: review.cross_check_html(services.evaluate(st))}
+            block = ui.launch_block()
+            if block is None:
+                rv = security.review_launch(config_of(st), ui.policy) if config_of(st) is not None else None
+                if rv is not None and (rv.blocking or rv.needs_opt_in(ui.policy)):
+                    block = "the configuration has inputs the Launch step refuses (see there)"
+            if block is not None:
+                return {c["state"]: st, c["xc_vllm"]: ('<div class="sw-xc sw-xc-off" data-verdict="unavailable"><b>vLLM</b>'
+                                                       f"<div>Cross-check is disabled: {html_escape(block)}.</div></div>")}
+            return {c["state"]: st, c["xc_vllm"]: review.cross_check_html(ui.evaluate(st))}
 
         c["xc_toggle"].input(xc, [c["state"], c["xc_toggle"]], [c["state"], c["xc_vllm"]])
         def xc_rerun(state, request: gr.Request = None):
@@ -616,12 +664,18 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
         def do_launch(state, force, request: gr.Request):
             sess = sess_of(request)
             state = ui.base(sess, state)
-            st, msg = launch.start(state, services.evaluate(state), bool(force), ui.allow_launch, sess)
+            st, msg = launch.start(state, ui.evaluate(state), bool(force), ui.launch_block(), sess, policy=ui.policy)
             if st is not state:
                 st = ui.commit(sess, st)
-            return {c["state"]: st, c["ln_status"]: msg, c["ln_timer"]: gr.Timer(active=st.get("server") != state.get("server"))}
+            return {c["state"]: st, c["ln_status"]: msg, c["ln_timer"]: gr.Timer(active=st.get("server") != state.get("server")),
+                    c["ln_review"]: launch.review_md(ui, st)}
 
-        c["ln_launch"].click(do_launch, [c["state"], c["ln_force"]], ln_outs)
+        c["ln_launch"].click(do_launch, [c["state"], c["ln_force"]], ln_outs + [c["ln_review"]])
+
+        def open_launch(state, request: gr.Request = None):
+            return {c["ln_review"]: launch.review_md(ui, ui.base(sess_of(request), state))}
+
+        c["tab_launch"].select(open_launch, [c["state"]], [c["ln_review"]], **quiet)
         c["ln_stop"].click(lambda s: launch.stop(s) or {}, [c["state"]], ln_outs)
         c["ln_smoke"].click(lambda s, n: {c["ln_metrics"]: launch.smoke(s, n or 8)}, [c["state"], c["ln_smoke_n"]], ln_outs)
         c["ln_timer"].tick(lambda s: launch.poll(ui, s), [c["state"]], ln_outs, **quiet)
@@ -637,7 +691,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
             st["server"] = state.get("server")
             out = full(st, seq, request)
             st = out[c["state"]]
-            st2, msg = launch.start(st, services.evaluate(st), bool(force), ui.allow_launch, sess)
+            st2, msg = launch.start(st, ui.evaluate(st), bool(force), ui.launch_block(), sess, policy=ui.policy)
             out[c["state"]] = ui.commit(sess, st2)
             out[c["ln_status"]] = msg
             out[c["ln_timer"]] = gr.Timer(active=True)
@@ -654,6 +708,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
         demo.unload(on_unload)
 
     demo.wizard_ui = ui  # for tests and benchmarks
+    ui.demo = demo
     _default_launch_kwargs(demo)
     return demo
 
@@ -664,6 +719,12 @@ def state_from_config_gpu(state: dict, spec: str) -> dict:
     return set_field(st, "gpu.count", int(n) if n.isdigit() else 1)
 
 
+def html_escape(text: str) -> str:
+    import html
+
+    return html.escape(str(text))
+
+
 def services_load(**kw):
     from wizard import api
 
@@ -671,13 +732,21 @@ def services_load(**kw):
 
 
 def _default_launch_kwargs(demo: gr.Blocks) -> None:
-    """Make ``demo.launch()`` bind 127.0.0.1 and apply the wizard's CSS unless told otherwise."""
+    """Make ``demo.launch()`` bind 127.0.0.1, apply the wizard's CSS, cap uploads, and put
+    :class:`wizard.ui.guard.RequestGuard` in front of every request, unless told otherwise."""
     orig = demo.launch
 
     def launch_(*args, **kwargs):
+        from starlette.middleware import Middleware
+
         kwargs.setdefault("server_name", "127.0.0.1")
         kwargs.setdefault("css", CSS)
         kwargs.setdefault("theme", gr.themes.Soft())
+        kwargs.setdefault("max_file_size", MAX_UPLOAD)
+        app_kwargs = dict(kwargs.get("app_kwargs") or {})
+        app_kwargs["middleware"] = [*app_kwargs.get("middleware", []),
+                                    Middleware(guard.RequestGuard, demo=demo, **getattr(demo, "guard_options", {}))]
+        kwargs["app_kwargs"] = app_kwargs
         return orig(*args, **kwargs)
 
     demo.launch = launch_  # type: ignore[method-assign]

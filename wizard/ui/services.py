@@ -75,8 +75,11 @@ def hardware_lookup(spec: str | None):
         raise Unavailable(f"needs wizard.hardware_catalog ({err})") from None
 
 
-def evaluate(state: dict[str, Any], *, allow_hub: bool | None = None) -> Evaluation:
-    """Resolve and check ``state`` with wizard.api (models cached in wizard.context)."""
+def evaluate(state: dict[str, Any], *, allow_hub: bool | None = None, path_allowed=None) -> Evaluation:
+    """Resolve and check ``state`` with wizard.api (models cached in wizard.context).
+
+    ``path_allowed``: the UI's folder policy (:meth:`wizard.security.PathPolicy.allows`); model
+    names it refuses are not read (see :func:`wizard.context.resolve_context`)."""
     from wizard import api
     from wizard.context import resolve_context
     from wizard.ui.state import config_of, gpu_count_problem, gpu_spec
@@ -99,7 +102,7 @@ def evaluate(state: dict[str, Any], *, allow_hub: bool | None = None) -> Evaluat
         ev.notes.append(str(err))
         version = default_version()
     hub = state.get("allow_hub", False) if allow_hub is None else allow_hub
-    ev.ctx = resolve_context(cfg, version, ev.hardware, allow_hub=bool(hub))
+    ev.ctx = resolve_context(cfg, version, ev.hardware, allow_hub=bool(hub), path_allowed=path_allowed)
     ev.report = api.check_context(ev.ctx)
     return ev
 

@@ -42,6 +42,7 @@ __all__ = [
     "gpu_spec",
     "gpu_count_problem",
     "browser_safe",
+    "redact_state",
     "JS_SAFE_INT",
 ]
 
@@ -282,9 +283,22 @@ def gpu_spec(state: dict[str, Any]) -> str | None:
     return f"{g['name']}x{n}" if n != 1 else str(g["name"])
 
 
+def redact_state(state: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``state`` whose config holds credentials as ``$VAR`` references
+    (:func:`wizard.security.redact_dict`): what may be written to files or browser storage."""
+    from wizard.security import redact_dict
+
+    st = dict(state)
+    if isinstance(st.get("config"), dict):
+        st["config"] = redact_dict(st["config"])
+    return st
+
+
 def session_json(state: dict[str, Any]) -> str:
-    """The whole wizard state as a JSON document (what "Save session" writes)."""
-    return json.dumps({"specwizard_session": STATE_VERSION, **state}, indent=2, sort_keys=True)
+    """The whole wizard state as a JSON document (what "Save session" writes); credentials are
+    written as references (``HF_TOKEN: "$HF_TOKEN"``), the launch takes their values from the
+    wizard's environment."""
+    return json.dumps({"specwizard_session": STATE_VERSION, **redact_state(state)}, indent=2, sort_keys=True)
 
 
 def load_session(text: str | bytes) -> dict[str, Any]:

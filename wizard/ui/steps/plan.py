@@ -145,7 +145,7 @@ def compute_safe(ui, state: dict) -> dict:
     as text)."""
     c = ui.c
     try:
-        return compute(ui, services.evaluate(state))
+        return compute(ui, ui.evaluate(state) if hasattr(ui, "evaluate") else services.evaluate(state))
     except Exception as err:  # the step must show why, not an Error badge
         return {c["plan_md"]: f"The plan could not be computed: {type(err).__name__}: {err}",
                 c["plan_mem"]: _empty_mem(), c["plan_speedup"]: _empty_speedup_chart(),

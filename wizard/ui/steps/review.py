@@ -6,14 +6,11 @@ from __future__ import annotations
 import hashlib
 import html
 import json
-import tempfile
-from pathlib import Path
 
 import gradio as gr
 
 from wizard.ui import services
 
-_DL_DIR = Path(tempfile.gettempdir()) / "specwizard-ui"
 
 
 def build(ui) -> None:
@@ -47,14 +44,16 @@ def build(ui) -> None:
 
 
 def _yaml_file(text: str) -> str | None:
+    """The "Download YAML" file (credentials already redacted by wizard.export), mode 0600 in the
+    wizard's private folder."""
     if text.startswith("# yaml export not available") or text.startswith("# choose"):
         return None
-    _DL_DIR.mkdir(parents=True, exist_ok=True)
+    from wizard.security import private_dir, write_private
+
     h = hashlib.sha1(text.encode()).hexdigest()[:12]
-    p = _DL_DIR / h / "vllm-serve.yaml"
+    p = private_dir("downloads") / h / "vllm-serve.yaml"
     if not p.exists():
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
+        write_private(p, text)
     return str(p)
 
 

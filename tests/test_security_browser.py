@@ -1,0 +1,97 @@
+"""Issue 10, item 1 end to end: an uploaded sitecustomize.py never runs through Launch.
+
+The real sequence of the report: upload ``sitecustomize.py`` through Gradio's upload endpoint
+(real HTTP), import ``PYTHONPATH=<its upload folder> vllm serve <tiny local llama>`` through
+the UI (Chromium + Playwright), press Launch. Before the fix the server ran the file (it writes
+a marker). Now the Launch step refuses, naming PYTHONPATH, even with "launch even with error
+findings" ticked; after the finding's fix (drop PYTHONPATH) the same configuration starts real
+vLLM (CPU build) and the file still never ran.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ui_helpers import browser, open_wizard, seq, serve_app, shot, tab, wait_seq_above
+
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not shutil.which("chromium") and not Path("/usr/bin/chromium").exists(),
+                                 reason="Debian chromium not installed")]
+
+
+def _import(page, text: str) -> None:
+    page.locator("#sw-import-acc").click()
+    box = page.locator("#sw-import-cmd textarea")
+    n = seq(page)
+    box.fill(text[:-1])
+    box.press_sequentially(text[-1])
+    wait_seq_above(page, n)
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_uploaded_sitecustomize_never_runs(tmp_path):
+    pytest.importorskip("vllm")
+    from factory import make_tiny_llama
+
+    from wizard.ui.steps.launch import HANDLES
+
+    models = tmp_path / "models"
+    model = make_tiny_llama(models / "tiny")
+    marker = tmp_path / "SITECUSTOMIZE-RAN"
+    payload = f"open({str(marker)!r}, 'w').write('ran')\n".encode()
+    with serve_app(allow_model_dirs=[str(models)]) as (demo, url):
+        # 1. real HTTP upload: Gradio stores any file, whatever the components accept
+        r = httpx.post(url + "gradio_api/upload", files=[("files", ("sitecustomize.py", payload))], timeout=60,
+                       trust_env=False)
+        assert r.status_code == 200, r.text
+        uploaded = Path(r.json()[0])
+        assert uploaded.name == "sitecustomize.py" and uploaded.read_bytes() == payload
+        folder = uploaded.parent
+        with browser(tmp_path / "profile") as ctx:
+            page = open_wizard(ctx, url)
+            # 2. import the command through the UI
+            _import(page, f"PYTHONPATH={folder} vllm serve {model} --enforce-eager --max-model-len 256")
+            card = page.locator(".sw-slot:visible:has([data-rule=SD600])")
+            card.wait_for(timeout=20000)
+            assert "PYTHONPATH" in card.inner_text()
+            # 3. Launch, even with "launch even with error findings" ticked
+            tab(page, "launch")
+            page.locator("#sw-ln-force input[type=checkbox]").check()
+            page.locator("#sw-ln-launch").click()
+            page.wait_for_selector("#sw-ln-status [data-state=refused], #sw-ln-status [data-state=starting], "
+                                   "#sw-ln-status [data-state=healthy]", timeout=60000)
+            if not page.locator("#sw-ln-status [data-state=refused]").count():  # it started: let Python run
+                page.wait_for_selector("#sw-ln-status [data-state=healthy], #sw-ln-status [data-state=failed], "
+                                       "#sw-ln-status [data-state=exited]", timeout=300000)
+            shot(page, "security-sitecustomize-refused")
+            assert not marker.exists(), "the uploaded sitecustomize.py ran in the launched server"
+            status = page.locator("#sw-ln-status").inner_text()
+            assert "PYTHONPATH" in status and "Not launched" in status
+            assert "PYTHONPATH" in page.locator("#sw-ln-review").inner_text()
+            assert not HANDLES or all(h.plan.env.get("PYTHONPATH") != str(folder) for h in HANDLES.values())
+            # 4. the finding's fix drops the variable; the same configuration now runs real vLLM
+            n = seq(page)
+            card.locator("button", has_text="Drop PYTHONPATH").click()
+            wait_seq_above(page, n)
+            page.wait_for_function("() => !document.querySelector('.sw-slot:not([style*=none]) [data-rule=SD600]')",
+                                   timeout=20000)
+            page.locator("#sw-ln-launch").click()
+            try:
+                page.wait_for_selector("#sw-ln-status [data-state=healthy]", timeout=300000)
+                assert not marker.exists(), "the uploaded sitecustomize.py ran in the launched server"
+                (h,) = [h for h in HANDLES.values() if h.state == "healthy"]
+                assert h.plan.env.get("PYTHONPATH") != str(folder) and str(folder) not in " ".join(h.plan.argv)
+                shot(page, "security-launched-without-pythonpath")
+            finally:
+                page.locator("#sw-ln-stop").click()
+                page.wait_for_selector("#sw-ln-status [data-state=stopped], #sw-ln-status [data-state=exited]",
+                                       timeout=120000)
+            for h in list(HANDLES.values()):
+                h.wait(timeout=60)
+                assert h.remaining_processes() == []
+    assert not marker.exists()

@@ -1,0 +1,634 @@
+"""What text may make a launched server do, what stays private, and where files go.
+
+A configuration reaches the launcher from text someone else may have written: a pasted command,
+a YAML file (its ``# env:`` comments), a saved session. This module decides, from tables
+generated out of vLLM itself (``scripts/dump_vllm_launch_policy.py`` ->
+``wizard/data/vllm_launch_policy_<version>.json``), what of it may run:
+
+* **Environment** (:func:`classify_env`): a variable is passed to the server only when vLLM
+  reads it as a number, a boolean, a fixed choice or plain text that names no file
+  (``vllm/envs.py`` getters, classified by their code), or it is on :data:`KNOWN_HARMLESS` (CUDA
+  device selection, thread counts, offline switches; each value checked). Variables that make a
+  process load code or files (``PYTHONPATH``, ``LD_PRELOAD``, ``BASH_ENV``, vLLM's
+  ``VLLM_LOGGING_CONFIG_PATH``/``VLLM_PLUGINS``/``*_SO_PATH``...) are **refused**; any other
+  variable is **dropped** (not passed; the user sets it in the shell that starts the wizard,
+  whose environment the server inherits). Secrets (``HF_TOKEN``, ``*_API_KEY``) are passed.
+* **Options** (:func:`risky_options`): `vllm serve` options whose value is code to import
+  (``--tool-parser-plugin``, ``--middleware``, ``--worker-cls``, ``--logits-processors``,
+  ``--trust-remote-code``, a custom-class speculative proposer...), a file the server reads
+  (``--chat-template``, ``--generation-config``, ``--ssl-keyfile``...; allowed when inside the
+  allowed folders) or that widen the API (``--allowed-local-media-path``). In the UI they need an
+  explicit opt-in of the person who started it (``app.py --allow-unsafe-options``).
+* **Uploads** (:func:`uses_upload`): no value may point into Gradio's upload folder or the
+  wizard's private folder.
+* **Secrets** (:func:`redact_dict`, :func:`scrub`): session files, exports, browser storage
+  and shown logs hold ``$HF_TOKEN``-style references, never the value.
+* **Files** (:func:`private_dir`, :func:`write_private`): everything the wizard writes lives in
+  one per-process folder of mode 0700 (files 0600), removed when the wizard exits (also when it
+  is killed: the launcher's watchdog removes it, :mod:`wizard.launch.watchdog`).
+
+Threat model and how each issue is prevented: docs/security.md.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from wizard.resolve import is_custom_proposer_path
+from wizard.vllm.methods import CUSTOM_CLASS
+
+__all__ = [
+    "EnvVerdict",
+    "classify_env",
+    "review_env",
+    "RiskyOption",
+    "risky_options",
+    "uses_upload",
+    "PathPolicy",
+    "default_model_dirs",
+    "is_inside",
+    "is_local_path",
+    "SECRET_OPTION_DESTS",
+    "is_secret_env",
+    "secret_ref",
+    "redact_dict",
+    "secret_values",
+    "scrub",
+    "private_dir",
+    "write_private",
+    "upload_dirs",
+    "policy_table",
+    "LaunchReview",
+    "review_launch",
+    "redact_config",
+]
+
+DATA = Path(__file__).parent / "data"
+
+
+# ---- the generated table ---------------------------------------------------------------------
+
+def policy_table(version: str | None = None) -> dict[str, Any]:
+    """The launch-policy table for ``version`` ('0.32'...; default: the vLLM the wizard targets,
+    :func:`wizard.versions.default_version`; the newest file not newer, else the oldest). Keys:
+    options (option string -> {dest, risk, why, flag}), nested (DEST.FIELD -> {risk, why}), env
+    (VAR -> {kind: typed|text, loads}). See scripts/dump_vllm_launch_policy.py."""
+    if version is None:
+        try:
+            from wizard.versions import default_version
+
+            version = str(default_version())
+        except Exception:  # pragma: no cover
+            version = None
+    return _policy_table(version)
+
+
+@functools.lru_cache(maxsize=8)
+def _policy_table(version: str | None) -> dict[str, Any]:
+    files = sorted(DATA.glob("vllm_launch_policy_*.json"),
+                   key=lambda p: tuple(int(x) for x in re.findall(r"\d+", p.stem.rsplit("_", 1)[1])))
+    if not files:  # pragma: no cover - shipped with the package
+        return {"options": {}, "nested": {}, "env": {}}
+    chosen = files[-1]
+    if version:
+        want = tuple(int(x) for x in re.findall(r"\d+", str(version))[:2])
+        older = [p for p in files if tuple(int(x) for x in re.findall(r"\d+", p.stem.rsplit("_", 1)[1])) <= want]
+        chosen = older[-1] if older else files[0]
+    return json.loads(chosen.read_text(encoding="utf-8"))
+
+
+# ---- environment -------------------------------------------------------------------------------
+
+#: process-wide loaders: the dynamic linker, shells, interpreters (man ld.so, bash(1), python(1))
+_LOADER_EXACT = {"BASH_ENV", "ENV", "PATH", "IFS", "PS4", "SHELLOPTS", "BASHOPTS", "GLIBC_TUNABLES", "GCONV_PATH",
+                 "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB", "NODE_OPTIONS", "NODE_PATH", "CC", "CXX",
+                 "LOCPATH", "NLSPATH", "HOSTALIASES", "RESOLV_HOST_CONF", "TMPDIR", "HOME", "SSL_CERT_FILE",
+                 "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+                 "http_proxy", "https_proxy", "all_proxy"}
+_LOADER_PREFIX = ("LD_", "DYLD_", "PYTHON", "XDG_", "BASH_FUNC_", "MALLOC_")
+#: PYTHON* variables that change no import, file or code (python(1))
+_PYTHON_HARMLESS = {"PYTHONUNBUFFERED", "PYTHONHASHSEED", "PYTHONIOENCODING", "PYTHONDONTWRITEBYTECODE",
+                    "PYTHONFAULTHANDLER", "PYTHONUTF8", "PYTHONNOUSERSITE", "PYTHONSAFEPATH"}
+#: words that make a variable name a path, library or module (the same markers the generator uses
+#: for vLLM's own variables): HF_HOME, HF_MODULES_CACHE, TRITON_CACHE_DIR, CUDA_HOME, NCCL_NET_PLUGIN...
+_LOADS_NAME = re.compile(r"PATH|_DIR$|_DIR_|ROOT|FOLDER|FILE|PLUGIN|_SO$|_SO_|CACHE|CONFIG|HOME|MODULE|_CLS$|PRELOAD|"
+                         r"AUDIT|_LIB|OPTS?$|OPTIONS|STARTUP|BUNDLE|_CERT|_KEY_FILE", re.I)
+#: vLLM booleans/choices that widen what the server runs or exposes (vllm/envs.py comments, 0.32):
+#: each one would let an API client or a file run code or read files.
+VLLM_UNSAFE_ENV = {
+    "VLLM_ALLOW_INSECURE_SERIALIZATION": "lets vLLM unpickle messages (\"allow insecure serialization using pickle\")",
+    "VLLM_SERVER_DEV_MODE": "adds development endpoints to the server's API",
+    "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "lets API clients load LoRA adapters from server paths at run time",
+    "VLLM_LOGGING_STREAM": "is resolved by logging.dictConfig, whose ext:// values import modules",
+    "VLLM_TRACE_FUNCTION": "writes a trace of every function call to files",
+    "VLLM_USAGE_STATS_SERVER": "sends usage data to the URL given",
+    "VLLM_TEST_FORCE_LOAD_FORMAT": "forces a weight loader (vLLM's tests only)",
+}
+#: variables outside vllm/envs.py that are harmless, with the check each value must pass
+KNOWN_HARMLESS: dict[str, str] = {
+    "CUDA_VISIBLE_DEVICES": r"^\s*(?:(?:\d+|GPU-[0-9a-fA-F-]+|MIG-[\w/-]+)\s*(?:,\s*|$))*$",
+    "CUDA_DEVICE_ORDER": r"^(?:FASTEST_FIRST|PCI_BUS_ID)$",
+    "CUDA_LAUNCH_BLOCKING": r"^[01]$",
+    "OMP_NUM_THREADS": r"^\d{1,4}$",
+    "MKL_NUM_THREADS": r"^\d{1,4}$",
+    "TOKENIZERS_PARALLELISM": r"^(?i:true|false|1|0)$",
+    "HF_HUB_OFFLINE": r"^(?i:1|0|true|false|yes|no|on|off)$",
+    "TRANSFORMERS_OFFLINE": r"^(?i:1|0|true|false|yes|no|on|off)$",
+    "HF_HUB_DISABLE_TELEMETRY": r"^(?i:1|0|true|false)$",
+    "HF_HUB_ENABLE_HF_TRANSFER": r"^(?i:1|0|true|false)$",
+    "NCCL_DEBUG": r"^(?i:VERSION|WARN|INFO|TRACE)$",
+    "NCCL_P2P_DISABLE": r"^[01]$",
+    "NCCL_IB_DISABLE": r"^[01]$",
+    "NCCL_SHM_DISABLE": r"^[01]$",
+    "NCCL_CUMEM_ENABLE": r"^[01]$",
+    "NCCL_SOCKET_IFNAME": r"^[\w.,^=-]{1,64}$",
+    "PYTORCH_CUDA_ALLOC_CONF": r"^[\w:.,]{1,200}$",
+    "PYTHONHASHSEED": r"^\d{1,10}$",
+}
+_SECRET_NAME = re.compile(r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|ACCESS_KEY_ID|CREDENTIALS?)$", re.I)
+
+
+@dataclass(frozen=True)
+class EnvVerdict:
+    """What the launcher does with one variable from text.
+
+    ``action``: 'pass' (handed to the server), 'refuse' (the launch is refused: the variable
+    loads code or files), 'drop' (not passed; set it in the wizard's own environment).
+    ``reason``: one sentence naming why (for findings and the Launch step)."""
+
+    name: str
+    action: str
+    reason: str
+    secret: bool = False
+
+
+def is_secret_env(name: str) -> bool:
+    """Whether variable ``name`` holds a credential (HF_TOKEN, VLLM_API_KEY, AWS_SECRET_ACCESS_KEY...)."""
+    return bool(_SECRET_NAME.search(str(name)))
+
+
+def classify_env(name: str, value: Any = None, version: str | None = None) -> EnvVerdict:
+    """Classify one environment variable from imported text (see the module docstring)."""
+    n = str(name)
+    table = policy_table(version).get("env", {})
+    entry = table.get(n)
+    if n in VLLM_UNSAFE_ENV:
+        return EnvVerdict(n, "refuse", f"{n} {VLLM_UNSAFE_ENV[n]} (vllm/envs.py)")
+    if entry is not None and entry.get("loads"):
+        return EnvVerdict(n, "refuse", f"{n} names a file, folder, library or plugin that vLLM loads (vllm/envs.py)")
+    if n in _LOADER_EXACT or (n.startswith(_LOADER_PREFIX) and n not in _PYTHON_HARMLESS):
+        return EnvVerdict(n, "refuse", f"{n} makes the dynamic linker, a shell or Python load code or files")
+    if is_secret_env(n):
+        return EnvVerdict(n, "pass", f"{n} is a credential: passed to the server, never written to files", secret=True)
+    if entry is not None:
+        return EnvVerdict(n, "pass", f"{n} is read by vLLM as " + ("a number, switch or fixed choice" if entry["kind"] == "typed"
+                                                                   else "text that names no file") + " (vllm/envs.py)")
+    if n in _PYTHON_HARMLESS and n not in KNOWN_HARMLESS:
+        return EnvVerdict(n, "pass", f"{n} changes no import, file or code (python(1))")
+    if n in KNOWN_HARMLESS:
+        if value is None or re.match(KNOWN_HARMLESS[n], str(value)):
+            return EnvVerdict(n, "pass", f"{n} selects devices, threads or offline mode")
+        return EnvVerdict(n, "drop", f"{n}={str(value)[:40]!r} is not a value it takes")
+    if _LOADS_NAME.search(n):
+        return EnvVerdict(n, "refuse", f"{n} names a path, library or module (its name says so)")
+    return EnvVerdict(n, "drop", f"{n} is neither a vLLM variable nor on the wizard's list of harmless ones")
+
+
+def review_env(env: Mapping[str, Any] | None, version: str | None = None) -> dict[str, list[EnvVerdict]]:
+    """{'pass': [...], 'refuse': [...], 'drop': [...]} for every variable of ``env``."""
+    out: dict[str, list[EnvVerdict]] = {"pass": [], "refuse": [], "drop": []}
+    for k, v in (env or {}).items():
+        verdict = classify_env(k, v, version)
+        out[verdict.action].append(verdict)
+    return out
+
+
+# ---- paths -------------------------------------------------------------------------------------
+
+def is_local_path(name: Any) -> bool:
+    """Whether vLLM would read ``name`` as a local path: absolute, ``./``/``../``/``~``, or an
+    existing relative path (vLLM checks ``os.path.exists`` before the Hub)."""
+    if not isinstance(name, str) or not name.strip():
+        return False
+    n = name.strip()
+    if n.startswith(("/", "./", "../", "~", ".\\", "..\\", "file://")) or n in (".", ".."):
+        return True
+    try:
+        return os.path.lexists(n)
+    except (OSError, ValueError):
+        return False
+
+
+def _real(p: str | os.PathLike) -> str:
+    s = str(p)
+    if s.startswith("file://"):
+        s = s[7:]
+    return os.path.realpath(os.path.expanduser(s))
+
+
+def is_inside(path: str | os.PathLike, folders: Iterable[str | os.PathLike]) -> bool:
+    """Whether ``path`` (symlinks and ``..`` resolved) is one of ``folders`` or below one."""
+    rp = _real(path)
+    for f in folders:
+        rf = _real(f)
+        if rp == rf or rp.startswith(rf.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def default_model_dirs() -> list[str]:
+    """Folders the UI may read models from unless told otherwise: the current folder and the
+    Hugging Face cache (``huggingface_hub.constants.HF_HUB_CACHE``)."""
+    out = [os.getcwd()]
+    try:
+        from huggingface_hub import constants
+
+        out.append(str(constants.HF_HUB_CACHE))
+    except Exception:  # pragma: no cover
+        out.append(os.path.expanduser("~/.cache/huggingface/hub"))
+    return out
+
+
+def upload_dirs() -> list[str]:
+    """Folders that hold files uploaded through the UI or written by the wizard: Gradio's upload
+    folder (``GRADIO_TEMP_DIR``, else ``$TMPDIR/gradio``) and the wizard's private folder."""
+    out = [os.environ.get("GRADIO_TEMP_DIR") or os.path.join(tempfile.gettempdir(), "gradio"),
+           os.path.join(tempfile.gettempdir(), "gradio")]
+    if _PRIVATE["dir"] is not None:
+        out.append(str(_PRIVATE["dir"]))
+    return list(dict.fromkeys(out))
+
+
+@dataclass
+class PathPolicy:
+    """Which local folders a face may read and launch models from.
+
+    ``model_dirs``: None = any (the CLI: the local user); a list = only these (the UI).
+    ``allow_unsafe_options``: options that load code, read files outside ``model_dirs`` or widen
+    the API may be launched (the UI's ``--allow-unsafe-options``)."""
+
+    model_dirs: list[str] | None = None
+    allow_unsafe_options: bool = False
+
+    def allows(self, name: Any) -> bool:
+        """Whether model/tokenizer name ``name`` may be read: a Hub/catalog id always; a local path
+        only inside ``model_dirs`` and never inside an upload folder. The answer does not depend
+        on whether the path exists (the UI must not reveal that)."""
+        if not is_local_path(name):
+            return True
+        if is_inside(name, upload_dirs()):
+            return False
+        return self.model_dirs is None or is_inside(name, self.model_dirs)
+
+
+# ---- options -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RiskyOption:
+    """One option of a configuration that loads code, reads a file or widens the API.
+
+    ``field``: dotted ServeConfig path ('extra_args.tool_parser_plugin'); ``option``: the
+    `vllm serve` spelling; ``risk``: code | file | exposes; ``reason``: vLLM's own words."""
+
+    field: str
+    option: str
+    risk: str
+    value: str
+    reason: str
+
+
+def _dest_of(key: str) -> str:
+    return str(key).lstrip("-").replace("-", "_")
+
+
+def _walk_strings(v: Any) -> Iterable[str]:
+    if isinstance(v, str):
+        yield v
+    elif isinstance(v, dict):
+        for x in v.values():
+            yield from _walk_strings(x)
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            yield from _walk_strings(x)
+
+
+def _as_json_obj(v: Any) -> Any:
+    if isinstance(v, str) and v.strip().startswith(("{", "[")):
+        try:
+            return json.loads(v)
+        except ValueError:
+            return v
+    return v
+
+
+def _truthy(v: Any) -> bool:
+    if isinstance(v, str):
+        return v.strip().lower() not in ("false", "0", "no", "off", "")
+    return bool(v)
+
+
+def risky_options(cfg: Any, policy: PathPolicy | None = None, version: str | None = None) -> list[RiskyOption]:
+    """Every option of ``cfg`` (a ServeConfig) that loads code, reads a file outside the allowed
+    folders, or widens the API, per the generated table (plus the speculative proposer class and
+    local drafter/target paths outside ``policy.model_dirs``). Flags count only when on."""
+    policy = policy or PathPolicy()
+    table = policy_table(version)
+    by_dest: dict[str, tuple[str, dict]] = {}
+    for opt, e in table.get("options", {}).items():
+        by_dest.setdefault(e["dest"], (opt, e))
+    nested = table.get("nested", {})
+    out: list[RiskyOption] = []
+
+    def file_ok(val: str) -> bool:  # a Hub id or inline text, or a path inside the allowed folders
+        return not is_local_path(val) or policy.allows(val)
+
+    def add(field_: str, option: str, e: dict, value: Any) -> None:
+        risk = e["risk"]
+        if e.get("flag") or isinstance(value, bool):
+            if not _truthy(value):
+                return
+            text = "on"
+        else:
+            text = value if isinstance(value, str) else json.dumps(value, default=str)
+            if risk == "file" and all(file_ok(s) for s in _walk_strings(value) if s):
+                return
+        out.append(RiskyOption(field_, option, risk, str(text)[:200], e.get("why", "")))
+
+    items: list[tuple[str, str, Any]] = []
+    d = cfg.model_dump(exclude_none=True) if hasattr(cfg, "model_dump") else dict(cfg)
+    for k in ("tokenizer",):
+        if d.get(k) is not None:
+            items.append((k, k, d[k]))
+    for k, v in (d.get("extra_args") or {}).items():
+        items.append((f"extra_args.{k}", _dest_of(k), v))
+    for fld, dest, v in items:
+        head, dot, rest = dest.partition(".")
+        if dot:  # --kv-transfer-config.kv_connector_module_path X
+            e = nested.get(f"{head}.{rest}")
+            if e is not None:
+                add(fld, f"--{head.replace('_', '-')}.{rest}", e, v)
+            continue
+        if dest in by_dest:
+            opt, e = by_dest[dest]
+            add(fld, opt, e, v)
+        obj = _as_json_obj(v)
+        if isinstance(obj, dict):
+            for sub, sv in obj.items():
+                e = nested.get(f"{dest}.{sub}")
+                if e is not None and sv not in (None, "", False):
+                    add(fld, f"--{dest.replace('_', '-')} {{\"{sub}\": ...}}", e, sv)
+    sc = d.get("speculative_config") or {}
+    method = sc.get("method")
+    smodel = sc.get("model")
+    if method == CUSTOM_CLASS or (method is None and is_custom_proposer_path(smodel)):
+        out.append(RiskyOption("speculative_config.model", f"--speculative-config {{\"method\": \"{CUSTOM_CLASS}\"}}", "code",
+                               str(smodel)[:200], "custom proposer class imported by vLLM (vllm/config/speculative.py)"))
+    return out
+
+
+def uses_upload(cfg: Any, dirs: Iterable[str] | None = None) -> list[str]:
+    """Dotted fields of ``cfg`` whose value points into an upload folder (:func:`upload_dirs`)."""
+    dirs = list(dirs if dirs is not None else upload_dirs())
+    if not dirs:
+        return []
+    d = cfg.model_dump(exclude_none=True) if hasattr(cfg, "model_dump") else dict(cfg)
+    hits: list[str] = []
+    real_dirs = [_real(x) for x in dirs]
+
+    def visit(prefix: str, v: Any) -> None:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                visit(f"{prefix}.{k}" if prefix else str(k), x)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                visit(prefix, x)
+        elif isinstance(v, str):
+            obj = _as_json_obj(v)
+            if obj is not v:
+                visit(prefix, obj)
+                return
+            for piece in re.split(r"[:,;\s=]", v):
+                if piece and (any(rd in _real(piece) for rd in real_dirs) if is_local_path(piece) else
+                              any(rd in piece for rd in real_dirs) or any(x in piece for x in dirs)):
+                    hits.append(prefix)
+                    return
+
+    visit("", d)
+    return sorted(set(hits))
+
+
+# ---- secrets -----------------------------------------------------------------------------------
+
+def _secret_dests() -> frozenset[str]:
+    """`vllm serve` options that carry a credential: dests ending in api_key/token/secret/password
+    in vLLM's parser (wizard/data/vllm_serve_options_*.json): api_key, hf_token in 0.32."""
+    out = set()
+    for p in DATA.glob("vllm_serve_options_*.json"):
+        try:
+            for e in json.loads(p.read_text(encoding="utf-8")).get("options", {}).values():
+                if re.search(r"(?:^|_)(?:api_key|token|secret|password)$", e.get("dest", "")):
+                    out.add(e["dest"])
+        except (OSError, ValueError):
+            continue
+    return frozenset(out or {"api_key", "hf_token"})
+
+
+SECRET_OPTION_DESTS = _secret_dests()
+#: the variable vLLM itself reads for a secret option (vllm/envs.py VLLM_API_KEY; huggingface_hub HF_TOKEN)
+_SECRET_ENV_FOR = {"api_key": "VLLM_API_KEY", "hf_token": "HF_TOKEN"}
+_REF = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
+
+
+def secret_ref(value: Any) -> str | None:
+    """The variable name when ``value`` is a reference such as ``$HF_TOKEN``/``${HF_TOKEN}``, else None."""
+    m = _REF.match(value) if isinstance(value, str) else None
+    return m.group(1) if m else None
+
+
+def env_for_option(dest: str) -> str:
+    """The variable a redacted secret option refers to (api_key -> VLLM_API_KEY)."""
+    return _SECRET_ENV_FOR.get(dest, dest.upper())
+
+
+def _is_secret_value(dest: str, v: Any) -> bool:
+    if isinstance(v, bool) or v is None:
+        return False
+    if isinstance(v, str):
+        return bool(v.strip()) and v.strip().lower() not in ("true", "false") and secret_ref(v) is None
+    if isinstance(v, list):
+        return any(_is_secret_value(dest, x) for x in v)
+    return True
+
+
+def redact_dict(d: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of config dict ``d`` with secret values replaced by references: ``env.HF_TOKEN``
+    -> ``"$HF_TOKEN"``, ``extra_args.api_key`` -> ``"$VLLM_API_KEY"`` (a list keeps its length)."""
+    out = dict(d)
+    env = out.get("env")
+    if isinstance(env, dict) and any(is_secret_env(k) for k in env):
+        out["env"] = {k: (f"${k}" if is_secret_env(k) and secret_ref(v) is None else v) for k, v in env.items()}
+    extra = out.get("extra_args")
+    if isinstance(extra, dict):
+        new = {}
+        for k, v in extra.items():
+            dest = _dest_of(k)
+            if dest in SECRET_OPTION_DESTS and _is_secret_value(dest, v):
+                ref = f"${env_for_option(dest)}"
+                v = [ref] * len(v) if isinstance(v, list) else ref
+            new[k] = v
+        out["extra_args"] = new
+    inv = out.get("invalid_values")
+    if isinstance(inv, dict):
+        out["invalid_values"] = {k: (f"${env_for_option(_dest_of(k))}" if _dest_of(k) in SECRET_OPTION_DESTS
+                                     and _is_secret_value(_dest_of(k), v) else v) for k, v in inv.items()}
+    return out
+
+
+def redact_config(cfg: Any) -> Any:
+    """:func:`redact_dict` on a ServeConfig (returns a ServeConfig; the input is unchanged)."""
+    from wizard.config import config_from_dict
+
+    d = cfg.model_dump(exclude_none=True)
+    if cfg.speculative_config is not None:
+        d["speculative_config"] = cfg.speculative_config.model_dump(exclude_none=True)
+    red = redact_dict(d)
+    if red == d:
+        return cfg
+    return config_from_dict(red)
+
+
+def secret_values(cfg: Any = None, environ: Mapping[str, str] | None = None, argv: Iterable[str] = ()) -> list[str]:
+    """Secret values to hide from shown logs: secret variables of ``environ`` and ``cfg.env``,
+    secret options of ``cfg`` and the values after ``--api-key``/``--hf-token`` in ``argv``
+    (longest first; values shorter than 4 characters are not worth hiding and would mangle logs)."""
+    vals: set[str] = set()
+    for k, v in (environ or {}).items():
+        if is_secret_env(k) and isinstance(v, str):
+            vals.add(v)
+    if cfg is not None:
+        for k, v in (getattr(cfg, "env", None) or {}).items():
+            if is_secret_env(k) and isinstance(v, str) and secret_ref(v) is None:
+                vals.add(v)
+        for k, v in (getattr(cfg, "extra_args", None) or {}).items():
+            if _dest_of(k) in SECRET_OPTION_DESTS:
+                for s in _walk_strings(v):
+                    vals.add(s)
+    argv = list(argv)
+    flags = {"--" + d.replace("_", "-") for d in SECRET_OPTION_DESTS}
+    for i, a in enumerate(argv):
+        if a in flags and i + 1 < len(argv):
+            vals.add(argv[i + 1])
+        for f in flags:
+            if a.startswith(f + "="):
+                vals.add(a.split("=", 1)[1])
+    return sorted((v for v in vals if len(v) >= 4 and v.lower() not in ("true", "false")), key=len, reverse=True)
+
+
+def scrub(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every value of ``secrets`` replaced by ``***``."""
+    for s in secrets:
+        if s and s in text:
+            text = text.replace(s, "***")
+    return text
+
+
+# ---- private files -----------------------------------------------------------------------------
+
+_PRIVATE: dict[str, Any] = {"dir": None}
+_PRIVATE_LOCK = threading.Lock()
+
+
+def private_dir(sub: str | None = None) -> Path:
+    """The wizard's per-process folder (mode 0700, under $TMPDIR), or ``sub`` folder in it
+    (0700). Created on first use; removed at exit (atexit) and by the launcher's watchdog when
+    the process is killed."""
+    with _PRIVATE_LOCK:
+        if _PRIVATE["dir"] is None or not Path(_PRIVATE["dir"]).is_dir():
+            d = Path(tempfile.mkdtemp(prefix=f"specwizard-{os.getpid()}-"))  # mkdtemp: mode 0700
+            os.chmod(d, 0o700)
+            _PRIVATE["dir"] = d
+            atexit.register(_cleanup_private, d)
+            try:
+                from wizard.launch.watchdog import watchdog
+
+                watchdog().remove_on_exit(d)
+            except Exception:  # the watchdog is a safety net, not a requirement
+                pass
+        base: Path = _PRIVATE["dir"]
+    if not sub:
+        return base
+    p = base / sub
+    p.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(p, 0o700)
+    return p
+
+
+def _cleanup_private(d: Path) -> None:
+    shutil.rmtree(d, ignore_errors=True)
+    if _PRIVATE["dir"] == d:
+        _PRIVATE["dir"] = None
+
+
+def write_private(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` with mode 0600 (created so; never readable by others, even
+    for a moment), creating its folder with mode 0700."""
+    p = Path(path)
+    p.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, text.encode("utf-8"))
+    finally:
+        os.close(fd)
+    return p
+
+
+@dataclass
+class LaunchReview:
+    """What a launch from the UI would run, for the Launch step and the refusal message.
+
+    ``env``: :func:`review_env` of ``cfg.env``; ``risky``: :func:`risky_options`; ``uploads``:
+    fields pointing into upload folders; ``paths``: model/drafter fields outside the allowed
+    folders. ``blocking`` lists what stops the launch whatever the settings; ``needs_opt_in``
+    what needs ``allow_unsafe_options``."""
+
+    env: dict[str, list[EnvVerdict]] = field(default_factory=dict)
+    risky: list[RiskyOption] = field(default_factory=list)
+    uploads: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+
+    @property
+    def blocking(self) -> list[str]:
+        out = [f"environment variable {v.reason}; drop it (set it in the shell that starts the wizard if "
+               "you trust it)" for v in self.env.get("refuse", [])]
+        out += [f"{f}: points into the UI's upload folder; uploaded files are never launch inputs" for f in self.uploads]
+        out += [f"{f}: local folder outside the folders this UI may read (app.py --allow-model-dir DIR)" for f in self.paths]
+        return out
+
+    def needs_opt_in(self, policy: PathPolicy) -> list[RiskyOption]:
+        return [] if policy.allow_unsafe_options else list(self.risky)
+
+
+def review_launch(cfg: Any, policy: PathPolicy | None = None, version: str | None = None) -> LaunchReview:
+    """Everything :class:`LaunchReview` says about launching ``cfg`` under ``policy``."""
+    policy = policy or PathPolicy()
+    r = LaunchReview(env=review_env(getattr(cfg, "env", None), version), risky=risky_options(cfg, policy, version),
+                     uploads=uses_upload(cfg))
+    names = [("model", getattr(cfg, "model", None))]
+    sc = getattr(cfg, "speculative_config", None)
+    if sc is not None and getattr(sc, "model", None):
+        names.append(("speculative_config.model", sc.model))
+    for fld, name in names:
+        if name and not policy.allows(name) and fld not in r.uploads:
+            r.paths.append(fld)
+    return r
