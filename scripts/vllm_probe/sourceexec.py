@@ -350,6 +350,28 @@ class Engine:
         ns._exec(fn)
         return dict.__getitem__(ns, fn.name)
 
+    def plain_class(self, modname: str, clsname: str):
+        """The class with its class decorators removed and its bases replaced by ``object``
+        (no pydantic / dataclass machinery): build instances with ``object.__new__`` and set the
+        attributes the methods read. Methods, properties and staticmethods behave as written."""
+        ns = self.ns(modname)
+        node = ns.defs.get(clsname)
+        if node is None:
+            return None
+        node = copy.deepcopy(node)
+        node.decorator_list = []
+        node.bases, node.keywords = [], []
+        keep = []
+        for st in node.body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                st.decorator_list = [d for d in st.decorator_list if ast.unparse(d).split("(")[0].split(".")[-1]
+                                     in ("property", "staticmethod", "classmethod", "cached_property")]
+                keep.append(st)
+        node.body = keep or [ast.Pass()]
+        node.name = f"__plain_{clsname}"
+        ns._exec(node)
+        return dict.__getitem__(ns, node.name)
+
     def source_of(self, modname: str, clsname: str | None, name: str) -> str | None:
         """Source text of a top-level function/class or of a class's method (None if absent)."""
         ns = self.ns(modname)
