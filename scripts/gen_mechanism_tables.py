@@ -22,6 +22,7 @@ Processes are started without a shell.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import subprocess
@@ -94,9 +95,11 @@ def run_probe(release: str, probe: str) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps({**meta, **out}, separators=(",", ":"), sort_keys=False) + "\n", encoding="utf-8")
     if samples is not None:
-        sd = SAMPLES / release / f"{probe}.json"
+        sd = SAMPLES / release / f"{probe}.json.gz"
         sd.parent.mkdir(parents=True, exist_ok=True)
-        sd.write_text(json.dumps({**meta, "samples": samples}, separators=(",", ":")) + "\n", encoding="utf-8")
+        payload = (json.dumps({**meta, "samples": samples}, separators=(",", ":")) + "\n").encode("utf-8")
+        with open(sd, "wb") as fh, gzip.GzipFile(filename="", mode="wb", fileobj=fh, mtime=0, compresslevel=9) as g:
+            g.write(payload)
     print(f"{release} {probe}: {dest.relative_to(ROOT)} ({dest.stat().st_size // 1024} KiB, {time.time() - t0:.0f} s)")
 
 
