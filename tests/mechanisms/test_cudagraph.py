@@ -94,3 +94,41 @@ def test_v2_runner_needs_no_rounding():
 def test_enforce_eager_and_bad_mode_never_raise():
     assert capture_plan("0.33", enforce_eager=True, num_speculative_tokens=3).eager_from == 1
     assert capture_plan("0.33", cudagraph_mode="SOMETIMES").error
+
+
+@pytest.mark.vllm
+def test_installed_vllm_computes_the_same_sizes():
+    """Call the installed vLLM's own ``VllmConfig._set_cudagraph_sizes`` and
+    ``CompilationConfig.adjust_cudagraph_sizes_for_spec_decode`` (imported for real, CPU platform:
+    no Blackwell) and compare with the mirror."""
+    from types import SimpleNamespace as NS
+
+    from vllm.config.compilation import CompilationConfig, CUDAGraphMode
+    from vllm.config.vllm import VllmConfig
+
+    from wizard.versions import installed_vllm
+
+    inst = installed_vllm()
+    if inst is None:
+        pytest.skip("no vLLM installed")
+    for mns, k, mnbt in [(256, 7, 8192), (128, 4, 8192), (16, 2, 2048), (512, 0, 8192), (64, 3, 256)]:
+        cc = CompilationConfig(cudagraph_mode=CUDAGraphMode.FULL_AND_PIECEWISE)
+        spec = NS(num_speculative_tokens=k, num_speculative_tokens_per_batch_size=None,
+                  uses_dynamic_speculative_decoding=lambda: False) if k else None
+
+        class Self:
+            num_speculative_tokens = property(VllmConfig.num_speculative_tokens.fget)
+            uniform_decode_query_len = property(VllmConfig.uniform_decode_query_len.fget)
+
+        s = Self()
+        s.model_config, s.compilation_config = NS(enforce_eager=False), cc
+        s.scheduler_config = NS(max_num_seqs=mns, max_num_batched_tokens=mnbt)
+        s.speculative_config, s.diffusion_config, s.performance_mode = spec, None, "balanced"
+        s.parallel_config = NS(tensor_parallel_size=1)
+        VllmConfig._set_cudagraph_sizes(s)
+        plan = capture_plan(inst.short, max_num_seqs=mns, num_speculative_tokens=k, max_num_batched_tokens=mnbt)
+        assert list(plan.sizes) == list(cc.cudagraph_capture_sizes), (mns, k)
+        if k:
+            cc.adjust_cudagraph_sizes_for_spec_decode(1 + k)
+        assert list(plan.runner_sizes) == list(cc.cudagraph_capture_sizes), (mns, k)
+        assert plan.runner_max_size == cc.max_cudagraph_capture_size

@@ -111,3 +111,49 @@ def test_page_size_formula():
     assert page_size(LayerKV("a", "full", num_kv_heads=8, head_size=128), 16) == 65536
     assert page_size(LayerKV("a", "mla", head_size=576, dtype_bytes=1), 64) == 36864
     assert page_size(LayerKV("a", "mamba", state_bytes=12345), 16) == 12345
+
+
+@pytest.mark.vllm
+def test_installed_vllm_groups_the_same_way():
+    """The installed vLLM's own get_kv_cache_groups on real KVCacheSpec objects."""
+    from types import SimpleNamespace as NS
+
+    import torch
+    from vllm.v1.core import kv_cache_utils
+    from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec, SlidingWindowSpec
+
+    from wizard.versions import installed_vllm
+
+    inst = installed_vllm()
+    if inst is None or not hasattr(kv_cache_utils, "get_kv_cache_groups"):
+        pytest.skip("no vLLM with kv_cache_utils.get_kv_cache_groups")
+    bf16 = torch.bfloat16
+    scenarios = [
+        # gpt-oss-20b + EAGLE3
+        [("sliding", 8, 64), ("full", 8, 64)] * 12 + [("full", 8, 64)],
+        # DFlash drafter with one sliding layer next to a full-attention target
+        [("full", 8, 128)] * 8 + [("sliding", 8, 128), ("full", 8, 128)],
+        # MLA target + Llama-style drafter
+        [("mla", 1, 576)] * 6 + [("full", 8, 128)],
+    ]
+    for sc in scenarios:
+        specs, layers = {}, []
+        for i, (kind, h, d) in enumerate(sc):
+            name = f"model.layers.{i}.attn"
+            if kind == "full":
+                specs[name] = FullAttentionSpec(block_size=16, num_kv_heads=h, head_size=d, dtype=bf16)
+            elif kind == "sliding":
+                specs[name] = SlidingWindowSpec(block_size=16, num_kv_heads=h, head_size=d, dtype=bf16, sliding_window=128)
+            else:
+                specs[name] = MLAAttentionSpec(block_size=16, num_kv_heads=1, head_size=d, dtype=bf16, cache_dtype_str="auto")
+            layers.append(LayerKV(name, kind, num_kv_heads=h, head_size=d, sliding_window=128 if kind == "sliding" else None))
+        layout = NS(is_block_outermost=False)
+        vc = NS(scheduler_config=NS(disable_hybrid_kv_cache_manager=False), speculative_config=None,
+                model_config=NS(hf_config=NS(model_type="llama")), attention_config=NS(hisparse_config=None),
+                parallel_config=NS(decode_context_parallel_size=1, tensor_parallel_size=1),
+                cache_config=NS(kv_cache_layout="LBNHC", get_resolved_kv_cache_layout=lambda: layout,
+                                enable_prefix_caching=True), kv_transfer_config=None)
+        real = kv_cache_utils.get_kv_cache_groups(vc, specs)
+        mine = kv_cache_groups(inst.short, layers, block_size=16)
+        assert [(list(g.layer_names), type(g.kv_cache_spec).__name__, g.kv_cache_spec.page_size_bytes) for g in real] == \
+               [(list(g.layers), g.spec, g.page_size) for g in mine.groups]
