@@ -33,7 +33,7 @@ import os
 import sys
 import types
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["Unknown", "Poison", "Engine"]
 

@@ -142,11 +142,13 @@ def select_backend(
 
     ``pinned``: the backend the user forced (``--attention-backend`` /
     ``speculative_config.attention_backend``), an ``AttentionBackendEnum`` name.
-    Never raises for bad input: an unknown device or backend name comes back as ``error``.
+    Never raises for bad input: an unknown device, backend name or missing layout comes back as
+    ``error`` (ValueError only for a ``release`` that is not a version).
     """
-    if layout is None:
-        raise TypeError("select_backend needs an AttentionLayout")
     table = load(release)
+    if layout is None:
+        return Selection(table.release, None, None, pinned, certain=False,
+                         error="attention layout unknown (head size missing from the model config)")
     profile = table.profile_for(hardware, platform)
     if profile is None:
         what = platform or getattr(hardware, "name", None) or "this device"
