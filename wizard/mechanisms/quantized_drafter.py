@@ -1,0 +1,133 @@
+"""Quantized drafters: which quantization a drafter runs with, whether the device supports it,
+and ``draft_lm_head_quantization`` (0.33+), per vLLM release.
+
+Sources per release (generated into ``wizard/data/vllm/<X.Y>/``):
+
+* ``SpeculativeConfig.quantization`` (``vllm/config/speculative.py``): the drafter's
+  ``--quantization``; MTP and DSpark drafters live in the target checkpoint and *inherit the
+  target's* ``--quantization`` when it is unset (``features.json`` fact
+  ``mtp_inherits_target_quantization``); other drafters detect it from their own
+  ``quantization_config`` (``ModelConfig._verify_quantization``), and an explicit value that
+  differs from the checkpoint's raises "Quantization method specified in the model config (X)
+  does not match ... (Y)" unless an override maps it (ModelOpt / GPTQ / AWQ families).
+* ``get_min_capability()`` of each quantization config class (``proposers.json``
+  ``quantization_min_capability``): ``ModelConfig`` refuses a method below the device's
+  compute capability.
+* ``draft_lm_head_quantization`` (0.33, ``features.json`` fact): 'fp8' or 'nvfp4' copy of the
+  *target's* lm_head for EAGLE / EAGLE3 / MTP drafters that share it (not Gemma-4 MTP); Model
+  Runner V2 only; the drafter must share the target's lm_head and run it in the model dtype.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from wizard.mechanisms._tables import load_table, release_key
+
+__all__ = ["QuantVerdict", "check_quantized_drafter", "drafter_quantization"]
+
+# checkpoint quant_method -> the --quantization names vLLM's overrides accept for it
+_FAMILIES = [
+    {"modelopt", "modelopt_fp4", "modelopt_mxfp8", "modelopt_mixed"},
+    {"gptq", "gptq_marlin", "auto_gptq"},
+    {"awq", "awq_marlin", "auto_awq"},
+    {"mxfp4", "gpt_oss_mxfp4"},
+]
+_SHARED_HEAD_METHODS = ("eagle", "eagle3", "mtp")
+
+
+@dataclass(frozen=True)
+class QuantVerdict:
+    """errors: vLLM refuses (config time or load). warnings: runs but likely not as intended.
+    quantization: what the drafter runs with (None = unquantized). certain: False when a
+    mismatch might be mapped by one of vLLM's quantization overrides."""
+
+    release: str
+    quantization: str | None
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+    certain: bool = True
+
+
+def _family(q: str) -> set[str]:
+    return next((f for f in _FAMILIES if q in f), {q})
+
+
+def drafter_quantization(release: Any, method: str, *, drafter: Any = None, speculative_quantization: str | None = None,
+                         target_quantization: str | None = None) -> str | None:
+    """The quantization the drafter loads with (see module docstring)."""
+    t = load_table(release_key(release, "features"), "features")
+    facts = t.get("facts") or {}
+    if speculative_quantization:
+        return speculative_quantization
+    if method in ("mtp", "dspark") and facts.get("mtp_inherits_target_quantization", True):
+        return target_quantization or (getattr(drafter, "quant_method", None) if drafter is not None else None)
+    return getattr(drafter, "quant_method", None) if drafter is not None else None
+
+
+def check_quantized_drafter(
+    release: Any,
+    method: str,
+    *,
+    drafter: Any = None,
+    speculative_quantization: str | None = None,
+    target_quantization: str | None = None,
+    draft_lm_head_quantization: str | None = None,
+    hardware: Any = None,
+    runner: str = "v2",
+) -> QuantVerdict:
+    """Checks for a (possibly) quantized drafter. ``hardware``: :class:`wizard.hardware.Hardware`
+    (compute capability for the minimum-capability check); ``runner``: 'v1' / 'v2'. Never raises."""
+    fkey = release_key(release, "features")
+    ft = load_table(fkey, "features")
+    pt = load_table(release_key(release, "proposers"), "proposers")
+    rel = ft.get("release", fkey)
+    facts = ft.get("facts") or {}
+    errors: list[str] = []
+    warnings: list[str] = []
+    notes: list[str] = []
+    certain = True
+    ckpt = getattr(drafter, "quant_method", None) if drafter is not None else None
+    q = drafter_quantization(release, method, drafter=drafter, speculative_quantization=speculative_quantization,
+                             target_quantization=target_quantization)
+    if method in ("mtp", "dspark") and not speculative_quantization and target_quantization:
+        notes.append(f"the {method} drafter inherits the target's --quantization {target_quantization}")
+    if speculative_quantization and ckpt and speculative_quantization != ckpt:
+        if speculative_quantization in _family(ckpt) or ckpt in _family(speculative_quantization):
+            certain = False
+            notes.append(f"speculative_config.quantization={speculative_quantization} vs checkpoint {ckpt}: "
+                         "vLLM's override may map them")
+        else:
+            errors.append(
+                f"Quantization method specified in the model config ({ckpt}) does not match the quantization "
+                f"method specified in the `quantization` argument ({speculative_quantization}) "
+                "(vllm/config/model.py _verify_quantization, drafter ModelConfig)")
+    caps = pt.get("quantization_min_capability") or {}
+    sm = getattr(hardware, "sm", None) if hardware is not None else None
+    if q and sm is not None and isinstance(caps.get(q), int) and getattr(hardware, "vendor", "nvidia") == "nvidia":
+        if sm < caps[q]:
+            errors.append(f"the drafter's quantization {q} needs compute capability {caps[q] / 10:.1f}; "
+                          f"{getattr(hardware, 'name', 'this GPU')} has {sm / 10:.1f}")
+    lm = facts.get("draft_lm_head_quantization")
+    if draft_lm_head_quantization is not None:
+        if lm is None:
+            errors.append(f"speculative_config.draft_lm_head_quantization does not exist in vLLM {rel} (added in 0.33)")
+        else:
+            if draft_lm_head_quantization not in lm.get("values", []):
+                errors.append(f"draft_lm_head_quantization must be one of {lm.get('values')}")
+            is_gemma4 = method == "mtp" and getattr(drafter, "model_type", None) == "gemma4_mtp"
+            if method not in _SHARED_HEAD_METHODS or is_gemma4:
+                errors.append(f"draft_lm_head_quantization is not supported for method {method!r}.")
+            if lm.get("v1_unsupported") and runner == "v1":
+                errors.append("Model Runner V1 does not support: draft lm_head quantization")
+            if lm.get("needs_shared_lm_head") and drafter is not None and getattr(drafter, "has_lm_head", None) is True \
+                    and method in ("eagle", "eagle3"):
+                warnings.append("the drafter ships its own lm_head; vLLM shares the target's only when the drafter "
+                                "has none (or an identical one) -- otherwise draft_lm_head_quantization raises "
+                                "'needs a drafter that shares the target lm_head'")
+                certain = False
+            if draft_lm_head_quantization == "nvfp4" and sm is not None and sm < 75:
+                warnings.append("nvfp4 lm_head copy uses the W4A16 kernel; check support on this GPU")
+    return QuantVerdict(rel, q, tuple(errors), tuple(warnings), tuple(notes), certain)
