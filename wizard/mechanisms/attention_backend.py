@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from wizard.vllm.backends import BackendTable, load
+from wizard.vllm import methods as M
 
 __all__ = ["AttentionLayout", "BackendCheck", "Selection", "select_backend", "layout_for", "select_for_pair"]
 
@@ -339,7 +340,7 @@ def layout_for(
     has_sink = getattr(model, "model_type", None) in ("gpt_oss",) or bool(cfg.get("attention_sink") or cfg.get("use_sink"))
     sparse = use_mla and cfg.get("index_topk") is not None
     non_causal = bool(getattr(model, "non_causal", False))
-    if role == "drafter" and method == "dflash":
+    if role == "drafter" and method == M.DFLASH:
         non_causal = non_causal or _dflash_non_causal(cfg)
     lay = AttentionLayout(
         head_size=int(head),

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wizard.mechanisms._tables import load_table, release_key
+from wizard.vllm import methods as M
 
 __all__ = ["DrafterContext", "drafter_context", "drafter_max_len", "release_for"]
 
-_NO_DRAFT_MODEL = {"ngram", "ngram_gpu", "suffix", "custom_class"}
 # vllm/config/model.py:_get_and_verify_max_len -- rope types whose max_position_embeddings is
 # already the scaled length (no factor applied)
 _PRESCALED = {"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"}
@@ -141,7 +141,7 @@ def drafter_context(
     rel = t.get("release", key)
     facts = (t.get("facts") or {}).get("drafter_context") or {}
     src = "vllm/config/speculative.py (_maybe_override_draft_max_position_embeddings)"
-    if method in _NO_DRAFT_MODEL:
+    if M.has_no_model(method):
         return DrafterContext(rel, method, "ok", None, served_len, served_len, None,
                               f"{method} has no draft model; no drafter context applies", source=src)
     dlen = drafter_len if drafter_len is not None else (drafter_max_len(drafter) if drafter is not None else None)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from wizard.mechanisms._tables import load_table, release_key
+from wizard.vllm import methods as M
 
 __all__ = ["Route", "Check", "FeatureSupport", "route", "accepted_methods", "removed_methods",
            "feature_support", "FEATURES", "release_for"]
@@ -81,16 +82,16 @@ def _variant(table: dict[str, Any], method: str, draft_model_type: str | None, a
     if not cases:
         return []
     archs = set(archs or ())
-    if method == "mtp":
+    if method == M.MTP:
         types = {c["draft_model_type"] for c in cases}
-        mt = draft_model_type if draft_model_type in types else "deepseek_mtp"
+        mt = draft_model_type if draft_model_type in types else M.DEEPSEEK_MTP
         multi = min(nextn or 1, k or 1) > 1
         cases = [c for c in cases if c["draft_model_type"] == mt
                  and (min(c["num_nextn_predict_layers"], c["k"]) > 1) == multi and (c["k"] > 1) == ((k or 1) > 1)]
-    elif method == "dflash":
+    elif method == M.DFLASH:
         pick = next((a for a in ("DFlash2DraftModel", "LiLiCorrDraftModel") if a in archs), "DFlashDraftModel")
         cases = [c for c in cases if c["architectures"][0] == pick]
-    elif method in ("eagle", "eagle3"):
+    elif M.is_eagle_head(method):
         cases = [c for c in cases if c["draft_model_type"] == "llama"]
     return cases
 
@@ -137,9 +138,9 @@ def route(
     if m not in t["methods"]:
         return Route(rel, m, False, error=f"speculative_config.method {m!r} is not accepted by vLLM {rel}", stage="config")
     notes = []
-    if m in t.get("mtp_model_types", []) and m != "mtp":
+    if m in t.get("mtp_model_types", []) and m != M.MTP:
         notes.append(f"method {m!r} is deprecated; vLLM {rel} runs it as 'mtp'")
-        m = "mtp"
+        m = M.MTP
     cases = _variant(t, m, draft_model_type, draft_architectures, num_nextn_predict_layers, num_speculative_tokens)
     # 0.28 keeps MoE targets outside its V2 architecture list on V1 (_is_default_v2_model_runner_model)
     default_v2 = set(t.get("default_v2_architectures") or ())

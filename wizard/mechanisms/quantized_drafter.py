@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wizard.mechanisms._tables import load_table, release_key
+from wizard.vllm import methods as M
 
 __all__ = ["QuantVerdict", "check_quantized_drafter", "drafter_quantization"]
 
@@ -34,7 +35,6 @@ _FAMILIES = [
     {"awq", "awq_marlin", "auto_awq"},
     {"mxfp4", "gpt_oss_mxfp4"},
 ]
-_SHARED_HEAD_METHODS = ("eagle", "eagle3", "mtp")
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def drafter_quantization(release: Any, method: str, *, drafter: Any = None, spec
     facts = t.get("facts") or {}
     if speculative_quantization:
         return speculative_quantization
-    if method in ("mtp", "dspark") and facts.get("mtp_inherits_target_quantization", True):
+    if M.drafts_from_target(method) and facts.get("mtp_inherits_target_quantization", True):
         return target_quantization or (getattr(drafter, "quant_method", None) if drafter is not None else None)
     return getattr(drafter, "quant_method", None) if drafter is not None else None
 
@@ -92,7 +92,7 @@ def check_quantized_drafter(
     ckpt = getattr(drafter, "quant_method", None) if drafter is not None else None
     q = drafter_quantization(release, method, drafter=drafter, speculative_quantization=speculative_quantization,
                              target_quantization=target_quantization)
-    if method in ("mtp", "dspark") and not speculative_quantization and target_quantization:
+    if M.drafts_from_target(method) and not speculative_quantization and target_quantization:
         notes.append(f"the {method} drafter inherits the target's --quantization {target_quantization}")
     if speculative_quantization and ckpt and speculative_quantization != ckpt:
         if speculative_quantization in _family(ckpt) or ckpt in _family(speculative_quantization):
@@ -117,13 +117,13 @@ def check_quantized_drafter(
         else:
             if draft_lm_head_quantization not in lm.get("values", []):
                 errors.append(f"draft_lm_head_quantization must be one of {lm.get('values')}")
-            is_gemma4 = method == "mtp" and getattr(drafter, "model_type", None) == "gemma4_mtp"
-            if method not in _SHARED_HEAD_METHODS or is_gemma4:
+            is_gemma4 = method == M.MTP and getattr(drafter, "model_type", None) == M.GEMMA4_MTP
+            if not M.lm_head_quantizable(method) or is_gemma4:
                 errors.append(f"draft_lm_head_quantization is not supported for method {method!r}.")
             if lm.get("v1_unsupported") and runner == "v1":
                 errors.append("Model Runner V1 does not support: draft lm_head quantization")
             if lm.get("needs_shared_lm_head") and drafter is not None and getattr(drafter, "has_lm_head", None) is True \
-                    and method in ("eagle", "eagle3"):
+                    and M.is_eagle_head(method):
                 warnings.append("the drafter ships its own lm_head; vLLM shares the target's only when the drafter "
                                 "has none (or an identical one) -- otherwise draft_lm_head_quantization raises "
                                 "'needs a drafter that shares the target lm_head'")

@@ -56,7 +56,7 @@ __all__ = [
     "MethodTraits",
     "TRAITS",
     "NGRAM", "NGRAM_GPU", "SUFFIX", "CUSTOM_CLASS", "MEDUSA", "MLP_SPECULATOR", "DRAFT_MODEL",
-    "EAGLE", "EAGLE3", "EXTRACT_HIDDEN_STATES", "MTP", "DFLASH", "DSPARK",
+    "EAGLE", "EAGLE3", "EXTRACT_HIDDEN_STATES", "MTP", "DFLASH", "DSPARK", "DEEPSEEK_MTP", "GEMMA4_MTP",
     "NGRAM_MODEL_NAMES", "PATH_MARKERS", "MTP_REWRITE_BY_MODEL_TYPE", "MTP_REWRITE_BY_ARCH",
     "traits", "allowed_methods", "mtp_types", "is_allowed",
     "use_eagle", "uses_draft_kv_cache", "uses_aux_hidden_states", "is_noncausal", "is_mtp", "use_ngram",
@@ -78,6 +78,9 @@ EXTRACT_HIDDEN_STATES = "extract_hidden_states"
 MTP = "mtp"
 DFLASH = "dflash"
 DSPARK = "dspark"
+#: MTP model types named outside the family tables (the default MTP variant; Gemma 4 assistants).
+DEEPSEEK_MTP = "deepseek_mtp"
+GEMMA4_MTP = "gemma4_mtp"
 
 #: ``speculative_config.model`` values that select n-gram when ``method`` is unset (R021);
 #: ``[ngram]`` is never a valid method.
@@ -162,14 +165,14 @@ _ROWS: tuple[MethodTraits, ...] = (
                  lm_head_quantization=True, eagle_head=True),
     MethodTraits(EXTRACT_HIDDEN_STATES, "none", "extracts hidden states for training drafters; not a serving speed-up",
                  aux_hidden_states=True, draft_kv_cache=True, async_ok=True),
-    _mtp_alias("deepseek_mtp"), _mtp_alias("dots3_note_mtp"), _mtp_alias("mimo_mtp"), _mtp_alias("mimo_v2_mtp"),
+    _mtp_alias(DEEPSEEK_MTP), _mtp_alias("dots3_note_mtp"), _mtp_alias("mimo_mtp"), _mtp_alias("mimo_v2_mtp"),
     _mtp_alias("glm4_moe_mtp"), _mtp_alias("glm4_moe_lite_mtp"), _mtp_alias("glm_ocr_mtp"), _mtp_alias("ernie_mtp"),
     _mtp_alias("nemotron_h_mtp"), _mtp_alias("exaone_moe_mtp"), _mtp_alias("exaone4_5_mtp"),
     _mtp_alias("qwen3_next_mtp"), _mtp_alias("qwen4_exp_mtp"), _mtp_alias("qwen3_5_mtp"),
     _mtp_alias("longcat_flash_mtp"), _mtp_alias("bailing_hybrid_v3_mtp"), _mtp_alias("minimax_m3_mtp"),
     _mtp_alias("bailing_hybrid_mtp"), _MTP_ROW, _mtp_alias("kimi_k3_mtp"), _mtp_alias("pangu_ultra_moe_mtp"),
     _mtp_alias("step3p5_mtp", multi_step=True), _mtp_alias("hy_v3_mtp"), _mtp_alias("hy_v4_mtp"),
-    _mtp_alias("gemma4_mtp"), _mtp_alias("inkling_mtp", multi_step=True), _mtp_alias("glm5_next_mtp", first="0.30"),
+    _mtp_alias(GEMMA4_MTP), _mtp_alias("inkling_mtp", multi_step=True), _mtp_alias("glm5_next_mtp", first="0.30"),
     MethodTraits(DFLASH, "checkpoint", "needs a DFlash drafter trained for this target", eagle=True,
                  aux_hidden_states=True, draft_kv_cache=True, noncausal=True, keeps_method=True, arch_prefix="DFlash",
                  async_ok=True),
