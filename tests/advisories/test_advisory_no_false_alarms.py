@@ -1,0 +1,51 @@
+"""No advisory fires on the curated presets (on the releases the wizard knows in full) or on the
+``accept`` cases of tests/data/public-bugs.jsonl (engine bugs since fixed, built by that file's
+own regression builders), unless its affected range truly covers them (listed, with the reason)."""
+
+from __future__ import annotations
+
+import pytest
+
+import test_public_bugs as pb
+from wizard.advisories import advisories
+from wizard.api import check
+from wizard.presets import list_presets, load_preset
+from wizard.versions import KNOWN_VERSIONS
+
+IDS = {a.id for a in advisories()}
+PRESETS = [p.name for p in list_presets()]
+
+# (preset or case id, advisory id) -> why it is right that it fires
+EXPECTED: dict[tuple[str, str], str] = {}
+
+
+@pytest.mark.parametrize("version", KNOWN_VERSIONS)
+@pytest.mark.parametrize("name", PRESETS)
+def test_no_advisory_fires_on_a_preset(name, version):
+    cfg, hw, _ = load_preset(name)
+    report = check(cfg, vllm_version=version, gpu=hw, allow_hub=False)
+    fired = [(f.rule, f.message) for f in report.findings if f.rule in IDS and (name, f.rule) not in EXPECTED]
+    assert not fired, fired
+
+
+ACCEPT = [cid for cid, case in pb.CASES.items() if case["expected_verdict"] == "accept"]
+
+
+@pytest.mark.parametrize("case_id", ACCEPT)
+def test_no_advisory_fires_on_an_accept_case(case_id, tmp_path, monkeypatch):
+    reports = []
+    real_run = pb.run
+
+    def capture(*args, **kwargs):
+        ctx, report = real_run(*args, **kwargs)
+        reports.append(report)
+        return ctx, report
+
+    monkeypatch.setattr(pb, "run", capture)
+    builder = pb.BUILDERS.get(case_id)
+    if builder is None:
+        pytest.skip(f"test_public_bugs skips {case_id}: {pb.SKIPS.get(case_id, 'no builder')}")
+    builder(tmp_path)
+    fired = [(f.rule, f.message) for r in reports for f in r.findings
+             if f.rule in IDS and (case_id, f.rule) not in EXPECTED]
+    assert not fired, fired
