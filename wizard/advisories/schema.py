@@ -56,6 +56,7 @@ ID_PREFIX: dict[str, str] = {
     "kv-cache-dtype": "KVD",   # fp8 / MLA KV layouts, per-drafter KV dtype
     "prefix-caching": "PFX",   # prefix caching and KV offload with speculation
     "cuda-graphs": "CGR",      # CUDA-graph capture / dispatch with speculation
+    "attention-backend": "ATT",  # attention kernels / backends on the verify or draft path
     "structured-output": "SOT",
     "parallelism": "PAR",      # TP / PP / DP / DCP / EP with speculation
     "async-scheduling": "ASY",
