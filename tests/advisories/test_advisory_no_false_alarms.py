@@ -16,7 +16,13 @@ IDS = {a.id for a in advisories()}
 PRESETS = [p.name for p in list_presets()]
 
 # (preset or case id, advisory id) -> why it is right that it fires
-EXPECTED: dict[tuple[str, str], str] = {}
+EXPECTED: dict[tuple[str, str], str] = {
+    # Qwen3-Next is a hybrid GDN model; with MTP and prefix caching (vLLM's default for hybrid
+    # generative models) the 0.32.0 and 0.33.0 sources still ignore drop_eagle_block in
+    # MambaManager.find_longest_cache_hit, so the preset is exposed until a fix ships. The
+    # advisory's patch (--no-enable-prefix-caching) is the preset's mitigation.
+    ("qwen3-next-80b-mtp-h100x4", "PFX-0003"): "hybrid GDN + MTP + default prefix caching (open bug)",
+}
 
 
 @pytest.mark.parametrize("version", KNOWN_VERSIONS)
