@@ -17,7 +17,9 @@ A leaf names a *field* and a *predicate*; a mapping with several fields is their
     hardware.platform: rocm
 
 Predicate operators: ``eq ne in not_in gt ge lt le startswith endswith contains regex set``
-(``set: true`` = the value is known/given). Several operators in one predicate must all hold.
+(``set: true`` = the value is known/given), and ``eq_field ne_field gt_field ge_field lt_field
+le_field`` whose operand is another field (``drafter.hidden_size: {ne_field: target.hidden_size}``).
+Several operators in one predicate must all hold.
 ``default`` (not an operator) is the value assumed when the field is unset; state it only where
 vLLM's own default is known for the affected releases.
 
@@ -62,7 +64,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["validate_condition", "evaluate", "resolve_field", "OPERATORS", "ROOTS"]
 
-OPERATORS = ("eq", "ne", "in", "not_in", "gt", "ge", "lt", "le", "startswith", "endswith", "contains", "regex", "set")
+OPERATORS = ("eq", "ne", "in", "not_in", "gt", "ge", "lt", "le", "startswith", "endswith", "contains", "regex", "set",
+             "eq_field", "ne_field", "gt_field", "ge_field", "lt_field", "le_field")
+_FIELD_OPS = {"eq_field": "eq", "ne_field": "ne", "gt_field": "gt", "ge_field": "ge", "lt_field": "lt", "le_field": "le"}
 ROOTS = ("method", "k", "speculating", "kv_cache_dtype", "draft_kv_cache_dtype", "runner",
          "spec", "options", "env", "target", "drafter", "hardware", "parallel")
 _LEAF_ROOTS = ("method", "k", "speculating", "kv_cache_dtype", "draft_kv_cache_dtype", "runner")
@@ -153,6 +157,10 @@ def _validate_predicate(pred: Any, where: str) -> None:
                 raise ConditionError(f"{where}.regex: {err}") from None
         if op == "set" and not isinstance(x, bool):
             raise ConditionError(f"{where}.set: needs true or false")
+        if op in _FIELD_OPS:
+            if not isinstance(x, str):
+                raise ConditionError(f"{where}.{op}: needs a field name")
+            _validate_field(x, f"{where}.{op}")
 
 
 # ---- field resolution ---------------------------------------------------------------------
@@ -321,7 +329,7 @@ def _apply(op: str, v: Any, x: Any) -> bool | None:
     return None  # pragma: no cover
 
 
-def _predicate(value: Any, pred: Any) -> bool | None:
+def _predicate(value: Any, pred: Any, ctx: "CheckContext | None" = None) -> bool | None:
     if isinstance(pred, list):
         pred = {"in": pred}
     elif not isinstance(pred, dict):
@@ -332,7 +340,11 @@ def _predicate(value: Any, pred: Any) -> bool | None:
     for op, x in pred.items():
         if op == "default":
             continue
-        r = _apply(op, value, x)
+        if op in _FIELD_OPS:
+            other = resolve_field(ctx, x) if ctx is not None else None
+            r = None if other is None else _apply(_FIELD_OPS[op], value, _num(other) if op != "eq_field" and op != "ne_field" else other)
+        else:
+            r = _apply(op, value, x)
         if r is False:
             return False
         if r is None:
@@ -372,5 +384,5 @@ def evaluate(node: dict[str, Any], ctx: "CheckContext") -> bool | None:
             r = evaluate(value, ctx)
             results.append(None if r is None else not r)
         else:
-            results.append(_predicate(resolve_field(ctx, key), value))
+            results.append(_predicate(resolve_field(ctx, key), value, ctx))
     return _all(results)
