@@ -63,6 +63,7 @@ ID_PREFIX: dict[str, str] = {
     "lora": "LRA",
     "multimodal": "MMD",
     "sampling": "SMP",         # request sampling parameters with speculation
+    "hybrid-models": "HYB",    # recurrent / conv-state targets (Mamba, GDN, short_conv) with speculation
 }
 FAMILIES = tuple(ID_PREFIX)
 PLATFORMS = ("cuda", "rocm", "cpu", "xpu", "tpu")
