@@ -64,7 +64,7 @@ ID_PREFIX: dict[str, str] = {
     "multimodal": "MMD",
     "sampling": "SMP",         # request sampling parameters with speculation
     "hybrid-models": "HYB",    # recurrent / conv-state targets (Mamba, GDN, short_conv) with speculation
-    "runtime": "RTM",          # engine lifecycle with a drafter loaded (sleep / wake, weight reload)
+    "runtime": "RTM",          # engine runtime with a drafter: scheduling / preemption, sleep / wake, weight reload
 }
 FAMILIES = tuple(ID_PREFIX)
 PLATFORMS = ("cuda", "rocm", "cpu", "xpu", "tpu")
