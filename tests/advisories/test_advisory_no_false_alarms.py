@@ -22,6 +22,10 @@ EXPECTED: dict[tuple[str, str], str] = {
     # MambaManager.find_longest_cache_hit, so the preset is exposed until a fix ships. The
     # advisory's patch (--no-enable-prefix-caching) is the preset's mitigation.
     ("qwen3-next-80b-mtp-h100x4", "PFX-0003"): "hybrid GDN + MTP + default prefix caching (open bug)",
+    # The shape-only GPUModelRunner._is_uniform_decode check (a k+1-token prompt is dispatched as a
+    # FULL spec-verify graph) is unchanged in the 0.32.0 and 0.33.0 sources; HYB-0003 is open and
+    # low-confidence, and the preset is exposed only for prompts of exactly k+1 tokens.
+    ("qwen3-next-80b-mtp-h100x4", "HYB-0003"): "hybrid GDN + speculation, shape-only uniform decode (open bug)",
 }
 
 
