@@ -41,12 +41,13 @@ def _load() -> tuple[tuple[Advisory, ...], tuple[tuple[str, str], ...]]:
     import yaml
     from pydantic import ValidationError
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster than the pure-Python parser
     good: list[Advisory] = []
     bad: list[tuple[str, str]] = []
     seen: set[str] = set()
     for path in sorted(DATA_DIR.glob("*.yaml")):
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - a safe loader
             adv = Advisory.model_validate(data)
         except (OSError, UnicodeDecodeError, yaml.YAMLError, ValidationError, ValueError, TypeError) as err:
             bad.append((path.name, f"{type(err).__name__}: {err}"))
