@@ -105,10 +105,12 @@ def _hardware(gpu: Hardware | str | None) -> Hardware | None:
 
 
 def check_context(ctx: CheckContext) -> Report:
-    """Run every applicable rule on a resolved context."""
+    """Run every applicable rule and advisory (wizard.advisories) on a resolved context."""
     from wizard.export import to_command
 
-    findings = sorted(iter_findings(ctx), key=lambda f: (f.severity.rank, f.rule, f.fields))
+    from wizard.advisories import advisory_findings  # known engine bugs (wizard/data/advisories)
+
+    findings = sorted([*iter_findings(ctx), *advisory_findings(ctx)], key=lambda f: (f.severity.rank, f.rule, f.fields))
     if any(f.severity == Severity.ERROR for f in findings):
         verdict = "error"
     elif any(f.severity == Severity.WARNING for f in findings):

@@ -5,6 +5,7 @@
     python -m wizard fix    [same inputs]            apply the first fix of each error
     python -m wizard export --to command|dotted|yaml|python|... [same inputs]
     python -m wizard rules  [--format text|json|markdown]
+    python -m wizard advisories [--format text|json|markdown]   known vLLM bugs (wizard/data/advisories)
     python -m wizard plan   [--format json] [--gpu NAME[xN]] [--kv-cache-space-gib G] (inputs)
     python -m wizard serve  [--dry-run] [--smoke N] (inputs)
     python -m wizard models [--role target|drafter]   the offline model catalog
@@ -62,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--to", default="command", help="command | dotted | yaml | python | k8s | helm | ray | docker | multi-gpu")
 
     p = sub.add_parser("rules", help="list every rule with its docs")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+
+    p = sub.add_parser("advisories", help="list the known vLLM bugs the check reports (advisory database)")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
 
     p = sub.add_parser("models", help="list the offline model catalog")
@@ -174,6 +178,13 @@ def _cmd_rules(args) -> int:
     return EXIT_OK
 
 
+def _cmd_advisories(args) -> int:
+    from wizard.advisories import render_advisories
+
+    sys.stdout.write(render_advisories(args.format))
+    return EXIT_OK
+
+
 def _cmd_models(args) -> int:
     from wizard.models import catalog
 
@@ -220,6 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "fix": _cmd_fix,
         "export": _cmd_export,
         "rules": _cmd_rules,
+        "advisories": _cmd_advisories,
         "plan": _cmd_plan,
         "models": _cmd_models,
         "presets": _cmd_presets,

@@ -1,0 +1,61 @@
+"""No advisory fires on the curated presets (on the releases the wizard knows in full) or on the
+``accept`` cases of tests/data/public-bugs.jsonl (engine bugs since fixed, built by that file's
+own regression builders), unless its affected range truly covers them (listed, with the reason)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rules import test_public_bugs as pb
+from wizard.advisories import advisories
+from wizard.api import check
+from wizard.presets import list_presets, load_preset
+from wizard.versions import KNOWN_VERSIONS
+
+IDS = {a.id for a in advisories()}
+PRESETS = [p.name for p in list_presets()]
+
+# (preset or case id, advisory id) -> why it is right that it fires
+EXPECTED: dict[tuple[str, str], str] = {
+    # Qwen3-Next is a hybrid GDN model; with MTP and prefix caching (vLLM's default for hybrid
+    # generative models) the 0.32.0 and 0.33.0 sources still ignore drop_eagle_block in
+    # MambaManager.find_longest_cache_hit, so the preset is exposed until a fix ships. The
+    # advisory's patch (--no-enable-prefix-caching) is the preset's mitigation.
+    ("qwen3-next-80b-mtp-h100x4", "PFX-0003"): "hybrid GDN + MTP + default prefix caching (open bug)",
+    # The shape-only GPUModelRunner._is_uniform_decode check (a k+1-token prompt is dispatched as a
+    # FULL spec-verify graph) is unchanged in the 0.32.0 and 0.33.0 sources; HYB-0003 is open and
+    # low-confidence, and the preset is exposed only for prompts of exactly k+1 tokens.
+    ("qwen3-next-80b-mtp-h100x4", "HYB-0003"): "hybrid GDN + speculation, shape-only uniform decode (open bug)",
+}
+
+
+@pytest.mark.parametrize("version", KNOWN_VERSIONS)
+@pytest.mark.parametrize("name", PRESETS)
+def test_no_advisory_fires_on_a_preset(name, version):
+    cfg, hw, _ = load_preset(name)
+    report = check(cfg, vllm_version=version, gpu=hw, allow_hub=False)
+    fired = [(f.rule, f.message) for f in report.findings if f.rule in IDS and (name, f.rule) not in EXPECTED]
+    assert not fired, fired
+
+
+ACCEPT = [cid for cid, case in pb.CASES.items() if case["expected_verdict"] == "accept"]
+
+
+@pytest.mark.parametrize("case_id", ACCEPT)
+def test_no_advisory_fires_on_an_accept_case(case_id, tmp_path, monkeypatch):
+    reports = []
+    real_run = pb.run
+
+    def capture(*args, **kwargs):
+        ctx, report = real_run(*args, **kwargs)
+        reports.append(report)
+        return ctx, report
+
+    monkeypatch.setattr(pb, "run", capture)
+    builder = pb.BUILDERS.get(case_id)
+    if builder is None:
+        pytest.skip(f"test_public_bugs skips {case_id}: {pb.SKIPS.get(case_id, 'no builder')}")
+    builder(tmp_path)
+    fired = [(f.rule, f.message) for r in reports for f in r.findings
+             if f.rule in IDS and (case_id, f.rule) not in EXPECTED]
+    assert not fired, fired

@@ -1,0 +1,180 @@
+"""The advisory database itself: every file well-formed, enough of them, sources kept apart from
+the held-out public-bugs set, fields that exist, and the condition language's own behaviour."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from factory import DATA
+from wizard import api
+from wizard.advisories import DATA_DIR, advisories, load_errors
+from wizard.advisories import matcher
+from wizard.advisories.schema import Advisory
+from wizard.config import SERVE_FIELDS, SPEC_FIELDS
+from wizard.context import resolve_context
+from wizard.versions import parse_version
+
+ADVISORIES = advisories()
+
+
+def test_every_file_is_well_formed():
+    assert load_errors() == {}
+    assert len(list(DATA_DIR.glob("*.yaml"))) == len(ADVISORIES)
+
+
+def test_at_least_eighty_advisories_with_unique_ids():
+    ids = [a.id for a in ADVISORIES]
+    assert len(ids) >= 80, len(ids)
+    assert len(set(ids)) == len(ids)
+
+
+def test_no_source_is_a_public_bugs_case():
+    """The cases of tests/data/public-bugs.jsonl stay a held-out evaluation set."""
+    held_out = set()
+    for line in (DATA / "public-bugs.jsonl").read_text().splitlines():
+        if line.strip():
+            held_out.add(json.loads(line)["source"].rstrip("/"))
+    used = {s.rstrip("/") for a in ADVISORIES for s in a.sources}
+    assert not used & held_out, sorted(used & held_out)
+
+
+def test_sources_are_listed_in_the_sources_doc():
+    """docs/advisories-sources.md lists every source used (and the reports read but not used)."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "advisories-sources.md").read_text()
+    missing = sorted({s for a in ADVISORIES for s in a.sources if s not in doc})
+    assert not missing, missing
+
+
+def _serve_options() -> set[str]:
+    data = json.loads((DATA_DIR.parent / "vllm_serve_options_0.32.json").read_text())
+    return {k.lstrip("-").replace("-", "_") for k in data["options"]}
+
+
+def test_fields_are_config_paths():
+    """Each finding field is a ServeConfig field, a speculative_config key, env.NAME, or a
+    `vllm serve` option that the wizard keeps verbatim (vLLM's own option table)."""
+    options = _serve_options()
+    for a in ADVISORIES:
+        for f in a.fields:
+            head, _, rest = f.partition(".")
+            if head == "speculative_config":
+                assert rest in SPEC_FIELDS, (a.id, f)
+            elif head == "env":
+                assert rest, (a.id, f)
+            else:
+                assert head in SERVE_FIELDS or head in options, (a.id, f)
+
+
+def test_every_advisory_has_a_fix_or_says_why_not():
+    for a in ADVISORIES:
+        assert a.fix.upgrade or a.fix.patches or a.fixed.version is None, a.id
+        if a.fixed.version:
+            assert a.fix.upgrade == a.fixed.version, (a.id, "fix.upgrade should name the fixing release")
+
+
+def test_malformed_file_is_skipped_and_reported(tmp_path, monkeypatch):
+    import wizard.advisories as adv_mod
+
+    good = (DATA_DIR / f"{ADVISORIES[0].id}.yaml").read_text()
+    (tmp_path / f"{ADVISORIES[0].id}.yaml").write_text(good)
+    (tmp_path / "KVD-9999.yaml").write_text("id: KVD-9999\ntitle: [unclosed\n")
+    bad = yaml.safe_load(good)
+    bad.update(id="KVD-9998", family="kv-cache-dtype", match={"all": [{"nonsense.field": 1}]})
+    (tmp_path / "KVD-9998.yaml").write_text(yaml.safe_dump(bad))
+    monkeypatch.setattr(adv_mod, "DATA_DIR", tmp_path)
+    adv_mod._load.cache_clear()
+    try:
+        assert [a.id for a in adv_mod.advisories()] == [ADVISORIES[0].id]
+        errs = adv_mod.load_errors()
+        assert set(errs) == {"KVD-9999.yaml", "KVD-9998.yaml"}
+        assert "nonsense.field" in errs["KVD-9998.yaml"]
+        # a user's check still works
+        cfg = api.load(command="vllm serve meta-llama/Llama-3.1-8B-Instruct")
+        assert api.check(cfg, allow_hub=False).verdict in ("ok", "warning")
+    finally:
+        adv_mod._load.cache_clear()
+
+
+@pytest.mark.parametrize("cond,fragment", [
+    ({"all": []}, "non-empty list"),
+    ({"methd": {"in": ["eagle"]}}, "unknown field"),
+    ({"method": {"among": ["eagle"]}}, "unknown operator"),
+    ({"spec.num_speculative_tokens": {"gt": "3"}}, "needs a number"),
+    ({"hardware.gpu": "H100"}, "hardware fields"),
+    ({"target.no_such_field": 1}, "ModelInfo has no field"),
+    ({"kv_cache_dtype": {"in": "fp8"}}, "needs a list"),
+    ({"options": 1}, "needs a sub-field"),
+])
+def test_condition_validation_names_the_problem(cond, fragment):
+    with pytest.raises(matcher.ConditionError, match=fragment):
+        matcher.validate_condition(cond)
+
+
+def _ctx(command: str, version: str = "0.26.0", gpu: str | None = None):
+    from wizard.hardware import parse_gpu_spec
+
+    cfg = api.load(command=command)
+    return resolve_context(cfg, parse_version(version), parse_gpu_spec(gpu) if gpu else None, allow_hub=False)
+
+
+E3 = ("vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype fp8 --speculative-config "
+      "'{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\",\"num_speculative_tokens\":3}'")
+
+
+def test_condition_language_on_a_resolved_context():
+    ctx = _ctx(E3, gpu="H100-SXM")
+    ev = matcher.evaluate
+    assert ev({"method": ["eagle3"]}, ctx) is True
+    assert ev({"method": "eagle"}, ctx) is False
+    assert ev({"kv_cache_dtype": {"startswith": "fp8"}}, ctx) is True
+    assert ev({"draft_kv_cache_dtype": "fp8"}, ctx) is True  # inherits the target's
+    assert ev({"k": {"ge": 3, "le": 3}}, ctx) is True
+    assert ev({"target.model_type": {"in": ["llama"]}, "target.architecture": "LlamaForCausalLM"}, ctx) is True
+    assert ev({"hardware.platform": "cuda", "hardware.sm": {"ge": 90}}, ctx) is True
+    assert ev({"parallel.tp": 1, "options.enforce_eager": False}, ctx) is True  # vLLM defaults
+    assert ev({"any": [{"method": "mtp"}, {"not": {"method": "mtp"}}]}, ctx) is True
+    assert ev({"target.config.rope_scaling.rope_type": "llama3"}, ctx) is True
+
+
+def test_unknown_facts_never_make_an_advisory_fire():
+    ctx = _ctx(E3)  # no hardware
+    assert matcher.evaluate({"hardware.platform": "cuda"}, ctx) is None
+    assert matcher.evaluate({"not": {"hardware.platform": "cuda"}}, ctx) is None
+    assert matcher.evaluate({"any": [{"hardware.platform": "cuda"}, {"method": "eagle3"}]}, ctx) is True
+    assert matcher.evaluate({"all": [{"hardware.platform": "cuda"}, {"method": "mtp"}]}, ctx) is False
+    assert matcher.evaluate({"options.enable_prefix_caching": {"eq": True, "default": True}}, ctx) is True
+    assert matcher.evaluate({"options.enable_prefix_caching": True}, ctx) is None
+    assert matcher.evaluate({"options.enable_prefix_caching": {"set": False}}, ctx) is True
+    unknown_model = _ctx("vllm serve no-such-org/no-such-model --speculative-config "
+                         "'{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_max\":4}'")
+    assert matcher.evaluate({"target.model_type": {"in": ["llama"]}}, unknown_model) is None
+    assert matcher.evaluate({"method": "ngram"}, unknown_model) is True
+
+
+def test_json_options_are_looked_into():
+    ctx = _ctx("vllm serve meta-llama/Llama-3.1-8B-Instruct -cc '{\"cudagraph_mode\":\"FULL\"}' "
+               "--kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'")
+    assert matcher.resolve_field(ctx, "options.compilation_config.cudagraph_mode") == "FULL"
+    assert matcher.resolve_field(ctx, "options.kv_transfer_config.kv_connector") == "NixlConnector"
+    assert matcher.resolve_field(ctx, "options.kv_transfer_config.missing") is None
+
+
+def test_runner_field_follows_the_release_default():
+    assert matcher.resolve_field(_ctx(E3, "0.21.0"), "runner") == "v1"
+    assert matcher.resolve_field(_ctx(E3, "0.26.0"), "runner") is None
+    assert matcher.resolve_field(_ctx("VLLM_USE_V2_MODEL_RUNNER=1 " + E3, "0.26.0"), "runner") == "v2"
+
+
+def test_schema_rejects_inconsistent_ranges():
+    data = yaml.safe_load((DATA_DIR / f"{ADVISORIES[0].id}.yaml").read_text())
+    data["fixed"]["version"] = data["examples"][0]["vllm_version"]
+    with pytest.raises(ValueError, match="inside affected"):
+        Advisory.model_validate(data)
+    data = yaml.safe_load((DATA_DIR / f"{ADVISORIES[0].id}.yaml").read_text())
+    data["examples"] = [e for e in data["examples"] if e["expect"] == "match"]
+    with pytest.raises(ValueError, match="at least"):
+        Advisory.model_validate(data)
