@@ -101,7 +101,12 @@ class DoesNotFit(Rule):
     def check(self, ctx):
         if ctx.hardware is None or ctx.target is None:
             return
-        p = plan_of(ctx)
+        from wizard.plan import PlanInputError
+
+        try:
+            p = plan_of(ctx)
+        except PlanInputError:
+            return  # a size beyond 10**100: SD012 reports it (as any beyond 2**53)
         if p.fits:
             return
         fixes: list[Patch] = []
