@@ -516,3 +516,225 @@ class UiServer:
 
 def http_payload(draw_value: Callable[[dict], Any], params: list[dict]) -> list[Any]:
     return [draw_value(p) for p in params]
+
+
+# ---- the four families: one case each (shared by the test and the benchmark) -----------------------
+
+def make_hostile_files(d: Path) -> Path:
+    """--config candidates: a FIFO, a YAML bomb, a recursive alias, 2,000 keys, a good file,
+    Latin-1 bytes, 2 MiB, a link to /dev/zero, a dangling link."""
+    d.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(d / "fifo.yaml")
+    (d / "bomb.yaml").write_text(_yaml_bomb(9, 10) + "\nmodel: m\n")
+    (d / "loop.yaml").write_text("model: m\nx: &a [*a]\n")
+    (d / "wide.yaml").write_text("model: m\n" + "".join(f"k{i}: 1\n" for i in range(2000)))
+    (d / "ok.yaml").write_text(f"model: {CATALOG_TARGETS[0]}\nspeculative-config:\n  method: ngram\n"
+                               "  num_speculative_tokens: 3\n")
+    (d / "latin1.yaml").write_bytes(b"model: \xe9\xff\n")
+    (d / "big.yaml").write_bytes(b"model: m\n" + b"#" * (2 * 2 ** 20))
+    os.symlink("/dev/zero", d / "zero.yaml")
+    os.symlink(d / "nope", d / "dangling.yaml")
+    return d
+
+
+@st.composite
+def cli_argv(draw, files: Path) -> list[str]:
+    """argv for `python -m wizard` (check/fix/export/plan/serve --dry-run; never a real launch)."""
+    sub = draw(st.sampled_from(["check", "check", "fix", "export", "plan", "serve"]))
+    argv = [sub]
+    if draw(st.integers(0, 9)):
+        argv.append("--offline")
+    if draw(st.booleans()):
+        argv += ["--gpu", draw(st.sampled_from(["H100", "H100x8", "cpu", "L4", "B200x1000000", "bogus", "H100x0",
+                                                "H100x-1", "H100x" + "9" * 30, "", "mi300x", "A100-80GBx2"]))]
+    if draw(st.integers(0, 5)) == 0:
+        argv += ["--vllm-version", draw(st.sampled_from(["0.32", "0.33.0", "v0.31", "abc", "9" * 70, "0.1", ""]))]
+    if sub in ("check", "fix", "plan") and draw(st.booleans()):
+        argv += ["--format", draw(st.sampled_from(["json", "text"]))]
+    if sub in ("fix", "export"):
+        argv += ["--to", draw(st.sampled_from(["command", "dotted", "yaml", "python", "k8s", "helm", "ray", "docker",
+                                               "multi-gpu", "bogus", ""]))]
+    if sub in ("plan", "serve") and draw(st.booleans()):
+        argv += ["--kv-cache-space-gib", draw(numbers)]
+    if sub == "serve":
+        argv.append("--dry-run")  # never start a server here
+        if draw(st.booleans()):
+            argv += ["--port", draw(numbers)]
+        if draw(st.booleans()):
+            argv += ["--gpus", draw(st.sampled_from(["0", "0,1", "x;y", "", ",", "GPU-abc", "-1", "9" * 40, "0,,1"]))]
+        if draw(st.integers(0, 3)) == 0:
+            argv += [draw(st.sampled_from(["--smoke", "--duration"])), draw(numbers)]
+    source = draw(st.sampled_from(["command", "command", "command", "text", "config", "both", "none"]))
+    if source in ("config", "both"):
+        argv += ["--config", str(files / draw(st.sampled_from(["fifo.yaml", "bomb.yaml", "loop.yaml", "wide.yaml", "ok.yaml",
+                                                               "latin1.yaml", "big.yaml", "zero.yaml", "dangling.yaml",
+                                                               "missing.yaml", "."])))]
+    if source in ("command", "both"):
+        argv += ["--"] + draw(argv_commands())
+    elif source == "text":
+        argv += ["--", draw(commands())]
+    return [a for a in argv if "\x00" not in a]
+
+
+READER_KINDS = ["yaml", "yaml", "spec", "command", "command", "argv", "json"]
+
+
+def reader_source(kind: str):
+    return {"yaml": YAML_DOCS, "spec": SPEC_TEXTS, "command": commands(), "argv": argv_commands(),
+            "json": st.one_of(SPEC_TEXTS, st.sampled_from(BROKEN_CONFIG_TEXTS))}[kind]
+
+
+def reader_case(kind: str, value: Any, budget: Budget) -> None:
+    """One reader input: only ConfigError / InputRefused (naming the input), and whatever parses
+    exports in every form and re-imports."""
+    from wizard.config import ConfigError
+    from wizard.export import to_command, to_dotted_command, to_python, to_yaml
+    from wizard.importers import parse_command, parse_spec_json, parse_yaml
+    from wizard.safeio import InputRefused, json_loads_bounded
+
+    with budget.measure(f"{kind}: {value!r}"[:400]):
+        cfg = None
+        try:
+            if kind == "yaml":
+                cfg = parse_yaml(value, source="gen.yaml")
+            elif kind == "spec":
+                obj, problem = parse_spec_json(value)
+                assert obj is None or isinstance(obj, dict)
+            elif kind == "json":
+                try:
+                    json_loads_bounded(value, what="gen.json", max_depth=64)
+                except InputRefused as err:
+                    assert str(err).startswith("gen.json")
+            else:
+                cfg = parse_command(value)
+        except ConfigError as err:
+            assert str(err) and err.field in ("config", "command", "model", None), err
+            assert not BARE_REASONS.match("wizard: " + str(err)), err
+        if cfg is not None:
+            for export in (to_command, to_dotted_command, to_yaml, to_python):
+                assert isinstance(export(cfg), str)
+            json.dumps(cfg.to_dict(), default=str)
+            if kind != "yaml":
+                again = parse_command(to_command(cfg))
+                assert again.model == cfg.model
+
+
+def folder_case(root: Path, spec: dict[str, Any], budget: Budget) -> None:
+    """One generated model folder, checked and planned: no exception but PlanInputError, no
+    internal-error finding, and a broken config.json is an SD007 error naming the file."""
+    import shutil
+    import uuid
+
+    from wizard import api
+    from wizard.context import clear_model_cache, resolve_context
+    from wizard.importers import parse_command
+    from wizard.plan import PlanInputError, plan
+    from wizard.versions import default_version
+
+    folder = build_folder(root / uuid.uuid4().hex, spec)
+    try:
+        label = json.dumps({k: spec[k] for k in ("kind", "weights", "method", "k", "gpu")}
+                           | {"config": str(spec["config"])[:150]}, default=str)
+        with budget.measure(label):
+            cfg = parse_command(folder_command(folder, spec))
+            hw = None
+            if spec["gpu"]:
+                from wizard.hardware import parse_gpu_spec
+
+                hw = parse_gpu_spec(spec["gpu"])
+            ctx = resolve_context(cfg, default_version(), hw, allow_hub=False)
+            report = api.check_context(ctx)
+            try:
+                json.dumps(plan(ctx).as_json())
+            except PlanInputError as err:
+                assert ":" in str(err)
+        no_internal_findings(report)
+        if broken_on_purpose(spec):
+            sd007 = [f for f in report.errors if f.rule == "SD007"]
+            assert sd007 and ("config.json" in sd007[0].message or "params.json" in sd007[0].message), \
+                [(f.rule, f.message) for f in report.findings]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        clear_model_cache()
+
+
+#: UI endpoints that start processes (launch, smoke, vLLM cross-check) or only run browser JS
+HTTP_SKIP = ("do_launch", "fix_relaunch", "lambda", "xc", "fn")
+GRADIO_VALIDATION = ("is not in the list of choices", "greater than maximum", "less than minimum")
+
+
+def record_handler_errors(server: UiServer) -> list[str]:
+    """Wrap every event function of ``server.demo`` so an exception it raises is recorded (and
+    re-raised): a UI handler must never raise. Returns the (growing) list of errors."""
+    import functools
+
+    errors: list[str] = []
+
+    def recording(fn, name):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except Exception as err:
+                errors.append(f"{name}: {type(err).__name__}: {err}"[:500])
+                raise
+
+        return wrapper
+
+    for bf in server.demo.fns.values():
+        fn = getattr(bf, "fn", None)
+        if fn is not None:
+            bf.fn = recording(fn, getattr(bf, "api_name", None) or getattr(fn, "__name__", "?"))
+    return errors
+
+
+def _value_for(param: dict, draw) -> Any:
+    comp = param.get("component", "")
+    ptype = str(param.get("python_type", {}).get("type", ""))
+    if comp in ("Textbox", "Code"):
+        return draw(st.one_of(numbers, text, commands(), SPEC_TEXTS, st.sampled_from(CATALOG_TARGETS)))
+    if comp in ("Number", "Slider"):
+        return draw(st.one_of(st.integers(-5, 70), st.floats(allow_nan=False, allow_infinity=False, width=32),
+                              st.sampled_from([10 ** 6, 2 ** 53 + 1, 1e300, -1e300, 0.5])))
+    if comp == "Checkbox":
+        return draw(st.booleans())
+    if comp == "Dropdown":
+        choices = [c.strip("'") for c in ptype[len("Literal["):-1].split(", ")] if ptype.startswith("Literal[") else []
+        return draw(st.one_of(st.sampled_from(choices) if choices else st.nothing(), text,
+                              st.sampled_from(CATALOG_TARGETS + ["", "none"])))
+    if comp == "Browserstate":
+        return draw(st.one_of(st.none(), text, st.fixed_dictionaries({
+            "v": st.sampled_from([1, 2, "x"]),
+            "config": st.dictionaries(st.sampled_from(["model", "tensor_parallel_size", "max_model_len",
+                                                       "speculative_config", "extra_args", "env"]),
+                                      st.one_of(numbers, text, st.integers(), st.just({})), max_size=4)})))
+    return draw(text)
+
+
+SESSION_DOCS = st.one_of(YAML_DOCS, SPEC_TEXTS, st.builds(
+    lambda c: json.dumps({"v": 1, "config": c}, allow_nan=True),
+    st.dictionaries(st.sampled_from(["model", "tensor_parallel_size", "speculative_config", "extra_args", "env",
+                                     "max_model_len", "invalid_values"]),
+                    st.one_of(numbers, text, st.integers(-2 ** 70, 2 ** 70), st.just({}), st.just(float("nan"))),
+                    max_size=5)))
+
+
+def http_case(server: UiServer, errors: list[str], draw, budget: Budget) -> None:
+    """One request to a generated endpoint with a generated payload: the handler does not raise
+    and the event completes (or Gradio's own input validation refuses it)."""
+    names = sorted(n for n in server.endpoints if not n.startswith(HTTP_SKIP) and n != "secondary")
+    name = draw(st.sampled_from(names + ["do_import_cmd"] * 20 + ["do_import_yaml"] * 15 + ["do_load_session"] * 10))
+    if name == "do_import_yaml":
+        payload = [server.upload("gen.yaml", draw(YAML_DOCS).encode("utf-8", "surrogatepass"))]
+    elif name == "do_load_session":
+        payload = [server.upload("session.json", draw(SESSION_DOCS).encode("utf-8", "surrogatepass"))]
+    else:
+        payload = [_value_for(p, draw) for p in server.endpoints[name]]
+    before = len(errors)
+    with budget.measure(f"{name} {payload!r}"[:400]):
+        event, body = server.call(name, payload)
+    assert len(errors) == before, errors[before:]
+    if event == "error":
+        assert any(v in body for v in GRADIO_VALIDATION), (name, payload, body[:500])
+    else:
+        assert event == "complete", (name, event, body[:500])

@@ -19,11 +19,9 @@ import io
 import json
 import os
 import resource
-import shutil
 import subprocess
 import sys
 import tracemalloc
-import uuid
 from pathlib import Path
 
 import pytest
@@ -33,7 +31,7 @@ import hostile as H
 from factory import make_model_dir
 from wizard import api
 from wizard.config import ConfigError
-from wizard.context import clear_model_cache, resolve_context
+from wizard.context import clear_model_cache
 from wizard.importers import parse_command, parse_spec_json, parse_yaml
 from wizard.rules.registry import Severity
 
@@ -417,98 +415,19 @@ def _measure(request):
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    d = tmp_path_factory.mktemp("hostile-files")
-    os.mkfifo(d / "fifo.yaml")
-    (d / "bomb.yaml").write_text(_yaml_bomb() + "\nmodel: m\n")
-    (d / "loop.yaml").write_text("model: m\nx: &a [*a]\n")
-    (d / "wide.yaml").write_text("model: m\n" + "".join(f"k{i}: 1\n" for i in range(2000)))
-    (d / "ok.yaml").write_text(f"model: {LLAMA}\nspeculative-config:\n  method: ngram\n  num_speculative_tokens: 3\n")
-    (d / "latin1.yaml").write_bytes(b"model: \xe9\xff\n")
-    (d / "big.yaml").write_bytes(b"model: m\n" + b"#" * (2 * 2 ** 20))
-    os.symlink("/dev/zero", d / "zero.yaml")
-    os.symlink(d / "nope", d / "dangling.yaml")
-    return d
-
-
-@st.composite
-def cli_argv(draw, files: Path) -> list[str]:
-    sub = draw(st.sampled_from(["check", "check", "fix", "export", "plan", "serve"]))
-    argv = [sub]
-    if draw(st.integers(0, 9)):
-        argv.append("--offline")
-    if draw(st.booleans()):
-        argv += ["--gpu", draw(st.sampled_from(["H100", "H100x8", "cpu", "L4", "B200x1000000", "bogus", "H100x0",
-                                                "H100x-1", "H100x" + "9" * 30, "", "mi300x", "A100-80GBx2"]))]
-    if draw(st.integers(0, 5)) == 0:
-        argv += ["--vllm-version", draw(st.sampled_from(["0.32", "0.33.0", "v0.31", "abc", "9" * 70, "0.1", ""]))]
-    if sub in ("check", "fix", "plan") and draw(st.booleans()):
-        argv += ["--format", draw(st.sampled_from(["json", "text"]))]
-    if sub in ("fix", "export"):
-        argv += ["--to", draw(st.sampled_from(["command", "dotted", "yaml", "python", "k8s", "helm", "ray", "docker",
-                                               "multi-gpu", "bogus", ""]))]
-    if sub in ("plan", "serve") and draw(st.booleans()):
-        argv += ["--kv-cache-space-gib", draw(H.numbers)]
-    if sub == "serve":
-        argv.append("--dry-run")  # never start a server here
-        if draw(st.booleans()):
-            argv += ["--port", draw(H.numbers)]
-        if draw(st.booleans()):
-            argv += ["--gpus", draw(st.sampled_from(["0", "0,1", "x;y", "", ",", "GPU-abc", "-1", "9" * 40, "0,,1"]))]
-        if draw(st.integers(0, 3)) == 0:
-            argv += [draw(st.sampled_from(["--smoke", "--duration"])), draw(H.numbers)]
-    source = draw(st.sampled_from(["command", "command", "command", "text", "config", "both", "none"]))
-    if source in ("config", "both"):
-        argv += ["--config", str(files / draw(st.sampled_from(["fifo.yaml", "bomb.yaml", "loop.yaml", "wide.yaml", "ok.yaml",
-                                                               "latin1.yaml", "big.yaml", "zero.yaml", "dangling.yaml",
-                                                               "missing.yaml", "."])))]
-    if source in ("command", "both"):
-        argv += ["--"] + draw(H.argv_commands())
-    elif source == "text":
-        argv += ["--", draw(H.commands())]
-    return [a for a in argv if "\x00" not in a]
+    return H.make_hostile_files(tmp_path_factory.mktemp("hostile-files"))
 
 
 @settings(max_examples=N_CLI, **SETTINGS)
 @given(data=st.data())
 def test_cli_hostile_inputs(files, data):
-    argv = data.draw(cli_argv(files))
-    H.check_cli(argv, BUDGETS["cli"])
+    H.check_cli(data.draw(H.cli_argv(files)), BUDGETS["cli"])
 
 
 @settings(max_examples=N_READERS, **SETTINGS)
-@given(kind=st.sampled_from(["yaml", "yaml", "spec", "command", "command", "argv", "json"]), data=st.data())
+@given(kind=st.sampled_from(H.READER_KINDS), data=st.data())
 def test_reader_hostile_inputs(kind, data):
-    from wizard.export import to_command, to_dotted_command, to_python, to_yaml
-    from wizard.safeio import InputRefused, json_loads_bounded
-
-    source = {"yaml": H.YAML_DOCS, "spec": H.SPEC_TEXTS, "command": H.commands(), "argv": H.argv_commands(),
-              "json": st.one_of(H.SPEC_TEXTS, st.sampled_from(H.BROKEN_CONFIG_TEXTS))}[kind]
-    value = data.draw(source)
-    with BUDGETS["readers"].measure(f"{kind}: {value!r}"[:400]):
-        cfg = None
-        try:
-            if kind == "yaml":
-                cfg = parse_yaml(value, source="gen.yaml")
-            elif kind == "spec":
-                obj, problem = parse_spec_json(value)
-                assert obj is None or isinstance(obj, dict)
-            elif kind == "json":
-                try:
-                    json_loads_bounded(value, what="gen.json", max_depth=64)
-                except InputRefused as err:
-                    assert str(err).startswith("gen.json")
-            else:
-                cfg = parse_command(value)
-        except ConfigError as err:
-            assert str(err) and err.field in ("config", "command", "model", None), err
-            assert not H.BARE_REASONS.match("wizard: " + str(err)), err
-        if cfg is not None:
-            for export in (to_command, to_dotted_command, to_yaml, to_python):
-                assert isinstance(export(cfg), str)
-            json.dumps(cfg.to_dict(), default=str)
-            if kind != "yaml":
-                again = parse_command(to_command(cfg))
-                assert again.model == cfg.model
+    H.reader_case(kind, data.draw(H.reader_source(kind)), BUDGETS["readers"])
 
 
 @pytest.fixture(scope="module")
@@ -519,38 +438,7 @@ def folder_root(tmp_path_factory):
 @settings(max_examples=N_FOLDER, **SETTINGS)
 @given(spec=H.folder_specs())
 def test_model_folder_hostile_inputs(folder_root, spec):
-    from wizard.plan import PlanInputError, plan
-    from wizard.versions import default_version
-
-    folder = H.build_folder(folder_root / uuid.uuid4().hex, spec)
-    try:
-        with BUDGETS["folder"].measure(json.dumps({k: spec[k] for k in ("kind", "weights", "method", "k", "gpu")}
-                                                  | {"config": str(spec["config"])[:150]}, default=str)):
-            cfg = parse_command(H.folder_command(folder, spec))
-            hw = None
-            if spec["gpu"]:
-                from wizard.hardware import parse_gpu_spec
-
-                hw = parse_gpu_spec(spec["gpu"])
-            ctx = resolve_context(cfg, default_version(), hw, allow_hub=False)
-            report = api.check_context(ctx)
-            try:
-                p = plan(ctx)
-                json.dumps(p.as_json())
-            except PlanInputError as err:
-                assert ":" in str(err)
-        H.no_internal_findings(report)
-        if H.broken_on_purpose(spec):
-            sd007 = [f for f in report.errors if f.rule == "SD007"]
-            assert sd007 and ("config.json" in sd007[0].message or "params.json" in sd007[0].message), \
-                [(f.rule, f.message) for f in report.findings]
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-        clear_model_cache()
-
-
-# UI endpoints that start processes (launch, smoke, vLLM cross-check) or only run browser JS
-_HTTP_SKIP = ("do_launch", "fix_relaunch", "lambda", "xc", "fn")
+    H.folder_case(folder_root, spec, BUDGETS["folder"])
 
 
 @pytest.fixture(scope="module")
@@ -558,82 +446,14 @@ def ui_server():
     tracing = tracemalloc.is_tracing()
     tracemalloc.stop()
     server = H.UiServer()
-    errors: list[str] = []
-    for bf in server.demo.fns.values():
-        fn = getattr(bf, "fn", None)
-        if fn is None:
-            continue
-        bf.fn = _recording(fn, errors, getattr(bf, "api_name", None) or getattr(fn, "__name__", "?"))
-    server.handler_errors = errors
+    server.handler_errors = H.record_handler_errors(server)
     yield server
     server.close()
     if tracing:
         tracemalloc.start()
 
 
-def _recording(fn, errors: list[str], name: str):
-    import functools
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except Exception as err:  # a UI handler must never raise
-            errors.append(f"{name}: {type(err).__name__}: {err}"[:500])
-            raise
-
-    return wrapper
-
-
-def _value_for(param: dict, data) -> object:
-    comp = param.get("component", "")
-    ptype = str(param.get("python_type", {}).get("type", ""))
-    if comp in ("Textbox", "Code"):
-        return data.draw(st.one_of(H.numbers, H.text, H.commands(), H.SPEC_TEXTS, st.sampled_from(H.CATALOG_TARGETS)))
-    if comp in ("Number", "Slider"):
-        return data.draw(st.one_of(st.integers(-5, 70), st.floats(allow_nan=False, allow_infinity=False, width=32),
-                                   st.sampled_from([10 ** 6, 2 ** 53 + 1, 1e300, -1e300, 0.5])))
-    if comp == "Checkbox":
-        return data.draw(st.booleans())
-    if comp == "Dropdown":
-        choices = [c.strip("'") for c in ptype[len("Literal["):-1].split(", ")] if ptype.startswith("Literal[") else []
-        return data.draw(st.one_of(st.sampled_from(choices) if choices else st.nothing(), H.text,
-                                   st.sampled_from(H.CATALOG_TARGETS + ["", "none"])))
-    if comp == "Browserstate":
-        return data.draw(st.one_of(st.none(), H.text, st.fixed_dictionaries({"v": st.sampled_from([1, 2, "x"]),
-                                                                              "config": st.dictionaries(
-                                                                                  st.sampled_from(["model", "tensor_parallel_size", "max_model_len",
-                                                                                                   "speculative_config", "extra_args", "env"]),
-                                                                                  st.one_of(H.numbers, H.text, st.integers(), st.just({})), max_size=4)})))
-    return data.draw(H.text)
-
-
-_GRADIO_VALIDATION = ("is not in the list of choices", "greater than maximum", "less than minimum")
-
-
 @settings(max_examples=N_HTTP, **SETTINGS)
 @given(data=st.data())
 def test_ui_http_api_hostile_inputs(ui_server, data):
-    names = sorted(n for n in ui_server.endpoints if not n.startswith(_HTTP_SKIP) and n != "secondary")
-    name = data.draw(st.sampled_from(names + ["do_import_cmd"] * 20 + ["do_import_yaml"] * 15 + ["do_load_session"] * 10))
-    params = ui_server.endpoints[name]
-    if name == "do_import_yaml":
-        payload = [ui_server.upload("gen.yaml", data.draw(H.YAML_DOCS).encode("utf-8", "surrogatepass"))]
-    elif name == "do_load_session":
-        doc = data.draw(st.one_of(H.YAML_DOCS, H.SPEC_TEXTS, st.builds(
-            lambda c: json.dumps({"v": 1, "config": c}, allow_nan=True),
-            st.dictionaries(st.sampled_from(["model", "tensor_parallel_size", "speculative_config", "extra_args",
-                                             "env", "max_model_len", "invalid_values"]),
-                            st.one_of(H.numbers, H.text, st.integers(-2 ** 70, 2 ** 70), st.just({}),
-                                      st.just(float("nan"))), max_size=5))))
-        payload = [ui_server.upload("session.json", doc.encode("utf-8", "surrogatepass"))]
-    else:
-        payload = [_value_for(p, data) for p in params]
-    before = len(ui_server.handler_errors)
-    with BUDGETS["http"].measure(f"{name} {payload!r}"[:400]):
-        event, body = ui_server.call(name, payload)
-    assert len(ui_server.handler_errors) == before, ui_server.handler_errors[before:]
-    if event == "error":
-        assert any(v in body for v in _GRADIO_VALIDATION), (name, payload, body[:500])
-    else:
-        assert event == "complete", (name, event, body[:500])
+    H.http_case(ui_server, ui_server.handler_errors, data.draw, BUDGETS["http"])

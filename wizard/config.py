@@ -230,7 +230,7 @@ def get_path(cfg: ServeConfig | dict, path: str, default: Any = None) -> Any:
     Looks in ``invalid_values`` first so a raw, ill-typed value is still visible.
     """
     d = _as_dict(cfg)
-    inv = d.get("invalid_values") or {}
+    inv = d.get("invalid_values") if isinstance(d.get("invalid_values"), dict) else {}
     if path in inv:
         return inv[path]
     cur: Any = d

@@ -755,28 +755,40 @@ def model_info_from_folder(path: str | os.PathLike) -> ModelInfo | None:
     """Minimal ModelInfo from a local folder's config.json and safetensors file sizes; the
     planner's fallback when the model inspector (wizard.models.resolve_model) cannot answer.
     Returns None when there is no readable config.json."""
+    from wizard.safeio import json_loads_bounded, read_regular_file
+
     p = Path(path)
-    try:
-        raw = json.loads((p / "config.json").read_text(encoding="utf-8"))
+    try:  # bounded, regular files only: a FIFO or /dev/zero in place of config.json is not read
+        raw = json_loads_bounded(read_regular_file(p / "config.json", limit=50 * 2 ** 20, what="config.json"),
+                                 what="config.json", max_values=200_000, max_depth=64)
     except (OSError, ValueError):
         return None
     if not isinstance(raw, dict):
         return None
-    return model_info_from_config(raw, id=str(path), weight_bytes=_safetensors_bytes(p) or None)
+    try:
+        return model_info_from_config(raw, id=str(path), weight_bytes=_safetensors_bytes(p) or None)
+    except (ValueError, TypeError, ArithmeticError):  # ill-typed sizes: the check reports them (SD007)
+        return None
 
 
 def _safetensors_bytes(p: Path) -> int:
+    from wizard.safeio import json_loads_bounded, read_regular_file
+
     idx = p / "model.safetensors.index.json"
     try:
         if idx.is_file():
-            ts = json.loads(idx.read_text(encoding="utf-8")).get("metadata", {}).get("total_size")
-            if isinstance(ts, int):
+            meta = json_loads_bounded(read_regular_file(idx, limit=50 * 2 ** 20, what=idx.name), what=idx.name,
+                                      max_values=1_000_000, max_depth=64)
+            ts = meta.get("metadata", {}).get("total_size") if isinstance(meta, dict) else None
+            if isinstance(ts, int) and not isinstance(ts, bool) and 0 <= ts <= 2 ** 63:
                 return ts
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
         pass
     total = 0
-    for f in p.glob("*.safetensors"):
+    for f in list(p.glob("*.safetensors"))[:4096]:
         try:
+            if not f.is_file():  # not a FIFO or device: opening one would block or never end
+                continue
             with open(f, "rb") as fh:
                 n = int.from_bytes(fh.read(8), "little")
             total += f.stat().st_size - 8 - n
@@ -839,15 +851,24 @@ def _fill_local(ctx) -> None:
     """When the inspector failed on a local folder, read it minimally (never raises)."""
     from wizard import derive
 
-    if ctx.target is None and Path(ctx.config.model).is_dir():
+    if ctx.target is None and _is_dir(ctx.config.model):
         ctx.target = model_info_from_folder(ctx.config.model)
     name = derive.drafter_model_name(ctx)
     if ctx.drafter is None and name:
         if name == ctx.config.model:
             ctx.drafter = ctx.target
-        elif Path(name).is_dir():
+        elif _is_dir(name):
             ctx.drafter = model_info_from_folder(name)
     ctx.cache.clear()
+
+
+def _is_dir(name: Any) -> bool:
+    """``Path(name).is_dir()`` that is False (not an error) for names no path can have: too long
+    (ENAMETOOLONG), a NUL byte, not a string."""
+    try:
+        return isinstance(name, str) and Path(name).is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def plan(

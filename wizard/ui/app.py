@@ -38,6 +38,7 @@ SYNC_DELAY_MS = 400  # exports and the browser copy of the state follow a field 
 SPEC_FIELDS = ("speculative_config.method", "speculative_config.model", "speculative_config.num_speculative_tokens",
                "kv_cache_dtype", "speculative_config.kv_cache_dtype")
 _SESSION_DIR = Path(tempfile.gettempdir()) / "specwizard-sessions"
+SESSION_MAX_BYTES = 4 * 2 ** 20  # largest session file loaded (real ones are a few KiB)
 
 
 class WizardUI:
@@ -545,10 +546,15 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
         c["preset"].input(do_preset, [c["state"], c["seq"], c["preset"]], outputs, **quiet)
 
         def do_load_session(seq, path, request: gr.Request = None):
+            if not path:
+                return {}
             try:
-                st = load_session(Path(path).read_bytes())
-            except (OSError, SessionError) as err:
-                return {c["toast"]: f"⚠ {err}"}
+                from wizard.safeio import read_regular_file
+
+                # a session is a few KiB: a huge upload is refused, not read into memory
+                st = load_session(read_regular_file(path, limit=SESSION_MAX_BYTES, what="session file"))
+            except (OSError, ValueError, SessionError) as err:
+                return {c["toast"]: f"⚠ {str(err).replace(str(path), Path(path).name)}"}
             out = full(st, seq, request)
             out[c["toast"]] = "Session loaded."
             return out
@@ -661,7 +667,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
 def state_from_config_gpu(state: dict, spec: str) -> dict:
     name, _, n = spec.rpartition("x")
     st = set_field(state, "gpu.name", name or spec)
-    return set_field(st, "gpu.count", int(n) if n.isdigit() else 1)
+    return set_field(st, "gpu.count", int(n) if n.isascii() and n.isdigit() and len(n) < 6 else 1)
 
 
 def services_load(**kw):
