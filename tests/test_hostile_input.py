@@ -247,6 +247,24 @@ def test_ctrl_c_outside_serve_is_one_line(monkeypatch):
     assert rc == 130 and err.strip() == "wizard: interrupted"
 
 
+def test_overlong_model_name_is_not_an_os_error():
+    rc, out, err = H.run_cli(["plan", "--offline", "--", "vllm", "serve", "x" * 5000, "--speculative-config",
+                              json.dumps({"method": "eagle3", "model": "y" * 5000, "num_speculative_tokens": 3})])
+    assert rc in (0, 1) and "internal error" not in err and "File name too long" not in err, err[-500:]
+
+
+def test_ui_session_files_are_bounded_and_tolerant():
+    from wizard.ui.state import SessionError, config_of, field_value, load_session
+
+    with pytest.raises(SessionError, match="nested"):
+        load_session("[" * 100000)
+    st = load_session(json.dumps({"v": 1, "config": {"model": "m", "invalid_values": 5, "extra_args": float("nan")},
+                                  "gpu": {"name": "H100", "count": 1e999}}, allow_nan=True))
+    assert field_value(st, "max_model_len") is None and st["gpu"]["count"] == 1
+    cfg = config_of(st)
+    assert cfg.invalid_values == {"invalid_values": 5, "extra_args": cfg.invalid_values["extra_args"]}
+
+
 # ---------------------------------------------------------------------------------------------
 # item 9: a broken config.json is an error finding naming the file
 

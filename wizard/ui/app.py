@@ -465,7 +465,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
         # catalog pick fills the model box
         def pick_catalog(state, seq, value, request: gr.Request = None):
             if not value:
-                return {}
+                return {c["state"]: gr.skip()}  # nothing to do (an empty dict reads as one missing value)
             return full(set_field(ui.base(sess_of(request), state), "model", value), seq, request)
 
         c["target_catalog"].input(pick_catalog, [c["state"], c["seq"], c["target_catalog"]], outputs, **quiet)
@@ -477,7 +477,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
                 m = meta[i] if i < len(meta or []) else None
                 cfg = config_of(state)
                 if not m or j >= len(m["fixes"]) or cfg is None:
-                    return {}
+                    return {c["state"]: gr.skip()}  # nothing to do (an empty dict reads as one missing value)
                 new = apply_patch(cfg, Patch(**m["fixes"][j]))
                 out = full(state_from_config(new, base=state), seq, request)
                 out[c["toast"]] = f"Applied: {m['fixes'][j]['description']} (fix of {m['rule']})"
@@ -488,7 +488,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
             def fn(meta):
                 m = meta[i] if i < len(meta or []) else None
                 if not m or not m["field"]:
-                    return {}
+                    return {c["focus"]: gr.skip()}
                 return {c["tabs"]: gr.Tabs(selected=fp.step_of(m["field"])),
                         c["focus"]: f"{fp.elem_id(m['field'])}#{time.time_ns()}"}
             return fn
@@ -519,7 +519,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
 
         def do_import_yaml(state, seq, path, request: gr.Request = None):
             if not path:
-                return {}
+                return {c["state"]: gr.skip()}  # nothing to do (an empty dict reads as one missing value)
             name = Path(path).name  # the user's file name; never the server's upload folder
             try:
                 cfg = services_load(config_file=path)
@@ -534,7 +534,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
 
         def do_preset(state, seq, name, request: gr.Request = None):
             if not name:
-                return {}
+                return {c["state"]: gr.skip()}  # nothing to do (an empty dict reads as one missing value)
             try:
                 cfg, gpu = services.load_preset(name)
             except Exception as err:
@@ -547,7 +547,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard") -> gr.Blo
 
         def do_load_session(seq, path, request: gr.Request = None):
             if not path:
-                return {}
+                return {c["state"]: gr.skip()}  # nothing to do (an empty dict reads as one missing value)
             try:
                 from wizard.safeio import read_regular_file
 
