@@ -341,6 +341,9 @@ def test_launch_argv_bare_host_keeps_next_flag():
     argv, _ = build_argv(cfg, host="127.0.0.1", port=8001, distribution="vllm")
     assert "--trust-remote-code" in argv and "--enforce-eager" in argv
     assert argv[-4:] == ["--host", "127.0.0.1", "--port", "8001"] and argv.count("--host") == 1
+    cfg = parse_command("vllm serve M --port 9 -- --host")  # a stray word after `--` stays positional
+    argv, _ = build_argv(cfg, host="127.0.0.1", port=8001, distribution="vllm")
+    assert argv[-6:] == ["--host", "127.0.0.1", "--port", "8001", "--", "--host"]
 
 
 @pytest.mark.parametrize("command,env,dropped", [

@@ -235,6 +235,8 @@ def _strip_host_port(argv: list[str]) -> list[str]:
     i = 0
     while i < len(argv):
         a = argv[i]
+        if a == "--":  # positional words from here on
+            return out + argv[i:]
         if a in _HOST_PORT_FLAGS:
             i += 1
             if i < len(argv) and not argv[i].startswith("-"):  # its value; a bare flag takes nothing
@@ -283,7 +285,10 @@ def build_argv(cfg: ServeConfig, *, host: str, port: int, distribution: str | No
     if argv is None:
         model = ["--model", cfg.model] if model_flag else [cfg.model]
         argv = prefix + model + _flag_argv(cfg)
-    argv = _strip_host_port(argv) + ["--host", host, "--port", str(port)]
+    argv = _strip_host_port(argv)
+    # ours go before a `--` (after it every word is positional: the export writes stray words there)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    argv = argv[:cut] + ["--host", host, "--port", str(port)] + argv[cut:]
     return [str(a) for a in argv], source
 
 
