@@ -11,7 +11,8 @@
     python -m wizard presets                          curated deployment presets
 
 Exit codes: 0 no error finding; 1 at least one error finding; 2 unusable input (one-line reason
-on stderr).
+on stderr naming the field or file: never a traceback); 130 interrupted (Ctrl-C; `serve` stops its
+server first, a second Ctrl-C kills it).
 """
 
 from __future__ import annotations
