@@ -35,24 +35,43 @@ def parse_auth(args: argparse.Namespace) -> list[tuple[str, str]] | None:
     if args.auth:
         items.append(("--auth", args.auth))
     if args.auth_file:
+        from wizard.safeio import InputRefused, read_text_file
+
         try:
-            text = Path(args.auth_file).read_text(encoding="utf-8")
-        except OSError as err:
-            sys.exit(f"app.py: --auth-file {args.auth_file}: cannot read ({err.strerror or err})")
-        items += [("--auth-file", ln.strip()) for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+            # a regular file of at most 64 KiB: a FIFO or /dev/zero is refused, not read forever
+            text = read_text_file(args.auth_file, limit=AUTH_FILE_MAX_BYTES, what="--auth-file")
+        except InputRefused as err:
+            print(f"app.py: {err}", file=sys.stderr)
+            sys.exit(2)
+        except (OSError, ValueError) as err:
+            print(f"app.py: --auth-file {args.auth_file}: cannot read ({getattr(err, 'strerror', None) or err})", file=sys.stderr)
+            sys.exit(2)
+        items += [(f"--auth-file line {i}", ln.strip()) for i, ln in enumerate(text.splitlines(), 1)
+                  if ln.strip() and not ln.strip().startswith("#")]
     for flag, item in items:
         user, sep, pw = item.partition(":")
         if not sep or not user or not pw:
-            print(f"app.py: {flag}: expected user:password, got {item[:40]!r}", file=sys.stderr)
+            print(f"app.py: {flag}: expected user:password (the password is not shown)", file=sys.stderr)
             sys.exit(2)
         pairs.append((user, pw))
     return pairs or None
 
 
+AUTH_FILE_MAX_BYTES = 64 * 1024
+
+
+def _port(text: str) -> int:
+    """--port: a TCP port 1..65535 (Gradio/uvicorn would fail later with OverflowError)."""
+    t = text.strip()
+    if not (t.isascii() and t.isdigit()) or len(t) > 6 or not 0 < int(t) < 65536:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a port number in 1..65535")
+    return int(t)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python app.py", description="SpecWizard web UI")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1; others need --auth)")
-    p.add_argument("--port", type=int, default=7860)
+    p.add_argument("--port", type=_port, default=7860)
     p.add_argument("--share", action="store_true", help="Gradio share link (needs --auth)")
     p.add_argument("--auth", metavar="USER:PASS", help="require this login")
     p.add_argument("--auth-file", metavar="FILE", help="file of user:password lines")

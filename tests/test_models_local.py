@@ -301,9 +301,10 @@ def test_config_not_json(tmp_path):
     (d / "config.json").write_text("{'hidden_size': 4096,")
     info = inspect_folder(d)
     assert info.hidden_size is None and info.architectures == []
-    assert any("config.json: not valid JSON (line 1" in n for n in info.notes)
+    # an error (rule SD007), not only a note: vLLM cannot load such a checkpoint
+    assert any("config.json is not valid JSON (line 1" in e for e in info.errors)
     (d / "config.json").write_text("[1, 2]")
-    assert any("not a JSON object" in n for n in inspect_folder(d).notes)
+    assert any("config.json is a JSON list, not an object" in e for e in inspect_folder(d).errors)
 
 
 def test_wrong_types_noted(tmp_path):
@@ -311,7 +312,9 @@ def test_wrong_types_noted(tmp_path):
     i = inspect_folder(make_model_dir(tmp_path / "m", cfg))
     assert i.hidden_size is None and i.num_hidden_layers == 2 and i.architectures == [] and i.layer_types is None
     assert i.num_attention_heads is None and i.torch_dtype is None
-    assert any("'hidden_size'" in n for n in i.notes) and any("'architectures'" in n for n in i.notes)
+    # sizes of the wrong type are errors (SD007); other fields stay notes
+    assert any("'hidden_size'" in e for e in i.errors) and any("'num_attention_heads'" in e for e in i.errors)
+    assert any("'architectures'" in n for n in i.notes)
 
 
 def test_corrupt_safetensors_header(tmp_path):

@@ -75,13 +75,17 @@ def load(
     if command is not None:
         return importers.parse_command(command)
     if config_file is not None:
+        from wizard.safeio import MAX_YAML_CONFIG_BYTES, InputRefused, read_text_file
+
         p = Path(config_file)
         try:
-            text = p.read_text(encoding="utf-8")
+            text = read_text_file(p, limit=MAX_YAML_CONFIG_BYTES, what="--config")
+        except InputRefused as err:
+            raise ConfigError(f"config: {err}", field="config") from None
         except OSError as err:
-            raise ConfigError(f"--config {p}: cannot read file ({err.strerror or err})", field="config") from None
-        except UnicodeDecodeError:
-            raise ConfigError(f"--config {p}: not a UTF-8 text file", field="config") from None
+            raise ConfigError(f"config: --config {p}: cannot read file ({err.strerror or err})", field="config") from None
+        except ValueError as err:  # e.g. a NUL byte in the path
+            raise ConfigError(f"config: --config {p!r}: not a usable path ({err})", field="config") from None
         return importers.parse_yaml(text, source=str(p))
     if yaml_text is not None:
         return importers.parse_yaml(yaml_text)
@@ -147,11 +151,13 @@ def fix_all(
     vllm_version: VllmVersion | str | None = None,
     gpu: Hardware | str | None = None,
     max_rounds: int = 8,
+    allow_hub: bool = True,
 ) -> tuple[ServeConfig, list[Patch], Report]:
     """Apply the first fix of each error finding, re-checking after each, until no error
-    with a fix remains (at most ``max_rounds`` patches). Returns (config, applied, report)."""
+    with a fix remains (at most ``max_rounds`` patches). Returns (config, applied, report).
+    ``allow_hub=False`` (CLI ``--offline``): no check, first or after a fix, contacts the Hub."""
     applied: list[Patch] = []
-    report = check(config, vllm_version=vllm_version, gpu=gpu)
+    report = check(config, vllm_version=vllm_version, gpu=gpu, allow_hub=allow_hub)
     seen: set[str] = set()
     for _ in range(max_rounds):
         candidates = [f for f in report.errors if f.fixes and f"{f.rule}:{f.fields}" not in seen]
@@ -161,5 +167,5 @@ def fix_all(
         seen.add(f"{f.rule}:{f.fields}")
         config = apply_patch(config, f.fixes[0])
         applied.append(f.fixes[0])
-        report = check(config, vllm_version=vllm_version, gpu=gpu)
+        report = check(config, vllm_version=vllm_version, gpu=gpu, allow_hub=allow_hub)
     return config, applied, report

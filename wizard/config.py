@@ -62,7 +62,9 @@ class SpeculativeConfig(BaseModel):
     from the drafter, or the documented default).
     """
 
-    model_config = ConfigDict(extra="allow", validate_assignment=False)
+    # NaN / inf are never a setting (vLLM's bounds reject them; NaN passes every comparison):
+    # kept raw in invalid_values, where SD010/SD022 name them
+    model_config = ConfigDict(extra="allow", validate_assignment=False, allow_inf_nan=False)
 
     method: str | None = Field(None, description="Speculative method, e.g. eagle3, mtp, ngram, draft_model, dflash, dspark, suffix.")
     model: str | None = Field(None, description="Drafter: HF id, local folder, or 'ngram' / a dotted import path.")
@@ -123,6 +125,9 @@ class ImportNote(BaseModel):
                                (detail: flag, key, shorthand_value, config_value; the shorthand stays in extra_args)
       ``unknown_flag``         an option vLLM of this version may not know (kept verbatim)
       ``not_an_object``        --speculative-config value is not a JSON object
+      ``shell_syntax``         shell words around the vLLM command were left out: wrappers (nohup, env -u,
+                               uv run --with X, docker run IMAGE...), redirections, a background ``&``, other
+                               commands (detail: wrappers, redirections, background, other_commands)
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -142,7 +147,7 @@ class ServeConfig(BaseModel):
     enforce_eager False.
     """
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+    model_config = ConfigDict(extra="forbid", validate_assignment=False, allow_inf_nan=False)
 
     model: str = Field(..., description="Target model: HF id, local folder, or catalog id.")
     tokenizer: str | None = None
@@ -225,7 +230,7 @@ def get_path(cfg: ServeConfig | dict, path: str, default: Any = None) -> Any:
     Looks in ``invalid_values`` first so a raw, ill-typed value is still visible.
     """
     d = _as_dict(cfg)
-    inv = d.get("invalid_values") or {}
+    inv = d.get("invalid_values") if isinstance(d.get("invalid_values"), dict) else {}
     if path in inv:
         return inv[path]
     cur: Any = d
@@ -354,7 +359,11 @@ def config_from_dict(data: dict[str, Any]) -> ServeConfig:
     if not isinstance(data, dict):
         raise ConfigError(f"configuration must be a mapping of vLLM options, got {type(data).__name__}", field=None)
     d: dict[str, Any] = {}
-    extra: dict[str, Any] = dict(data.get("extra_args") or {})
+    pre_invalid: dict[str, Any] = {}
+    raw_extra = data.get("extra_args")
+    extra: dict[str, Any] = dict(raw_extra) if isinstance(raw_extra, dict) else {}
+    if raw_extra is not None and not isinstance(raw_extra, dict):
+        pre_invalid["extra_args"] = raw_extra  # e.g. a session file with "extra_args": NaN: kept, reported (SD010)
     for key, value in data.items():
         k = str(key).replace("-", "_") if key not in ("extra_args", "env", "invalid_values", "import_notes") else key
         if k in ("extra_args",):
@@ -380,7 +389,10 @@ def config_from_dict(data: dict[str, Any]) -> ServeConfig:
         raise ConfigError("no target model: give the model (vllm serve MODEL, or 'model:' in the YAML)", field="model")
     if not isinstance(model, str):
         d["model"] = str(model)
-    invalid: dict[str, Any] = dict(d.pop("invalid_values", None) or {})
+    raw_invalid = d.pop("invalid_values", None)
+    invalid: dict[str, Any] = dict(raw_invalid) if isinstance(raw_invalid, dict) else (
+        {"invalid_values": raw_invalid} if raw_invalid is not None else {})
+    invalid.update(pre_invalid)
     for _ in range(64):
         try:
             cfg = ServeConfig.model_validate({**d, "invalid_values": invalid})

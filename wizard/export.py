@@ -133,6 +133,8 @@ def spec_dict(cfg: ServeConfig) -> dict[str, Any] | None:
 
 def _model_tokens(cfg: ServeConfig, entrypoint: Sequence[str]) -> list[str]:
     ep = list(entrypoint)
+    if cfg.model.startswith("-"):
+        return [f"--model={cfg.model}"]  # a positional starting with '-' would read as an option
     if not ep or ep[-1] == "serve":
         return [cfg.model]
     return ["--model", cfg.model]
@@ -179,14 +181,27 @@ def _body(cfg: ServeConfig, entrypoint: Sequence[str], dotted: bool) -> list[str
                     argv += [f"{flag}={val}"] if val.startswith("-") else [flag, val]
             else:
                 argv += ["--speculative-config", _json(sd)]
+    last: list[str] = []
     for name, v in cfg.extra_args.items():
         if name == POSITIONAL_KEY:
             continue
-        argv += _option_tokens(name, v)
-    pos = cfg.extra_args.get(POSITIONAL_KEY)
-    if pos:
-        argv += [_scalar_text(x) for x in (pos if isinstance(pos, list) else [pos])]
+        last = _option_tokens(name, v)
+        argv += last
+    argv += _positional_tokens(cfg, swallows=len(last) > 2 or (len(last) == 1 and last[0].startswith("-")
+                                                               and "=" not in last[0]))
     return argv
+
+
+def _positional_tokens(cfg: ServeConfig, swallows: bool = True) -> list[str]:
+    """Stray positional words, after ``--`` when needed (argparse: everything after ``--`` is
+    positional): when a word starts with ``-`` or the option before would take the words as its
+    value (a bare flag, a ``nargs='+'`` list), so the words keep their meaning on re-import."""
+    pos = cfg.extra_args.get(POSITIONAL_KEY)
+    if not pos:
+        return []
+    words = [_scalar_text(x) for x in (pos if isinstance(pos, list) else [pos])]
+    need = swallows or any(w.startswith("-") for w in words)
+    return (["--"] if need else []) + words
 
 
 def to_argv(cfg: ServeConfig, entrypoint: Sequence[str] = _DEFAULT_ENTRYPOINT) -> list[str]:
@@ -238,8 +253,15 @@ def to_yaml(cfg: ServeConfig) -> str:
     """YAML for ``vllm serve --config FILE`` (vLLM ``load_config_file``: each key becomes
     ``--key``, a mapping becomes its JSON, a list ``--key a b``); ``model:`` included;
     ``speculative-config:`` as a nested mapping (a raw unusable text as a string).
+
     Credentials are written as ``$VAR`` references (replace them, or pass the option on the
-    command line: ``--config`` does not expand variables)."""
+    command line: ``--config`` does not expand variables).
+
+    What a ``--config`` file cannot hold -- single-dash options vLLM does not know (``-x 5``: the
+    loader would turn a key ``x`` into ``--x``) and stray positional words -- goes on the first
+    line's command (``vllm serve --config THIS_FILE -x 5 -- word``) and on an ``# args:`` line
+    that :func:`wizard.importers.parse_yaml` reads back (vllm/utils/argparse_utils.py
+    ``load_config_file``, 0.32)."""
     cfg = redact_config(cfg)
     doc: dict[str, Any] = {"model": cfg.model}
     inv = cfg.invalid_values
@@ -263,16 +285,23 @@ def to_yaml(cfg: ServeConfig) -> str:
         sd = spec_dict(cfg)
         if sd is not None:
             doc["speculative-config"] = sd
+    cli_only: list[str] = []
     for name, v in cfg.extra_args.items():
         if name == POSITIONAL_KEY:
             continue
+        if name.startswith("-") and not name.startswith("--"):
+            # vLLM's load_config_file writes every key as `--key`: a single-dash option cannot be a key
+            cli_only += _option_tokens(name, v)
+            continue
         put(name, v)
-    lines = ["# vllm serve --config THIS_FILE (written by SpecWizard)"]
+    cli_only += _positional_tokens(cfg)
+    lines = ["# vllm serve --config THIS_FILE" + (" " + shlex.join(cli_only) if cli_only else "")
+             + " (written by SpecWizard)"]
     for k, v in cfg.env.items():
         lines.append(f"# env: {k}={json.dumps(str(v), ensure_ascii=False)}")
-    pos = cfg.extra_args.get(POSITIONAL_KEY)
-    if pos:
-        lines.append(f"# positional arguments (not expressible in --config): {_json(pos)}")
+    if cli_only:
+        # read back by wizard.importers.parse_yaml; vLLM's --config cannot hold these
+        lines.append(f"# args: {shlex.join(cli_only)}")
     body = yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1000)
     return "\n".join(lines) + "\n" + body
 
@@ -352,4 +381,4 @@ def export(cfg: ServeConfig, to: str = "command") -> str:
     more: tuple[str, ...] = tuple(getattr(scaleout, "SCALEOUT_FORMATS", ())) if scaleout is not None else ()
     if scaleout is not None and key in more:
         return scaleout.export_scaleout(redact_config(cfg), key)
-    raise KeyError(f"unknown export format {to!r}; choose from {', '.join(FORMATS + more)}")
+    raise KeyError(f"--to: unknown export format {str(to)[:40]!r}; choose from {', '.join(FORMATS + more)}")

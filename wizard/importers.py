@@ -71,6 +71,7 @@ from typing import Any, Iterable, Sequence
 import yaml
 
 from wizard.config import SERVE_FIELDS, ConfigError, ImportNote, ServeConfig, config_from_dict
+from wizard.safeio import MAX_YAML_CONFIG_BYTES, InputRefused, yaml_load_bounded
 
 __all__ = [
     "parse_command",
@@ -87,6 +88,7 @@ __all__ = [
     "DEPRECATED_SPEC_KEYS",
     "SPEC_SHORTHANDS",
     "POSITIONAL_KEY",
+    "MAX_OPTIONS",
 ]
 
 # ---- facts from vLLM's own parser ------------------------------------------------------
@@ -194,6 +196,13 @@ SPEC_SHORTHANDS: dict[str, str] = {"spec_method": "method", "spec_model": "model
 #: ``extra_args`` key holding stray positional arguments (a list of strings).
 POSITIONAL_KEY = "_positional"
 
+#: Most options one command or --config file may give. vLLM 0.32's `vllm serve` parser has about
+#: 400 (``wizard/data/vllm_serve_options_0.32.json``); more is not a vLLM command, and the
+#: per-option rules would take seconds on it.
+MAX_OPTIONS = 1000
+#: Longest command text read (characters); real `vllm serve` lines are a few hundred to a few thousand.
+MAX_COMMAND_CHARS = 256 * 1024
+
 _MODELLED_BOOLS = frozenset(n for n in SERVE_FIELDS if ServeConfig.model_fields[n].annotation in (bool | None,))
 _MODELLED_STR = frozenset(n for n in SERVE_FIELDS if ServeConfig.model_fields[n].annotation in (str | None, str))
 _KNOWN_BOOLS = VLLM_BOOL_OPTIONAL_FLAGS | VLLM_STORE_TRUE_FLAGS | _MODELLED_BOOLS | _DEPRECATED_BOOL_FLAGS
@@ -276,7 +285,7 @@ def _try_yaml_obj(text: str) -> dict | None:
     if len(text) > 20000:
         return None
     try:
-        v = yaml.safe_load(text)
+        v = yaml_load_bounded(text, what="--speculative-config", max_nodes=_SPEC_YAML_NODES, max_depth=16)
         if not isinstance(v, dict) or not v or not all(isinstance(k, str) and _BARE_KEY.match(k) for k in v):
             return None
         return _jsonable(v)
@@ -285,6 +294,8 @@ def _try_yaml_obj(text: str) -> dict | None:
 
 
 _BARE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+#: node budget when a malformed --speculative-config is read as YAML (SpeculativeConfig has ~40 keys)
+_SPEC_YAML_NODES = 2000
 
 
 def _try_bare_pairs(text: str) -> dict | None:
@@ -362,65 +373,326 @@ def parse_spec_json(raw: str) -> tuple[dict | None, dict | None]:
 
 # ---- tokenising a command ----------------------------------------------------------------
 
-def _split_text(text: str) -> list[list[str]]:
-    """shlex tokens of a shell text, split into segments at ``;``, ``&&``, ``|``."""
-    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#")]
-    text = "\n".join(lines)
-    text = re.sub(r"\\\r?\n", " ", text)
-    lex = shlex.shlex(text, posix=True, punctuation_chars=";&|")
-    lex.whitespace_split = True
-    lex.commenters = ""
-    try:
-        tokens = list(lex)
-    except ValueError as err:
-        raise ConfigError(
-            f"command: cannot split the command line ({err}); close the quote, e.g. around the --speculative-config JSON",
-            field="command",
-        ) from None
+_SEPARATORS = (";;", "&&", "||", "|&", ";", "&", "|", "(", ")")
+_REDIRECTS = ("&>>", "&>", "<<<", "<<-", "<<", ">>", ">|", ">&", "<&", "<>", ">", "<")
+_DQ_ESCAPABLE = '$`"\\\n'
+
+
+class _Shell:
+    """What a shell text holds besides the words of the chosen command (for an import note)."""
+
+    def __init__(self) -> None:
+        self.redirections: list[str] = []
+        self.background = False
+        self.other_commands: list[str] = []
+        self.wrappers: list[str] = []
+
+
+def _tokenize(text: str, shell: _Shell) -> list[list[str]]:
+    """Split a POSIX shell text into commands (lists of words) the way sh does, for the subset
+    pasted ``vllm serve`` lines use: single/double quotes and backslashes, ``\\``-newline
+    continuations, ``#`` comments at the start of a word, command separators (``;`` ``&&``
+    ``||`` ``|`` ``&`` and parentheses) and redirections (``> log``, ``2>&1``, ``&>> f``, ``<
+    in``; a number written right before the operator is its file descriptor). Redirections
+    and a trailing ``&`` are recorded on ``shell`` and not returned as words.
+
+    Raises:
+        ConfigError: an unterminated quote (field ``command``).
+    """
     segments: list[list[str]] = [[]]
-    for t in tokens:
-        if t and set(t) <= set(";&|"):
+    i, n = 0, len(text)
+    word: list[str] = []
+    in_word = False  # a word was started (an empty quoted word "" counts)
+    quoted = False  # some part of the current word was quoted or escaped
+    redirect: str | None = None  # operator waiting for its target word
+
+    def end_word() -> None:
+        nonlocal word, in_word, quoted, redirect
+        if in_word:
+            w = "".join(word)
+            if redirect is not None:
+                shell.redirections.append(redirect + w)
+                redirect = None
+            else:
+                segments[-1].append(w)
+        word, in_word, quoted = [], False, False
+
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            if i + 1 < n and text[i + 1] == "\n":
+                i += 2
+                continue
+            if i + 2 < n and text[i + 1] == "\r" and text[i + 2] == "\n":
+                i += 3
+                continue
+            if i + 1 < n:
+                word.append(text[i + 1])
+            in_word = quoted = True
+            i += 2
+            continue
+        if ch == "'":
+            j = text.find("'", i + 1)
+            if j < 0:
+                raise ConfigError(
+                    "command: cannot split the command line (a ' quote is not closed); close the quote, e.g. around "
+                    "the --speculative-config JSON", field="command")
+            word.append(text[i + 1:j])
+            in_word = quoted = True
+            i = j + 1
+            continue
+        if ch == '"':
+            j = i + 1
+            buf: list[str] = []
+            while j < n and text[j] != '"':
+                if text[j] == "\\" and j + 1 < n and text[j + 1] in _DQ_ESCAPABLE:
+                    if text[j + 1] != "\n":
+                        buf.append(text[j + 1])
+                    j += 2
+                    continue
+                buf.append(text[j])
+                j += 1
+            if j >= n:
+                raise ConfigError(
+                    'command: cannot split the command line (a " quote is not closed); close the quote, e.g. around '
+                    "the --speculative-config JSON", field="command")
+            word.append("".join(buf))
+            in_word = quoted = True
+            i = j + 1
+            continue
+        if ch in " \t\r\n":
+            end_word()
+            i += 1
+            continue
+        if ch == "#" and not in_word:
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if ch in "<>&;|()":
+            fd = ""
+            if in_word and not quoted and word and "".join(word).isdigit() and ch in "<>":
+                fd = "".join(word)
+                word, in_word = [], False
+            else:
+                if not (ch == "&" and text.startswith("&>", i)):
+                    end_word()
+                else:
+                    end_word()
+            op = next((o for o in _REDIRECTS if text.startswith(o, i)), None)
+            if op is not None:
+                if redirect is not None:  # `> > x`: keep going, the shell would reject it anyway
+                    shell.redirections.append(redirect)
+                redirect = fd + op
+                i += len(op)
+                if op in (">&", "<&"):  # >&1, >&-: the target follows directly
+                    j = i
+                    while j < n and (text[j].isdigit() or text[j] == "-"):
+                        j += 1
+                    if j > i:
+                        shell.redirections.append(redirect + text[i:j])
+                        redirect = None
+                        i = j
+                continue
+            sep = next(o for o in _SEPARATORS if text.startswith(o, i))
+            if redirect is not None:
+                shell.redirections.append(redirect)
+                redirect = None
+            if sep == "&":
+                shell.background = True
             segments.append([])
-        else:
-            segments[-1].append(t)
+            i += len(sep)
+            continue
+        word.append(ch)
+        in_word = True
+        i += 1
+    end_word()
+    if redirect is not None:
+        shell.redirections.append(redirect)
     return [s for s in segments if s]
 
 
-_PREFIX_WORDS = {"env", "exec", "nohup", "time", "command", "sudo"}
+def _split_text(text: str, shell: _Shell | None = None) -> list[list[str]]:
+    """The commands of a shell text (see :func:`_tokenize`)."""
+    return _tokenize(text, shell if shell is not None else _Shell())
 
 
-def _strip_prefix(tokens: list[str], env: dict[str, str]) -> list[str]:
-    """Remove leading VAR=value / export / env / exec ... words, filling ``env``."""
-    i = 0
-    while i < len(tokens):
-        t = tokens[i]
-        m = _ENV_RE.match(t)
-        if m:
-            env[m.group(1)] = m.group(2)
-            i += 1
-        elif t == "export":
-            i += 1
-        elif t in _PREFIX_WORDS:
-            i += 1
-            while i < len(tokens) and tokens[i].startswith("-") and tokens[i] != "--":
-                i += 1
-        elif t == "uv" and i + 1 < len(tokens) and tokens[i + 1] == "run":
-            i += 2
-            while i < len(tokens) and tokens[i].startswith("-"):
-                i += 1
-        else:
-            break
-    return tokens[i:]
-
-
-_SERVER_MODULES = ("vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server")
+# wrapper programs -> (options that take a value, whether the first non-option word is an
+# argument of the wrapper rather than the command). Options are from each tool's --help
+# (GNU coreutils env/nice/timeout/stdbuf/taskset, sudo 1.9, uv 0.8 `uv run`, conda run).
+_WRAPPER_VALUE_OPTS: dict[str, frozenset[str]] = {
+    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string", "--block-signal", "--default-signal",
+                      "--ignore-signal"}),
+    "nohup": frozenset(),
+    "exec": frozenset({"-a"}),
+    "command": frozenset(),
+    "builtin": frozenset(),
+    "time": frozenset({"-f", "--format", "-o", "--output"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "ionice": frozenset({"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u", "--uid"}),
+    "stdbuf": frozenset({"-i", "--input", "-o", "--output", "-e", "--error"}),
+    "taskset": frozenset(),
+    "numactl": frozenset({"-N", "-m", "-C", "-i", "-p", "--cpunodebind", "--membind", "--physcpubind", "--interleave",
+                          "--preferred", "--preferred-many", "--weighted-interleave"}),
+    "sudo": frozenset({"-u", "--user", "-g", "--group", "-C", "--close-from", "-D", "--chdir", "-h", "--host", "-p",
+                       "--prompt", "-r", "--role", "-t", "--type", "-T", "--command-timeout", "-U", "--other-user",
+                       "-R", "--chroot"}),
+    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
+    "uv": frozenset({"--with", "--with-editable", "--with-requirements", "--extra", "--group", "--only-group",
+                     "--no-group", "--env-file", "--package", "--python", "-p", "--directory", "--project", "--index",
+                     "--default-index", "--index-url", "-i", "--extra-index-url", "--find-links", "-f",
+                     "--index-strategy", "--keyring-provider", "--resolution", "--prerelease", "--exclude-newer",
+                     "--link-mode", "--config-setting", "-C", "--refresh-package", "--reinstall-package",
+                     "--upgrade-package", "-P", "--no-binary-package", "--no-build-package", "--cache-dir",
+                     "--config-file", "--color", "--python-preference", "--python-platform", "--from",
+                     "-m", "--module"}),
+    "uvx": frozenset({"--with", "--with-editable", "--with-requirements", "--from", "--python", "-p", "--index",
+                      "--default-index", "--index-url", "-i", "--extra-index-url", "--cache-dir", "--config-file",
+                      "-m", "--module"}),
+    "conda": frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}),
+    "mamba": frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}),
+    "micromamba": frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}),
+    "pixi": frozenset({"-e", "--environment", "--manifest-path"}),
+    "poetry": frozenset({"-C", "--directory", "-P", "--project"}),
+}
+#: wrappers whose first word after the options is theirs (taskset MASK, timeout DURATION,
+#: and the sub-command `run` / `exec` of package managers)
+_WRAPPER_FIRST_ARG = {"taskset": 1, "timeout": 1}
+_WRAPPER_SUBCOMMANDS = {"uv": ("run", "tool"), "conda": ("run",), "mamba": ("run",), "micromamba": ("run",),
+                        "pixi": ("run", "exec"), "poetry": ("run",)}
+_CONTAINER_VALUE_OPTS = frozenset("""
+-a --attach --add-host --annotation --blkio-weight --blkio-weight-device --cap-add --cap-drop --cgroup-parent
+--cgroupns --cidfile -c --cpu-shares --cpu-period --cpu-quota --cpu-rt-period --cpu-rt-runtime --cpus --cpuset-cpus
+--cpuset-mems --device --device-cgroup-rule --device-read-bps --device-read-iops --device-write-bps
+--device-write-iops --dns --dns-option --dns-search --domainname --entrypoint -e --env --env-file --expose --gpus
+--group-add --health-cmd --health-interval --health-retries --health-start-interval --health-start-period
+--health-timeout -h --hostname --ip --ip6 --ipc --isolation --kernel-memory -l --label --label-file --link
+--link-local-ip --log-driver --log-opt --mac-address -m --memory --memory-reservation --memory-swap
+--memory-swappiness --mount --name --network --net --network-alias --oom-score-adj --pid --pids-limit --platform -p
+--publish --pull --restart --runtime --security-opt --shm-size --stop-signal --stop-timeout --storage-opt --sysctl
+--tmpfs -u --user --userns --uts -v --volume --volumes-from -w --workdir --detach-keys
+""".split())
 
 
 def _is_program(tokens: list[str]) -> bool:
     if not tokens:
         return False
     base = os.path.basename(tokens[0])
-    return base in ("vllm", "vllm.exe") or bool(re.fullmatch(r"python[0-9.]*(\.exe)?", base))
+    return base in ("vllm", "vllm.exe") or bool(_PYTHON_RE.fullmatch(base))
+
+
+_PYTHON_RE = re.compile(r"python[0-9.]*(\.exe)?")
+
+
+def _skip_options(tokens: list[str], i: int, value_opts: frozenset[str], stop: tuple[str, ...] = ()) -> int:
+    """Index of the first word after the options of a wrapper starting at ``i`` (an option in
+    ``stop`` ends the options after its value: ``uv run -m MODULE ARGS``)."""
+    while i < len(tokens):
+        t = tokens[i]
+        if t == "--":
+            return i + 1
+        if not t.startswith("-") or t == "-":
+            return i
+        i += 1
+        if "=" not in t and t in value_opts and i < len(tokens):
+            i += 1
+        if t.partition("=")[0] in stop:
+            return i
+    return i
+
+
+def _strip_prefix(tokens: list[str], env: dict[str, str], shell: _Shell | None = None) -> list[str]:
+    """Remove what comes before the program: ``VAR=value`` assignments (into ``env``),
+    ``export``, and wrapper programs with their own options -- ``env [-i] [-u VAR]`` (unset
+    variables leave ``env``), ``nohup``, ``exec``, ``time [-p]``, ``nice -n N``, ``sudo [-E]
+    [-u USER]``, ``timeout 10m``, ``taskset -c 0-7``, ``numactl ...``, ``stdbuf -oL``, ``uv run
+    [--with X ...]``, ``uvx``, ``conda run -n ENV``, and ``docker run|exec [...] IMAGE`` /
+    ``podman run`` (``-e VAR=value`` goes to ``env``; the image's entrypoint is ``vllm serve``,
+    as in vllm/vllm-openai, so words after the image are serve arguments). The dropped wrapper
+    words are recorded on ``shell.wrappers``."""
+    i = 0
+    n = len(tokens)
+    start = 0
+    while i < n:
+        t = tokens[i]
+        base = os.path.basename(t)
+        m = _ENV_RE.match(t)
+        if m:
+            env[m.group(1)] = m.group(2)
+            i += 1
+        elif t in ("export", "readonly"):
+            i += 1
+            while i < n and tokens[i].startswith("-"):
+                i += 1
+        elif base in ("docker", "podman", "nerdctl") and i + 1 < n and tokens[i + 1] in ("run", "exec", "container"):
+            j = i + 2
+            if tokens[i + 1] == "container" and j < n and tokens[j] in ("run", "exec"):
+                j += 1
+            sub = tokens[j - 1]
+            while j < n:
+                t2 = tokens[j]
+                if t2 == "--":
+                    j += 1
+                    break
+                if not t2.startswith("-") or t2 == "-":
+                    break
+                opt, eq, val = t2.partition("=")
+                j += 1
+                if opt in _CONTAINER_VALUE_OPTS and not eq:
+                    val = tokens[j] if j < n else ""
+                    j += 1
+                if opt in ("-e", "--env"):
+                    m2 = _ENV_RE.match(val)
+                    if m2:
+                        env[m2.group(1)] = m2.group(2)
+            if shell is not None:
+                shell.wrappers.append(" ".join(tokens[start:j + 1]))
+            image_end = j + 1  # the image (run) or the container (exec)
+            rest = tokens[image_end:]
+            if sub == "run" and not (_is_program(rest) or (rest and os.path.basename(rest[0]) in _WRAPPER_VALUE_OPTS)):
+                return ["vllm", "serve"] + rest  # vllm/vllm-openai: ENTRYPOINT ["vllm", "serve"]
+            i = start = image_end
+            continue
+        elif base in _WRAPPER_VALUE_OPTS:
+            j = i + 1
+            subs = _WRAPPER_SUBCOMMANDS.get(base)
+            if subs is not None:
+                if j < n and tokens[j] in subs:
+                    j += 1
+                    if tokens[j - 1] == "tool" and j < n and tokens[j] == "run":
+                        j += 1
+                elif base != "uvx":
+                    break  # `uv pip ...`, `conda install`: not a wrapper
+            j = _skip_options(tokens, j, _WRAPPER_VALUE_OPTS[base], ("-m", "--module") if base in ("uv", "uvx") else ())
+            if base == "env":
+                k = i + 1
+                while k < j:
+                    opt, eq, val = tokens[k].partition("=")
+                    if opt in ("-u", "--unset"):
+                        var = val if eq else (tokens[k + 1] if k + 1 < n else "")
+                        env.pop(var, None)
+                        k += 1 if eq else 2
+                        continue
+                    if opt in ("-i", "--ignore-environment") or tokens[k] == "-":
+                        env.clear()
+                    k += 1
+            if base in ("uv", "uvx"):
+                opt, eq, val = tokens[j - 1].partition("=") if j - 1 > i else ("", "", "")
+                if j - 2 > i and tokens[j - 2] in ("-m", "--module"):
+                    opt, eq, val = tokens[j - 2], "=", tokens[j - 1]
+                if opt in ("-m", "--module") and eq:  # `uv run -m MODULE ...` is `python -m MODULE ...`
+                    if shell is not None:
+                        shell.wrappers.append(" ".join(tokens[i:j]))
+                    return ["python", "-m", val] + tokens[j:]
+            j += _WRAPPER_FIRST_ARG.get(base, 0) if j < n else 0
+            if shell is not None:
+                shell.wrappers.append(" ".join(tokens[i:j]))
+            i = start = j
+        else:
+            break
+    return tokens[i:]
+
+
+_SERVER_MODULES = ("vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server")
 
 
 def _entry_args(tokens: list[str]) -> list[str]:
@@ -510,6 +782,16 @@ class _Collector:
         self.shorthands: list[tuple[str, str, Any]] = []  # (flag, key, value)
         self.deprecated: list[tuple[str, str, Any]] = []  # (old spelling, key, value)
         self.positional: list[str] = []
+        self.n_options = 0
+
+    def count(self, spelled: str) -> None:
+        """One more option; more than :data:`MAX_OPTIONS` is not a real `vllm serve` command."""
+        self.n_options += 1
+        if self.n_options > MAX_OPTIONS:
+            where = "command" if self.origin == "command" else "config"
+            raise ConfigError(
+                f"{where}: more than {MAX_OPTIONS} options (at {spelled[:60]!r}); `vllm serve` has about 400, so this "
+                "is not a vLLM command line or --config file", field=where)
 
     def note(self, kind: str, field: str, message: str, **detail: Any) -> None:
         self.notes.append(ImportNote(kind=kind, field=field, message=message, detail=detail))
@@ -518,6 +800,7 @@ class _Collector:
     def option(self, name: str, value: Any, spelled: str, *, typed: bool = False) -> None:
         """``name``: normalised (snake before the first dot); ``value``: str, True (bare),
         False (--no-X), or (YAML) any typed value."""
+        self.count(spelled)
         head, dot, rest = name.partition(".")
         if dot:
             if head in _SPEC_NAMES:
@@ -764,6 +1047,7 @@ def _parse_args(args: list[str], col: _Collector) -> None:
             if col.model is None and not col.positional:
                 col.model = tok
             else:
+                col.count(tok)
                 col.positional.append(tok)
             continue
         if tok == "--":
@@ -869,39 +1153,68 @@ def parse_command(command: str | Sequence[str]) -> ServeConfig:
             (``field``: command, model or config).
     """
     env: dict[str, str] = {}
+    shell = _Shell()
     if isinstance(command, str):
-        segments = _split_text(command)
+        if len(command) > MAX_COMMAND_CHARS:
+            raise ConfigError(f"command: {len(command):,} characters, more than the {MAX_COMMAND_CHARS:,} SpecWizard reads "
+                              "for one `vllm serve` command; is this the right text?", field="command")
+        segments = _split_text(command, shell)
         chosen: list[str] | None = None
-        for seg in segments:
-            rest = _strip_prefix(seg, env)
+        for idx, seg in enumerate(segments):
+            rest = _strip_prefix(seg, env, shell)
             if _is_program(rest) or (rest and rest[0] == "serve"):
                 chosen = rest
+                shell.other_commands += [shlex.join(s) for s in segments[idx + 1:]]
                 break
+            if rest:
+                shell.other_commands.append(shlex.join(seg))
         if chosen is None:
+            shell.wrappers = []
+            shell.other_commands = [shlex.join(s) for s in segments[:-1]]
             chosen = _strip_prefix(segments[-1], {}) if segments else []
             if segments:
                 env = {}
                 for seg in segments[:-1]:
                     _strip_prefix(seg, env)
-                _strip_prefix(segments[-1], env)
+                _strip_prefix(segments[-1], env, shell)
         tokens = chosen
     elif isinstance(command, (list, tuple)):
+        if len(command) > 4 * MAX_OPTIONS:
+            raise ConfigError(f"command: {len(command):,} arguments; `vllm serve` has about 400 options, so this is not "
+                              "a vLLM command line", field="command")
         bad = [type(t).__name__ for t in command if not isinstance(t, str)]
         if bad:
             raise ConfigError(f"command: every argv item must be a string (got {bad[0]})", field="command")
-        tokens = _strip_prefix(list(command), env)
+        tokens = _strip_prefix(list(command), env, shell)
     else:
         raise ConfigError(f"command: expected a command string or an argv list, got {type(command).__name__}", field="command")
     args = _entry_args(tokens)
     col = _Collector("command")
     col.env = env
     _parse_args(args, col)
+    dropped = shell.wrappers + shell.redirections + (["&"] if shell.background else []) + shell.other_commands
+    if dropped:
+        parts = []
+        if shell.wrappers:
+            parts.append("wrapper " + ", ".join(f"`{w}`" for w in shell.wrappers))
+        if shell.redirections:
+            parts.append("redirection " + " ".join(f"`{r}`" for r in shell.redirections))
+        if shell.background:
+            parts.append("background `&`")
+        if shell.other_commands:
+            parts.append("other command(s) " + "; ".join(f"`{c[:80]}`" for c in shell.other_commands))
+        col.note("shell_syntax", "command",
+                 "read only the vLLM command; not vLLM options, so left out: " + ", ".join(parts),
+                 wrappers=list(shell.wrappers), redirections=list(shell.redirections), background=shell.background,
+                 other_commands=list(shell.other_commands))
     return col.build()
 
 
 # ---- YAML -----------------------------------------------------------------------------------
 
 _ENV_COMMENT = re.compile(r"^\s*#\s*env:\s*([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+#: ``# args: -x 5 -- word``: command-line arguments a --config file cannot hold (wizard.export.to_yaml)
+_ARGS_COMMENT = re.compile(r"^\s*#\s*args:\s*(.*)$")
 
 
 def parse_yaml(text: str, source: str | None = None) -> ServeConfig:
@@ -911,7 +1224,10 @@ def parse_yaml(text: str, source: str | None = None) -> ServeConfig:
     gives the target; ``speculative-config:`` is a mapping or a JSON string; dotted keys
     (``speculative-config.method: mtp``) and ``no-X: true`` work as on the command line (vLLM's
     ``load_config_file`` turns each key into ``--key value``). ``# env: VAR=value`` comment
-    lines (written by :func:`wizard.export.to_yaml`) fill ``env``.
+    lines (written by :func:`wizard.export.to_yaml`) fill ``env``; an ``# args: -x 5 -- word``
+    line (same writer: what a --config file cannot hold) is read as command-line arguments
+    given after ``--config FILE``. Budgets: 1 MiB of text, 100,000 YAML nodes with aliases
+    expanded, 64 levels, :data:`MAX_OPTIONS` keys.
 
     Raises:
         ConfigError: not YAML (message with line and column), not a mapping, or no model
@@ -920,15 +1236,20 @@ def parse_yaml(text: str, source: str | None = None) -> ServeConfig:
     where = source or "YAML"
     if not isinstance(text, str):
         raise ConfigError(f"config: {where} must be text, got {type(text).__name__}", field="config")
+    if len(text) > MAX_YAML_CONFIG_BYTES:
+        raise ConfigError(f"config: {where} has {len(text):,} characters, more than the {MAX_YAML_CONFIG_BYTES:,} "
+                          "SpecWizard reads for a `vllm serve --config` file; is this the right file?", field="config")
     try:
-        data = yaml.safe_load(text)
+        data = yaml_load_bounded(text, what=where)
+    except InputRefused as err:
+        raise ConfigError(f"config: {err}", field="config") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         pos = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise ConfigError(f"config: {where} is not valid YAML{pos}: {problem}", field="config") from None
-    except Exception as err:  # e.g. RecursionError on absurd nesting
-        raise ConfigError(f"config: {where} cannot be read as YAML ({type(err).__name__})", field="config") from None
+    except Exception as err:  # anything else the YAML library raises: never a traceback
+        raise ConfigError(f"config: {where} cannot be read as YAML ({type(err).__name__}: {err})"[:300], field="config") from None
     if data is None:
         raise ConfigError(f"config: {where} is empty; give vllm serve options such as `model: ...`", field="config")
     if not isinstance(data, dict):
@@ -946,6 +1267,18 @@ def parse_yaml(text: str, source: str | None = None) -> ServeConfig:
                 except ValueError:
                     pass
             col.env[m.group(1)] = val
+    cli_args: list[str] = []
+    for line in text.splitlines():
+        m = _ARGS_COMMENT.match(line)
+        if m:
+            try:
+                cli_args += shlex.split(m.group(1))
+            except ValueError as err:
+                raise ConfigError(f"config: {where}: the '# args:' line cannot be split ({err}); fix its quoting",
+                                  field="config") from None
+    if len(data) > MAX_OPTIONS:
+        raise ConfigError(f"config: {where} has {len(data):,} keys; `vllm serve` has about 400 options, so this is not a "
+                          "vLLM --config file", field="config")
     for key, value in data.items():
         k = str(key).lstrip("-")
         head, dot, rest = k.partition(".")
@@ -960,4 +1293,6 @@ def parse_yaml(text: str, source: str | None = None) -> ServeConfig:
             b = _bool_literal(value)
             value = b if b is not None else value
         col.option(name, value, spelled, typed=True)
+    if cli_args:
+        _parse_args(cli_args, col)
     return col.build()

@@ -79,6 +79,7 @@ __all__ = [
     "default_scheduler_limits",
     "cli_plan",
     "render_text",
+    "PlanInputError",
     "GiB",
 ]
 
@@ -165,29 +166,55 @@ class KvLayout(BaseModel):
     notes: list[str] = Field(default_factory=list)
 
 
-def _layer_kinds(info: ModelInfo, n_layers: int) -> list[str]:
-    """'full' / 'sliding' / 'mamba' per layer from layer_types / sliding_window / mamba counts."""
+def _kind_of(t: Any) -> str:
+    t = str(t).lower()
+    if "sliding" in t or t in ("local", "local_attention", "chunked_attention"):
+        return "sliding"
+    if any(x in t for x in ("mamba", "linear", "ssm", "conv", "recurrent", "gdn", "deltanet")):
+        return "mamba"
+    return "full"
+
+
+def _runs(kinds: list[str]) -> list[tuple[str, int]]:
+    out: list[tuple[str, int]] = []
+    for k in kinds:
+        if out and out[-1][0] == k:
+            out[-1] = (k, out[-1][1] + 1)
+        else:
+            out.append((k, 1))
+    return out
+
+
+def _layer_kinds(info: ModelInfo, n_layers: int) -> list[tuple[str, int]]:
+    """'full' / 'sliding' / 'mamba' per layer from layer_types / sliding_window / mamba counts,
+    as runs ``[(kind, count), ...]`` in layer order (memory and time independent of the layer
+    count, so an absurd ``num_hidden_layers`` costs nothing)."""
+    n_layers = max(0, n_layers)
     lt = info.layer_types
-    kinds: list[str] = []
     if lt:
-        for t in lt[:n_layers]:
-            t = str(t).lower()
-            if "sliding" in t or t in ("local", "local_attention", "chunked_attention"):
-                kinds.append("sliding")
-            elif any(x in t for x in ("mamba", "linear", "ssm", "conv", "recurrent", "gdn", "deltanet")):
-                kinds.append("mamba")
-            else:
-                kinds.append("full")
-        kinds += ["full"] * (n_layers - len(kinds))
-    else:
-        kinds = ["full"] * n_layers
-        m = min(info.num_mamba_layers or 0, n_layers)
-        for i in range(m):
-            kinds[i] = "mamba"
-        # a model-wide sliding_window without layer_types (Mistral v0.1 style) slides every layer
-        if info.sliding_window and not m and (info.raw_config or {}).get("use_sliding_window", True) is not False:
-            kinds = ["sliding"] * n_layers
-    return kinds
+        runs = _runs([_kind_of(t) for t in lt[:n_layers]])
+        rest = n_layers - min(len(lt), n_layers)
+        return runs + ([("full", rest)] if rest else [])
+    m = min(info.num_mamba_layers or 0, n_layers)
+    # a model-wide sliding_window without layer_types (Mistral v0.1 style) slides every layer
+    if info.sliding_window and not m and (info.raw_config or {}).get("use_sliding_window", True) is not False:
+        return [("sliding", n_layers)] if n_layers else []
+    return [r for r in (("mamba", m), ("full", n_layers - m)) if r[1]]
+
+
+def _take(runs: list[tuple[str, int]], n: int) -> list[tuple[str, int]]:
+    """The first ``n`` layers of ``runs``."""
+    out = []
+    for k, c in runs:
+        if n <= 0:
+            break
+        out.append((k, min(c, n)))
+        n -= c
+    return out
+
+
+def _count(runs: list[tuple[str, int]], kind: str) -> int:
+    return sum(c for k, c in runs if k == kind)
 
 
 def _mamba_state_bytes(info: ModelInfo, tp: int) -> int:
@@ -247,15 +274,15 @@ def kv_layout(
     shared = min(info.num_kv_shared_layers or 0, n) if layers is None else 0
     if shared:
         # vLLM's KV sharing (kv_sharing_target_layer_name): the LAST layers reuse earlier KV
-        kinds = kinds[: n - shared] + ["shared"] * shared
+        kinds = _take(kinds, n - shared) + [("shared", shared)]
         notes.append(f"{shared} layers reuse another layer's KV (cross-layer sharing) and hold none")
     if pp > 1:
-        per_stage = math.ceil(len(kinds) / pp)
-        kinds = kinds[:per_stage]
+        per_stage = -(-sum(c for _, c in kinds) // pp)
+        kinds = _take(kinds, per_stage)
         notes.append(f"pipeline parallel {pp}: the largest stage holds {per_stage} layers")
-    full = kinds.count("full")
-    sliding = kinds.count("sliding")
-    mamba = kinds.count("mamba")
+    full = _count(kinds, "full")
+    sliding = _count(kinds, "sliding")
+    mamba = _count(kinds, "mamba")
     kvh = info.num_key_value_heads or info.num_attention_heads
     head_dim = info.head_dim or (
         info.hidden_size // info.num_attention_heads if info.hidden_size and info.num_attention_heads else None
@@ -294,7 +321,7 @@ def kv_layout(
         full_layers=full,
         sliding_layers=sliding,
         sliding_window=info.sliding_window if sliding else None,
-        shared_layers=kinds.count("shared"),
+        shared_layers=_count(kinds, "shared"),
         mamba_layers=mamba,
         kv_heads_per_rank=kvh_rank,
         head_dim=head_dim if not info.use_mla else (info.kv_lora_rank or 0) + (info.qk_rope_head_dim or 0),
@@ -463,7 +490,8 @@ def reserve_bytes(
         return {"activations": 0, "cuda_graphs": 0, "non_torch": 0}
     hidden = (target.hidden_size if target else None) or 4096
     raw = (target.raw_config if target else {}) or {}
-    inter = raw.get("intermediate_size") or raw.get("moe_intermediate_size") or 4 * hidden
+    inter = next((v for v in (raw.get("intermediate_size"), raw.get("moe_intermediate_size"))
+                  if isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 1 << 24), None) or 4 * hidden
     vocab = (target.vocab_size if target else None) or 32000
     tp = cfg.tensor_parallel_size or 1
     act = int(max_num_batched_tokens * (4 * hidden + 2 * inter / tp) * 2 + max_num_seqs * vocab * 4)
@@ -525,38 +553,41 @@ def _capacity(
 ) -> tuple[int, int, int, float, int]:
     """(bytes_per_block_row, num_blocks, blocks_per_request, max_concurrency, tokens) mirroring
     get_kv_cache_config_from_groups + get_max_concurrency_for_kv_cache_config."""
-    full_pages: list[int] = []
+    full_pages: list[tuple[int, int]] = []  # (page bytes, layers)
     sliding: dict[tuple[int | None, int], int] = {}
     for lay in layouts:
-        for _ in range(lay.full_layers):
-            full_pages.append(lay.layer_bytes_per_token * block_size)
+        if lay.full_layers:
+            full_pages.append((lay.layer_bytes_per_token * block_size, lay.full_layers))
         if lay.sliding_layers:
             key = (lay.sliding_window, lay.layer_bytes_per_token * block_size)
             sliding[key] = sliding.get(key, 0) + lay.sliding_layers
+    n_full = sum(c for _, c in full_pages)
     state = sum(lay.state_bytes_per_request for lay in layouts)
     full_blocks = -(-max_model_len // block_size)
     if not sliding:
         if not full_pages:
             return 0, 0, 1, 0.0, 0
-        row = sum(full_pages)
+        row = sum(p * c for p, c in full_pages)
         per_req = full_blocks
     else:
         # hybrid allocator: groups of group_size layers per attention type (uniform page assumed;
         # the largest page is used when target and drafter pages differ: approximation)
-        counts = ([len(full_pages)] if full_pages else []) + list(sliding.values())
+        counts = ([n_full] if n_full else []) + list(sliding.values())
         lo, hi = min(counts), max(counts)
         group_size = hi if hi < lo * 1.5 else lo
-        page = max([*full_pages, *(k[1] for k in sliding)])
+        page = max([*(p for p, _ in full_pages), *(k[1] for k in sliding)])
         row = group_size * page
         per_req = 0
-        if full_pages:
-            per_req += math.ceil(len(full_pages) / group_size) * full_blocks
+        if n_full:
+            per_req += -(-n_full // group_size) * full_blocks
         for (window, _), n in sliding.items():
             toks = min((window or max_model_len) - 1 + in_flight, max_model_len)
-            per_req += math.ceil(n / group_size) * (-(-toks // block_size) + 1)
+            per_req += -(-n // group_size) * (-(-toks // block_size) + 1)
     if state:
         # documented approximation: mamba state is carved out of the pool per request
         per_req += -(-state // max(1, row))
+    if row <= 0:
+        return row, 0, per_req, 0.0, 0
     num_blocks = max(0, kv_bytes // row)
     conc = num_blocks / per_req if per_req else 0.0
     return row, num_blocks, per_req, conc, int(conc * max_model_len)
@@ -581,28 +612,57 @@ _DEFAULT_ACCEPTANCE: dict[str, tuple[float, str]] = {
 }
 
 
+def _rate(a: Any) -> float:
+    a = float(a)
+    return 0.0 if a != a else min(1.0, max(0.0, a))  # NaN counts as 0
+
+
 def expected_tokens_per_step(rates: Sequence[float], k: int) -> float:
     """``1 + sum_{i=1..k} prod_{j<=i} a_j`` (tokens per verification step). Rates beyond the
-    given list repeat the last one (geometric tail); values are clamped to [0, 1].
+    given list repeat the last one (geometric tail, summed in closed form: any k costs
+    O(len(rates))); values are clamped to [0, 1].
     Leviathan et al. 2023 eq. 1 generalised to per-position rates (vLLM's "mean acceptance
     length" metric counts the same thing)."""
     if k <= 0 or not rates:
         return 1.0
     e, prod = 1.0, 1.0
-    for i in range(k):
-        a = rates[i] if i < len(rates) else rates[-1]
-        prod *= min(1.0, max(0.0, float(a)))
+    given = min(k, len(rates))
+    for i in range(given):
+        prod *= _rate(rates[i])
         e += prod
+    rest = k - given
+    if rest > 0:
+        a = _rate(rates[-1])
+        # prod * (a + a^2 + ... + a^rest)
+        e += prod * rest if a >= 1.0 else prod * a * (1.0 - a ** min(rest, 1 << 20)) / (1.0 - a)
     return e
 
 
+#: Rows of the speed-up table: k = 1..SPEEDUP_TABLE_MAX_K, plus the configured k when larger
+#: (vLLM bounds k only by ``gt=0``, so a typo such as k=100000 must not make a 100000-row table).
+SPEEDUP_TABLE_MAX_K = 64
+
+
 def speedup_table(rates: Sequence[float], drafter_cost: float, k_max: int = 8) -> list[SpeedupRow]:
-    """Rows k = 1..k_max: E(k), relative step cost 1 + k c, speed-up E / (1 + k c)."""
+    """Rows k = 1..min(k_max, SPEEDUP_TABLE_MAX_K) (and k_max itself when larger): E(k), relative
+    step cost 1 + k c, speed-up E / (1 + k c). Linear in the number of rows."""
     rows = []
-    for k in range(1, max(1, k_max) + 1):
-        e = expected_tokens_per_step(rates, k)
+    k_max = max(1, int(k_max))
+    ks = list(range(1, min(k_max, SPEEDUP_TABLE_MAX_K) + 1))
+    if k_max > SPEEDUP_TABLE_MAX_K:
+        ks.append(k_max)
+    e, prod, last = 1.0, 1.0, 0
+    for k in ks:
+        if k == last + 1:
+            a = _rate(rates[k - 1] if k - 1 < len(rates) else rates[-1]) if rates else 0.0
+            prod *= a
+            e += prod
+        else:
+            e = expected_tokens_per_step(rates, k)
+        last = k
         cost = 1.0 + k * drafter_cost
-        rows.append(SpeedupRow(k=k, expected_tokens_per_step=round(e, 4), relative_step_cost=round(cost, 4), speedup=round(e / cost, 4)))
+        rows.append(SpeedupRow(k=k, expected_tokens_per_step=round(e, 4), relative_step_cost=round(cost, 4),
+                               speedup=round(e / cost, 4) if cost else 0.0))
     return rows
 
 
@@ -621,6 +681,39 @@ def _drafter_cost(method: str | None, target_w: int, drafter_w: int, target: Mod
 
 
 # ---- the planner ------------------------------------------------------------------------------
+
+class PlanInputError(ValueError):
+    """A configuration value no plan can be made for (a number beyond 10**100: products of such
+    numbers overflow the floats the plan reports); the message names the field. The check reports
+    the same value as an error (SD012, anything beyond 2**53), so the memory rules skip it."""
+
+
+#: numbers the planner multiplies and divides (ServeConfig / SpeculativeConfig field names)
+_PLANNED_SIZES = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "max_model_len",
+                  "max_num_seqs", "max_num_batched_tokens", "block_size", "gpu_memory_utilization")
+_PLANNED_SPEC = ("num_speculative_tokens", "draft_tensor_parallel_size", "max_model_len")
+_PLAN_LIMIT = 10 ** 100
+
+
+def _check_plannable(cfg: ServeConfig) -> None:
+    """Raise PlanInputError for a size the plan cannot compute with: beyond 10**100 (any two such
+    numbers multiplied overflow a float) or not finite. Everything below is planned as given
+    (values above 2**53 are already errors of rule SD012)."""
+    spec = cfg.speculative_config
+    vals = [(n, getattr(cfg, n)) for n in _PLANNED_SIZES]
+    if spec is not None:
+        vals += [(f"speculative_config.{n}", getattr(spec, n)) for n in _PLANNED_SPEC]
+    mem = cfg.extra_args.get("kv_cache_memory_bytes")
+    if isinstance(mem, str) and mem.strip().isascii() and mem.strip().isdigit():
+        mem = int(mem) if len(mem.strip()) <= 120 else _PLAN_LIMIT + 1
+    vals.append(("extra_args.kv_cache_memory_bytes", mem))
+    for name, v in vals:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        if isinstance(v, float) and v != v or abs(v) > _PLAN_LIMIT:
+            shown = f"a {len(str(abs(int(v))))}-digit number" if isinstance(v, int) and abs(v) > 10 ** 30 else repr(v)
+            raise PlanInputError(f"{name}: {shown} is not a size vLLM can run with (more than 10**100); "
+                                 f"set a realistic value or unset it")
 
 def _as_context(ctx_or_cfg, hardware: Hardware | str | None):
     from wizard.context import CheckContext, resolve_context
@@ -646,28 +739,40 @@ def model_info_from_folder(path: str | os.PathLike) -> ModelInfo | None:
     """Minimal ModelInfo from a local folder's config.json and safetensors file sizes; the
     planner's fallback when the model inspector (wizard.models.resolve_model) cannot answer.
     Returns None when there is no readable config.json."""
+    from wizard.safeio import json_loads_bounded, read_regular_file
+
     p = Path(path)
-    try:
-        raw = json.loads((p / "config.json").read_text(encoding="utf-8"))
+    try:  # bounded, regular files only: a FIFO or /dev/zero in place of config.json is not read
+        raw = json_loads_bounded(read_regular_file(p / "config.json", limit=50 * 2 ** 20, what="config.json"),
+                                 what="config.json", max_values=200_000, max_depth=64)
     except (OSError, ValueError):
         return None
     if not isinstance(raw, dict):
         return None
-    return model_info_from_config(raw, id=str(path), weight_bytes=_safetensors_bytes(p) or None)
+    try:
+        return model_info_from_config(raw, id=str(path), weight_bytes=_safetensors_bytes(p) or None)
+    except (ValueError, TypeError, ArithmeticError):  # ill-typed sizes: the check reports them (SD007)
+        return None
 
 
 def _safetensors_bytes(p: Path) -> int:
+    from wizard.safeio import json_loads_bounded, read_regular_file
+
     idx = p / "model.safetensors.index.json"
     try:
         if idx.is_file():
-            ts = json.loads(idx.read_text(encoding="utf-8")).get("metadata", {}).get("total_size")
-            if isinstance(ts, int):
+            meta = json_loads_bounded(read_regular_file(idx, limit=50 * 2 ** 20, what=idx.name), what=idx.name,
+                                      max_values=1_000_000, max_depth=64)
+            ts = meta.get("metadata", {}).get("total_size") if isinstance(meta, dict) else None
+            if isinstance(ts, int) and not isinstance(ts, bool) and 0 <= ts <= 2 ** 63:
                 return ts
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):
         pass
     total = 0
-    for f in p.glob("*.safetensors"):
+    for f in list(p.glob("*.safetensors"))[:4096]:
         try:
+            if not f.is_file():  # not a FIFO or device: opening one would block or never end
+                continue
             with open(f, "rb") as fh:
                 n = int.from_bytes(fh.read(8), "little")
             total += f.stat().st_size - 8 - n
@@ -728,15 +833,24 @@ def model_info_from_config(raw: dict[str, Any], *, id: str = "config", weight_by
 
 def _fill_local(ctx) -> None:
     """When the inspector failed on a local folder, read it minimally (never raises)."""
-    if ctx.target is None and Path(ctx.config.model).is_dir():
+    if ctx.target is None and _is_dir(ctx.config.model):
         ctx.target = model_info_from_folder(ctx.config.model)
     name = drafter_model_name(ctx)
     if ctx.drafter is None and name:
         if name == ctx.config.model:
             ctx.drafter = ctx.target
-        elif Path(name).is_dir():
+        elif _is_dir(name):
             ctx.drafter = model_info_from_folder(name)
     ctx.cache.clear()
+
+
+def _is_dir(name: Any) -> bool:
+    """``Path(name).is_dir()`` that is False (not an error) for names no path can have: too long
+    (ENAMETOOLONG), a NUL byte, not a string."""
+    try:
+        return isinstance(name, str) and Path(name).is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def plan(
@@ -772,10 +886,12 @@ def plan(
         measured: a measured point from a running server, e.g. {"k": 3, "mean_acceptance_length": 2.4}.
 
     Raises:
-        HardwareError: unknown hardware name. TypeError: wrong input type.
+        HardwareError: unknown hardware name. TypeError: wrong input type. PlanInputError: a
+            size beyond 10**100 (see :func:`_check_plannable`).
     """
     ctx = _as_context(ctx_or_cfg, hardware)
     cfg = ctx.config
+    _check_plannable(cfg)
     hw = ctx.hardware
     notes: list[str] = []
     platform = _platform(hw)
@@ -813,7 +929,7 @@ def plan(
     util = cfg.gpu_memory_utilization if cfg.gpu_memory_utilization is not None else 0.9
     explicit = cfg.extra_args.get("kv_cache_memory_bytes")
     budget = None
-    if isinstance(explicit, str) and explicit.isdigit():
+    if isinstance(explicit, str) and explicit.isascii() and explicit.isdigit():
         explicit = int(explicit)
     if hw is not None and hw.vendor == "cpu":
         if kv_cache_space_gib is None:

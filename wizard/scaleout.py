@@ -182,10 +182,21 @@ def _gpus_per_node(cfg: ServeConfig, opts: dict[str, Any]) -> int:
     return n
 
 
+#: Most GPUs one host (one ``docker run``) is given: the largest single nodes have 8-16 GPUs;
+#: beyond this a device list is a typo (``-tp 1000000000``), and spans nodes anyway (use ray/k8s).
+MAX_GPUS_PER_HOST = 64
+
+
 def _devices(cfg: ServeConfig, opts: dict[str, Any]) -> list[int]:
     devs = opts.get("devices")
     if devs is None:
-        return list(range(gpu_count(cfg)))
+        n = gpu_count(cfg)
+        if n > MAX_GPUS_PER_HOST:
+            raise ValueError(
+                f"tensor_parallel_size x pipeline_parallel_size x data_parallel_size = {n if n < 10 ** 12 else 'over 10**12'} "
+                f"GPUs, more than one host has (at most {MAX_GPUS_PER_HOST} here): lower the parallel sizes, or export "
+                "a multi-node form (--to ray or k8s)")
+        return list(range(n))
     return [int(d) for d in devs]
 
 

@@ -96,10 +96,12 @@ def parse_version(text: str, distribution: str | None = None) -> VllmVersion:
     """
     t = str(text).strip().lstrip("vV")
     try:
+        if len(t) > 64:  # no version is that long; packaging would convert 4300+ digit numbers and fail
+            raise InvalidVersion(t)
         v = Version(t)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):
         raise ValueError(
-            f"--vllm-version: {text!r} is not a version; known: {', '.join(KNOWN_VERSIONS)}"
+            f"--vllm-version: {str(text)[:40]!r} is not a version; known: {', '.join(KNOWN_VERSIONS)}"
         ) from None
     return VllmVersion(Version(v.base_version), distribution)
 

@@ -36,8 +36,11 @@ def cli_serve(args, cfg, out: TextIO | None = None, err: TextIO | None = None) -
     from wizard.launch import LaunchError, LaunchRefused, PortInUse, launch, plan_launch, run_smoke, summary_line
     from wizard.launch.metrics import advice
 
+    from wizard.launch.process import _port_from_cfg
+
     out = out or sys.stdout
     err = err or sys.stderr
+    _port_from_cfg(cfg)  # LaunchError (CLI exit 2) for a --port in the command that is not 1..65535
     port = getattr(args, "port", None)
     kv = getattr(args, "kv_cache_space_gib", None)
     if getattr(args, "dry_run", False):
@@ -123,6 +126,21 @@ def cli_serve(args, cfg, out: TextIO | None = None, err: TextIO | None = None) -
             time.sleep(0.2)
     except KeyboardInterrupt:
         out.write("\nCtrl-C: stopping the server...\n")
-    code = h.stop()
+    code = _stop(h, out)
     out.write(f"stopped (exit code {code})\n")
     return 0
+
+
+def _stop(h, out: TextIO) -> int | None:
+    """Stop the server; a second Ctrl-C while it shuts down kills it at once (SIGKILL to its
+    process group) instead of leaving a traceback and a half-stopped server."""
+    try:
+        return h.stop()
+    except KeyboardInterrupt:
+        out.write("\nCtrl-C again: killing the server now...\n")
+        out.flush()
+    while True:
+        try:
+            return h.stop(grace=0)
+        except KeyboardInterrupt:
+            continue

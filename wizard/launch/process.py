@@ -73,6 +73,7 @@ __all__ = [
     "build_env",
     "find_free_port",
     "check_port_free",
+    "parse_port",
     "live_handles",
     "discovered_gpus",
     "validate_gpus",
@@ -131,14 +132,35 @@ def find_free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
+def parse_port(value: Any, field: str = "port") -> int:
+    """``value`` as a TCP port number (1..65535), else :class:`LaunchError` naming ``field``.
+
+    Accepts ints and digit strings; refuses booleans (a bare ``--port``), floats, NaN, out-of-range
+    and oversized numbers (``socket.bind`` would raise OverflowError: "port must be 0-65535")."""
+    if isinstance(value, bool) or value is None:
+        raise LaunchError(f"{field}: no port number given; use a number in 1..65535")
+    if isinstance(value, str):
+        v = value.strip()
+        if not v.isascii() or not v.isdigit() or len(v) > 6:
+            raise LaunchError(f"{field}: {value[:40]!r} is not a port number; use a number in 1..65535")
+        value = int(v)
+    if not isinstance(value, int):
+        raise LaunchError(f"{field}: {str(value)[:40]!r} is not a port number; use a number in 1..65535")
+    if not 0 < value < 65536:
+        shown = str(value) if abs(value) < 10**30 else f"a {len(str(abs(value)))}-digit number"
+        raise LaunchError(f"{field}: {shown} is outside 1..65535; use a free port in that range")
+    return value
+
+
 def check_port_free(host: str, port: int) -> None:
     """Raise :class:`PortInUse` if ``host:port`` cannot be bound (bind test, no SO_REUSEADDR
     games: uvicorn binds with SO_REUSEADDR, which still fails on a *listening* port)."""
+    port = parse_port(port)
     fam = socket.AF_INET6 if ":" in host else socket.AF_INET
     s = socket.socket(fam, socket.SOCK_STREAM)
     try:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind((host, int(port)))
+        s.bind((host, port))
     except OSError as err:
         if err.errno in (errno.EADDRINUSE, errno.EACCES):
             try:
@@ -219,8 +241,12 @@ def _strip_host_port(argv: list[str]) -> list[str]:
     i = 0
     while i < len(argv):
         a = argv[i]
+        if a == "--":  # positional words from here on
+            return out + argv[i:]
         if a in _HOST_PORT_FLAGS:
-            i += 2
+            i += 1
+            if i < len(argv) and not argv[i].startswith("-"):  # its value; a bare flag takes nothing
+                i += 1
             continue
         if any(a.startswith(f + "=") for f in _HOST_PORT_FLAGS):
             i += 1
@@ -238,6 +264,10 @@ def build_argv(cfg: ServeConfig, *, host: str, port: int, distribution: str | No
     passed as ``--model M`` (the api_server module has no positional model).
     """
     prefix, model_flag = entrypoint_for(distribution)
+    # ours replace the configuration's --host/--port; removed from the config (not from the argv,
+    # where a bare `--host` would take the next option with it)
+    if any(k in cfg.extra_args for k in ("host", "port")):
+        cfg = cfg.model_copy(update={"extra_args": {k: v for k, v in cfg.extra_args.items() if k not in ("host", "port")}})
     source = "fallback"
     argv: list[str] | None = None
     try:
@@ -261,7 +291,10 @@ def build_argv(cfg: ServeConfig, *, host: str, port: int, distribution: str | No
     if argv is None:
         model = ["--model", cfg.model] if model_flag else [cfg.model]
         argv = prefix + model + _flag_argv(cfg)
-    argv = _strip_host_port(argv) + ["--host", host, "--port", str(port)]
+    argv = _strip_host_port(argv)
+    # ours go before a `--` (after it every word is positional: the export writes stray words there)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    argv = argv[:cut] + ["--host", host, "--port", str(port)] + argv[cut:]
     return [str(a) for a in argv], source
 
 
@@ -416,11 +449,12 @@ class LaunchPlan:
 
 
 def _port_from_cfg(cfg: ServeConfig) -> int | None:
+    """``--port`` of the configuration (``extra_args['port']``), None when not given.
+    Raises LaunchError for a value that is not a port number (1..65535)."""
     p = cfg.extra_args.get("port")
-    try:
-        return int(p) if p is not None and p is not True else None
-    except (TypeError, ValueError):
+    if p is None:
         return None
+    return parse_port(p, "--port (in the command)")
 
 
 def plan_launch(
@@ -446,6 +480,8 @@ def plan_launch(
 
     if port is None:
         port = _port_from_cfg(cfg)
+    else:
+        port = parse_port(port)
     if port is None:
         port = find_free_port(host)
     run_cfg, secret_env = _secrets_to_env(cfg, dict(os.environ))
@@ -1035,7 +1071,7 @@ class Launcher:
         if errors and not force:
             raise LaunchRefused(errors, report)
         if port is not None or _port_from_cfg(cfg) is not None:
-            check_port_free(host, int(port if port is not None else _port_from_cfg(cfg)))  # type: ignore[arg-type]
+            check_port_free(host, parse_port(port) if port is not None else _port_from_cfg(cfg))  # type: ignore[arg-type]
         plan = plan_launch(cfg, port=port, host=host, gpus=gpus, kv_cache_space_gib=kv_cache_space_gib)
         check_port_free(host, plan.port)
         return self.start(plan, cfg)

@@ -90,6 +90,12 @@ class ModelInfo(BaseModel):
     weight_bytes: int | None = Field(None, description="Bytes of all weights (safetensors total_size).")
 
     notes: list[str] = Field(default_factory=list, description="Problems reading the model (corrupt file, missing field).")
+    errors: list[str] = Field(
+        default_factory=list,
+        description="Problems that stop vLLM from loading this checkpoint's config, each naming the file and the "
+        "problem: config.json not JSON / empty / not an object / too large / unreadable, or a size that is NaN, "
+        "negative or absurd. Rule SD007 reports them as errors.",
+    )
     provenance: str | None = Field(
         None,
         description="Where the facts come from when not read from the checkpoint itself (catalog entry source and "

@@ -30,9 +30,10 @@ import json
 import math
 import os
 import re
+import stat
 import struct
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from wizard.models.info import ModelInfo, TensorInfo
 from wizard.vllm.methods import MEDUSA
@@ -100,15 +101,54 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _get_int(cfg: Mapping[str, Any], key: str, notes: list[str], *, where: str = "config.json") -> int | None:
+#: Sizes a checkpoint's config may give, each with the largest value SpecWizard accepts. vLLM and
+#: transformers bound none of them: they build that many layers / allocate that many rows, so an
+#: absurd value means minutes of loading and an out-of-memory crash. The bounds are ~50x the
+#: largest real checkpoints (layers: DeepSeek-V3 61, Llama-3.1-405B 126; hidden 16384-25600;
+#: vocab ~262k; context 10M for Llama 4 Scout); token ids are int32 in vLLM (vocab < 2**31).
+SIZE_LIMITS: dict[str, int] = {
+    "num_hidden_layers": 10_000, "n_layers": 10_000, "num_kv_shared_layers": 10_000,
+    "hidden_size": 1 << 20, "dim": 1 << 20, "target_hidden_size": 1 << 20, "intermediate_size": 1 << 24,
+    "moe_intermediate_size": 1 << 24,
+    "num_attention_heads": 1 << 16, "num_key_value_heads": 1 << 16, "head_dim": 1 << 16,
+    "kv_lora_rank": 1 << 16, "qk_rope_head_dim": 1 << 16,
+    "vocab_size": 2 ** 31 - 1, "draft_vocab_size": 2 ** 31 - 1,
+    "max_position_embeddings": 2 ** 32, "sliding_window": 2 ** 32, "attention_chunk_size": 2 ** 32,
+    "num_nextn_predict_layers": 10_000, "mtp_num_hidden_layers": 10_000, "num_mtp_modules": 10_000,
+    "n_predict": 10_000, "speculative_tokens": 10_000,
+}
+
+
+def _shown(v: Any) -> str:
+    if _is_int(v) and abs(v) > 10 ** 30:
+        return f"a {len(str(abs(v)))}-digit number"
+    return f"{v!r:.60}"
+
+
+def _get_int(cfg: Mapping[str, Any], key: str, notes: list[str], *, where: str = "config.json",
+             errors: list[str] | None = None) -> int | None:
+    """A non-negative integer field (an integral float is accepted, as transformers does). A value
+    of the wrong type, NaN/inf, negative or beyond :data:`SIZE_LIMITS` is ignored with a note --
+    or, for a size in SIZE_LIMITS when ``errors`` is given, an error naming the file and key."""
     if key not in cfg or cfg[key] is None:
         return None
     v = cfg[key]
-    if _is_int(v) and v >= 0:
+    limit = SIZE_LIMITS.get(key)
+    if isinstance(v, float) and v.is_integer() and v >= 0 and (limit is None or v <= limit):
+        v = int(v)
+    if _is_int(v) and v >= 0 and (limit is None or v <= limit):
         return v
-    if isinstance(v, float) and v.is_integer() and v >= 0:
-        return int(v)
-    notes.append(f"{where}: '{key}' is {v!r:.60}, expected a non-negative integer; ignored")
+    if limit is not None and errors is not None:
+        if isinstance(v, float) and v != v:
+            why = "NaN, not a number"
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and v > limit:
+            why = f"{_shown(v)}, beyond any real model (SpecWizard accepts at most {limit:,})"
+        else:
+            why = f"{_shown(v)}, not a non-negative integer"
+        errors.append(f"{where}: '{key}' is {why}; vLLM would fail (or build an impossibly large model) loading it. "
+                      f"Fix '{key}' in {where.split(' ')[0]}")
+        return None
+    notes.append(f"{where}: '{key}' is {_shown(v)}, expected a non-negative integer; ignored")
     return None
 
 
@@ -269,17 +309,24 @@ def info_from_config(
     path: str | None = None,
     notes: list[str] | None = None,
     native_mistral: bool = False,
+    errors: list[str] | None = None,
 ) -> ModelInfo:
     """Build a ModelInfo from a config.json-like mapping (no tensor facts).
 
-    ``raw`` that is not a dict gives a ModelInfo with only ``notes`` filled. With
-    ``native_mistral`` the mapping is a Mistral ``params.json`` (dim, n_layers, n_heads,
-    n_kv_heads, head_dim, vocab_size), converted to HF names. Never raises.
+    ``raw`` that is not a dict gives a ModelInfo with only an error (``errors``: the config is
+    not a JSON object). With ``native_mistral`` the mapping is a Mistral ``params.json`` (dim,
+    n_layers, n_heads, n_kv_heads, head_dim, vocab_size), converted to HF names. Sizes that are
+    NaN, negative, of the wrong type or beyond :data:`SIZE_LIMITS` go to ``errors`` (rule SD007).
+    Never raises.
     """
     notes = list(notes or [])
+    errors = list(errors or [])
+    fname = "params.json" if native_mistral else "config.json"
     if not isinstance(raw, dict):
-        notes.append(f"config is a {type(raw).__name__}, not a JSON object; no fields read")
-        return ModelInfo(id=id, source=source, path=path, notes=notes)
+        what = "empty (null)" if raw is None else f"a JSON {type(raw).__name__}, not an object"
+        errors.append(f"{fname} is {what}; vLLM cannot read the model from it. Give the checkpoint's "
+                      f"{fname} (a JSON object with model_type, hidden_size, ...)")
+        return ModelInfo(id=id, source=source, path=path, notes=notes, errors=errors)
     if native_mistral:
         cfg = _from_mistral_params(raw, notes)
     else:
@@ -298,7 +345,7 @@ def info_from_config(
     if model_type is None and isinstance(merged.get("model_type"), str):
         model_type = merged["model_type"]
 
-    g_int = lambda k: _get_int(merged, k, notes)  # noqa: E731
+    g_int = lambda k: _get_int(merged, k, notes, where=fname, errors=errors)  # noqa: E731
     hidden = g_int("hidden_size")
     layers = g_int("num_hidden_layers")
     heads = g_int("num_attention_heads")
@@ -354,10 +401,10 @@ def info_from_config(
     mtp_layers = mtp_field = None
     for key in _MTP_KEYS:
         if key in cfg and cfg[key] is not None:
-            mtp_layers, mtp_field = _get_int(cfg, key, notes), key
+            mtp_layers, mtp_field = _get_int(cfg, key, notes, where=fname, errors=errors), key
             break
         if key in merged and merged[key] is not None:
-            mtp_layers, mtp_field = _get_int(merged, key, notes), (prefix or "text_config.") + key
+            mtp_layers, mtp_field = _get_int(merged, key, notes, where=fname, errors=errors), (prefix or "text_config.") + key
             break
     if mtp_field and mtp_layers is None:
         mtp_field = None
@@ -374,7 +421,8 @@ def info_from_config(
     if n_predict is None and spec_cfg:
         pm = spec_cfg.get("proposal_methods")
         if isinstance(pm, list) and pm and isinstance(pm[0], dict):
-            n_predict = _get_int(pm[0], "speculative_tokens", notes, where="speculators_config.proposal_methods[0]")
+            n_predict = _get_int(pm[0], "speculative_tokens", notes, where=f"{fname} speculators_config.proposal_methods[0]",
+                                 errors=errors)
     if n_predict is None and model_type == MEDUSA:
         n_predict = g_int("num_heads")
 
@@ -412,15 +460,16 @@ def info_from_config(
             speculators_config=spec_cfg,
             draft_vocab_size=g_int("draft_vocab_size"),
             target_hidden_size=g_int("target_hidden_size") if "target_hidden_size" in merged else (
-                _get_int(eagle_cfg, "target_hidden_size", notes) if eagle_cfg else None
+                _get_int(eagle_cfg, "target_hidden_size", notes, where=f"{fname} eagle_config", errors=errors) if eagle_cfg else None
             ),
             eagle_aux_hidden_state_layer_ids=aux,
             n_predict=n_predict,
             notes=notes,
+            errors=errors,
         )
     except Exception as err:  # pragma: no cover - validation of values we already typed
-        notes.append(f"config could not be converted: {type(err).__name__}: {err}")
-        return ModelInfo(id=id, source=source, path=path, notes=notes)
+        errors.append(f"{fname} could not be converted ({type(err).__name__}: {str(err)[:200]}); check its values")
+        return ModelInfo(id=id, source=source, path=path, notes=notes, errors=errors)
 
 
 def _from_mistral_params(p: dict[str, Any], notes: list[str]) -> dict[str, Any]:
@@ -459,17 +508,37 @@ def _from_mistral_params(p: dict[str, Any], notes: list[str]) -> dict[str, Any]:
 # safetensors headers
 
 
-def read_safetensors_header(path: str | os.PathLike) -> tuple[dict[str, TensorInfo], dict[str, Any], int]:
-    """Read one safetensors header (never the tensor data).
+class _HeaderScan:
+    """One safetensors header, kept small: tensor names, the shapes of the tensors the rules
+    read (``keep``), parameter and byte sums. Built by :func:`_scan_header`."""
 
-    Returns ({name: TensorInfo(shape, dtype)}, __metadata__ dict, data bytes of the tensors).
-    Raises SafetensorsHeaderError for a file that is too short, a header length beyond the
-    file, a header that is not a JSON object, or entries without dtype/shape/data_offsets.
-    """
-    p = Path(path)
+    __slots__ = ("names", "param_counts", "shapes", "params", "nbytes", "weighted_bytes", "meta", "header_bytes")
+
+    def __init__(self) -> None:
+        self.header_bytes = 0
+        self.param_counts: list[int] = []
+        self.names: list[str] = []
+        self.shapes: dict[str, TensorInfo] = {}
+        self.params = 0
+        self.nbytes = 0
+        self.weighted_bytes = 0.0
+        self.meta: dict[str, Any] = {}
+
+
+def _open_header(p: Path, budget: int | None) -> tuple[bytes, int, int]:
+    """(header JSON bytes, file size, header length n) of a safetensors file, reading 8 + n bytes
+    only. Raises SafetensorsHeaderError, or _OverBudget when n exceeds ``budget``."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        size = p.stat().st_size
-        with p.open("rb") as fh:
+        fd = os.open(p, flags)
+    except OSError as err:
+        raise SafetensorsHeaderError(f"{p.name}: cannot read: {err.strerror or err}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SafetensorsHeaderError(f"{p.name}: not a regular file (a FIFO or device); not read")
+        size = st.st_size
+        with os.fdopen(os.dup(fd), "rb") as fh:
             head = fh.read(8)
             if len(head) < 8:
                 raise SafetensorsHeaderError(f"{p.name}: file has {len(head)} bytes, too short for a safetensors header")
@@ -478,35 +547,85 @@ def read_safetensors_header(path: str | os.PathLike) -> tuple[dict[str, TensorIn
                 raise SafetensorsHeaderError(
                     f"{p.name}: header length {n} does not fit the file ({size} bytes): truncated or not safetensors"
                 )
+            if budget is not None and n > budget:
+                raise _OverBudget(n)
             blob = fh.read(n)
     except OSError as err:
         raise SafetensorsHeaderError(f"{p.name}: cannot read: {err.strerror or err}") from None
+    finally:
+        os.close(fd)
+    if len(blob) < n:
+        raise SafetensorsHeaderError(f"{p.name}: truncated header ({len(blob)} of {n} bytes)")
+    return blob, size, n
+
+
+class _OverBudget(Exception):
+    def __init__(self, n: int):
+        self.n = n
+
+
+def _scan_header(path: Path, keep: Callable[[str], bool], budget: int | None = None) -> _HeaderScan:
+    """Parse one header into a :class:`_HeaderScan`; tensor entries become small tuples while
+    parsing (``object_pairs_hook``), so memory stays a few times the header size."""
+    p = Path(path)
+    blob, size, n = _open_header(p, budget)
+
+    def hook(pairs: list[tuple[str, Any]]) -> Any:
+        if len(pairs) == 3 or len(pairs) == 4:
+            d = dict(pairs)
+            if "dtype" in d and "shape" in d and "data_offsets" in d:
+                return ("\0tensor", d["dtype"], d["shape"], d["data_offsets"])
+        return dict(pairs)
+
     try:
-        header = json.loads(blob.decode("utf-8"))
+        if blob.count(b",") + blob.count(b"{") + blob.count(b"[") > 4 * 1024 * 1024:
+            raise SafetensorsHeaderError(f"{p.name}: header holds more than 4 million JSON values; not read")
+        header = json.loads(blob.decode("utf-8"), object_pairs_hook=hook)
     except (UnicodeDecodeError, ValueError, RecursionError) as err:
         raise SafetensorsHeaderError(f"{p.name}: header is not valid JSON ({type(err).__name__})") from None
+    del blob
     if not isinstance(header, dict):
         raise SafetensorsHeaderError(f"{p.name}: header is not a JSON object")
     meta = header.pop("__metadata__", None)
-    tensors: dict[str, TensorInfo] = {}
+    scan = _HeaderScan()
+    scan.header_bytes = 8 + n
+    scan.meta = meta if isinstance(meta, dict) else {}
     data_end = 0
-    nbytes = 0
     for name, entry in header.items():
-        if not isinstance(entry, dict):
-            raise SafetensorsHeaderError(f"{p.name}: entry {name!r:.80} is not an object")
-        dtype, shape, offs = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
+        if not (isinstance(entry, tuple) and len(entry) == 4 and entry[0] == "\0tensor"):
+            raise SafetensorsHeaderError(f"{p.name}: entry {name!r:.80} is not an object with dtype, shape and data_offsets")
+        _, dtype, shape, offs = entry
         if not isinstance(dtype, str) or not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
             raise SafetensorsHeaderError(f"{p.name}: tensor {name!r:.80} has no valid dtype/shape")
         if not (isinstance(offs, list) and len(offs) == 2 and all(_is_int(o) for o in offs) and 0 <= offs[0] <= offs[1]):
             raise SafetensorsHeaderError(f"{p.name}: tensor {name!r:.80} has no valid data_offsets")
-        tensors[name] = TensorInfo(shape=list(shape), dtype=dtype)
+        if len(shape) > 64 or any(d > 2 ** 53 for d in shape):
+            raise SafetensorsHeaderError(f"{p.name}: tensor {name!r:.80} has an impossible shape")
+        scan.names.append(name)
+        if keep(name):
+            scan.shapes[name] = TensorInfo(shape=list(shape), dtype=dtype)
+        count = math.prod(shape)
+        scan.param_counts.append(count)
+        scan.params += count
+        scan.weighted_bytes += count * DTYPE_BYTES.get(dtype.upper(), 0)
         data_end = max(data_end, offs[1])
-        nbytes += offs[1] - offs[0]
+        scan.nbytes += offs[1] - offs[0]
     if 8 + n + data_end > size:
-        raise SafetensorsHeaderError(
-            f"{p.name}: truncated: header says {8 + n + data_end} bytes, file has {size}"
-        )
-    return tensors, meta if isinstance(meta, dict) else {}, nbytes
+        raise SafetensorsHeaderError(f"{p.name}: truncated: header says {8 + n + data_end} bytes, file has {size}")
+    return scan
+
+
+def read_safetensors_header(path: str | os.PathLike) -> tuple[dict[str, TensorInfo], dict[str, Any], int]:
+    """Read one safetensors header (never the tensor data).
+
+    Returns ({name: TensorInfo(shape, dtype)}, __metadata__ dict, data bytes of the tensors).
+    Raises SafetensorsHeaderError for a file that is not a regular file, too short, a header
+    length beyond the file (or beyond safetensors' own 100 MB cap), a header that is not a JSON
+    object, or entries without dtype/shape/data_offsets.
+    """
+    p = Path(path)
+    scan = _scan_header(p, lambda _name: True)
+    return scan.shapes, scan.meta, scan.nbytes
 
 
 def _is_lm_head(name: str) -> bool:
@@ -601,23 +720,51 @@ def apply_tensor_facts(
 # folder
 
 
-def _read_json(path: Path, notes: list[str]) -> Any:
-    """Parse a JSON file; problems go to ``notes`` and give None."""
+#: JSON values (rough count) read from one config.json / params.json / hf_quant_config.json
+#: (real ones hold hundreds to a few thousand; a quantization "ignore" list can hold ~10k).
+_CONFIG_VALUES = 200_000
+#: ... and from one model.safetensors.index.json (one weight_map entry per tensor: ~92k for
+#: DeepSeek-V3, ~200k for the largest MoE checkpoints).
+_INDEX_VALUES = 1_000_000
+#: Header bytes read per model folder over all safetensors files (after de-duplicating files
+#: that resolve to the same path). Real folders: ~10 KB to ~20 MB. Beyond it the remaining
+#: headers are skipped with a note and the tensor facts that needed them stay unknown.
+HEADER_BUDGET_BYTES = 32 * 1024 * 1024
+#: Most *.safetensors files looked at in one folder (Llama-3.1-405B has 191 shards).
+MAX_WEIGHT_FILES = 4096
+
+
+def _read_json_problem(path: Path, max_values: int = _CONFIG_VALUES) -> tuple[Any, str | None]:
+    """(parsed JSON, None) or (None, one-line problem naming the file). Never raises; bounded
+    in bytes (:data:`_MAX_CONFIG`), JSON values and nesting; refuses FIFOs and devices."""
+    from wizard.safeio import InputRefused, json_loads_bounded, read_regular_file
+
     try:
-        if path.stat().st_size > _MAX_CONFIG:
-            notes.append(f"{path.name}: larger than {_MAX_CONFIG // 2**20} MiB; not read")
-            return None
-        text = path.read_bytes().decode("utf-8-sig")
-        return json.loads(text)
-    except UnicodeDecodeError:
-        notes.append(f"{path.name}: not UTF-8 text; ignored")
-    except json.JSONDecodeError as err:
-        notes.append(f"{path.name}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}); ignored")
-    except (ValueError, RecursionError) as err:
-        notes.append(f"{path.name}: not valid JSON ({type(err).__name__}); ignored")
+        data = read_regular_file(path, limit=_MAX_CONFIG, what=path.name)
+    except InputRefused as err:
+        return None, str(err).replace(f"{path.name} {path}", path.name)
     except OSError as err:
-        notes.append(f"{path.name}: cannot read ({err.strerror or err}); ignored")
-    return None
+        return None, f"{path.name}: cannot read ({err.strerror or err})"
+    if not data.strip():
+        return None, f"{path.name} is empty"
+    try:
+        return json_loads_bounded(data, what=path.name, max_values=max_values, max_depth=64), None
+    except InputRefused as err:
+        return None, str(err)
+
+
+def _read_json(path: Path, notes: list[str], max_values: int = _CONFIG_VALUES) -> Any:
+    """Parse a JSON file; a problem goes to ``notes`` and gives None."""
+    value, problem = _read_json_problem(path, max_values)
+    if problem:
+        notes.append(problem + "; ignored")
+    return value
+
+
+def _present(p: Path) -> bool:
+    """Something named ``p`` is there (a file, a FIFO, a broken symlink...): then it is read and
+    its problem reported, rather than reported as missing."""
+    return os.path.lexists(p)
 
 
 def inspect_folder(path: str | os.PathLike, *, id: str | None = None) -> ModelInfo:
@@ -625,35 +772,53 @@ def inspect_folder(path: str | os.PathLike, *, id: str | None = None) -> ModelIn
 
     Reads ``config.json`` (else Mistral ``params.json``), ``hf_quant_config.json`` (ModelOpt,
     when config.json has no quantization_config), ``model.safetensors.index.json`` (weight_map
-    names, metadata.total_size / total_parameters) and every ``*.safetensors`` header.
+    names, metadata.total_size / total_parameters) and the ``*.safetensors`` headers, within
+    budgets: 50 MiB and 200k values per JSON file, :data:`HEADER_BUDGET_BYTES` of headers per
+    folder (files reached through links to the same file are read once), :data:`MAX_WEIGHT_FILES`.
     has_lm_head/has_embed_tokens/has_d2t/has_t2d/has_mtp_weights stay None when no tensor
     names could be read (no weights file, only ``*.bin``, corrupt headers).
+
+    A config.json that vLLM could not load (not JSON, empty, ``null``, a list, over 50 MiB,
+    unreadable, a FIFO, NaN or absurd sizes) is reported in ``ModelInfo.errors`` (rule SD007).
 
     Raises:
         ModelLookupError: the folder does not exist, or holds neither config.json nor params.json.
     """
     folder = Path(path)
     ident = id or str(path)
-    if not folder.is_dir():
+    try:
+        is_dir = folder.is_dir()
+    except (OSError, ValueError):
+        is_dir = False
+    if not is_dir:
         raise _lookup_error(f"model folder '{path}' does not exist (or is not a directory)")
     cfg_path = folder / "config.json"
     params_path = folder / "params.json"
     notes: list[str] = []
+    errors: list[str] = []
     native = False
-    if cfg_path.is_file():
-        raw = _read_json(cfg_path, notes)
-        if raw is None and params_path.is_file():
-            notes.append("config.json unusable; reading params.json instead")
-            raw, native = _read_json(params_path, notes), True
-    elif params_path.is_file():
-        raw, native = _read_json(params_path, notes), True
+    raw: Any = None
+    if _present(cfg_path):
+        raw, problem = _read_json_problem(cfg_path)
+        if problem and _present(params_path):
+            notes.append(f"{problem}; reading params.json instead")
+            raw, problem = _read_json_problem(params_path)
+            native = True
+        if problem:
+            errors.append(f"{problem}; vLLM cannot load the model from it. Fix or restore "
+                          f"{'params.json' if native else 'config.json'} (re-download the checkpoint)")
+    elif _present(params_path):
+        raw, problem = _read_json_problem(params_path)
+        native = True
+        if problem:
+            errors.append(f"{problem}; vLLM cannot load the model from it. Fix or restore params.json")
     else:
         raise _lookup_error(
             f"model folder '{path}' has no config.json (nor a Mistral params.json): "
             "point --model at the checkpoint folder that contains config.json"
         )
-    if raw is None:
-        info = ModelInfo(id=ident, source="local", path=str(folder), notes=notes)
+    if errors:
+        info = ModelInfo(id=ident, source="local", path=str(folder), notes=notes, errors=errors)
     else:
         info = info_from_config(raw, id=ident, source="local", path=str(folder), notes=notes, native_mistral=native)
     if isinstance(info.raw_config, dict) and info.quant_method is None and (folder / "hf_quant_config.json").is_file():
@@ -668,75 +833,122 @@ def inspect_folder(path: str | os.PathLike, *, id: str | None = None) -> ModelIn
 def _inspect_weights(folder: Path, info: ModelInfo) -> None:
     notes = info.notes
     index_names: list[str] | None = None
+    weight_map: dict[str, Any] = {}
     total_size = total_params = None
     for idx_name in ("model.safetensors.index.json", "consolidated.safetensors.index.json"):
         idx_path = folder / idx_name
         if not idx_path.is_file():
             continue
-        idx = _read_json(idx_path, notes)
+        idx = _read_json(idx_path, notes, _INDEX_VALUES)
         if isinstance(idx, dict):
             wm = idx.get("weight_map")
             if isinstance(wm, dict):
                 index_names = [str(k) for k in wm]
+                weight_map = wm
             else:
                 notes.append(f"{idx_name}: no 'weight_map' object; ignored")
             meta = idx.get("metadata") if isinstance(idx.get("metadata"), dict) else {}
             ts = meta.get("total_size")
-            if _is_int(ts) and ts >= 0:
+            if _is_int(ts) and 0 <= ts <= 2 ** 63:
                 total_size = ts
-            elif isinstance(ts, (str, float)) and str(ts).replace(".", "", 1).isdigit():
-                total_size = int(float(ts))
+            elif isinstance(ts, str) and ts.isascii() and ts.isdigit() and len(ts) <= 19:
+                total_size = int(ts)
+            elif isinstance(ts, float) and ts.is_integer() and 0 <= ts <= 2 ** 63:
+                total_size = int(ts)
             tp = meta.get("total_parameters")
-            if _is_int(tp) and tp >= 0:
+            if _is_int(tp) and 0 <= tp <= 2 ** 63:
                 total_params = tp
         elif idx is not None:
             notes.append(f"{idx_name}: not a JSON object; ignored")
         break
 
+    files: list[Path] = []
     try:
-        files = sorted(p for p in folder.glob("*.safetensors") if p.is_file())
+        for p in folder.glob("*.safetensors"):
+            if len(files) >= MAX_WEIGHT_FILES:
+                notes.append(f"more than {MAX_WEIGHT_FILES} *.safetensors files; only the first {MAX_WEIGHT_FILES} are read")
+                break
+            if p.is_file():
+                files.append(p)
     except OSError as err:
         notes.append(f"cannot list safetensors files: {err}")
-        files = []
+    files.sort()
+    # shards holding the tensors the rules read first (lm_head is usually in the last one)
+    wanted = {str(v) for k, v in weight_map.items() if _selected(str(k))}
+    files.sort(key=lambda f: f.name not in wanted)
+    counts: dict[str, int] = {}
     shapes: dict[str, TensorInfo] = {}
     file_names: list[str] = []
     ok = bool(files)
     data_bytes = 0
+    budget = HEADER_BUDGET_BYTES
+    seen: set[str] = set()
     for f in files:
         try:
-            t, _meta, nbytes = read_safetensors_header(f)
+            real = os.path.realpath(f)
+        except (OSError, ValueError):
+            real = str(f)
+        if real in seen:
+            notes.append(f"{f.name} is the same file as another shard (a link); read once")
+            continue
+        seen.add(real)
+        try:
+            scan = _scan_header(f, _selected, budget)
+        except _OverBudget as over:
+            notes.append(f"{f.name}: header of {over.n:,} bytes is beyond the {HEADER_BUDGET_BYTES // 2**20} MiB of "
+                         "safetensors headers SpecWizard reads per model; the remaining headers were not read")
+            ok = False
+            break
         except SafetensorsHeaderError as err:
             notes.append(f"safetensors header unreadable: {err}")
             ok = False
             continue
-        shapes.update(t)
-        file_names.extend(t)
-        data_bytes += nbytes
+        budget -= scan.header_bytes
+        shapes.update(scan.shapes)
+        file_names.extend(scan.names)
+        data_bytes += scan.nbytes
+        counts.update(zip(scan.names, scan.param_counts))
 
     if index_names is not None:
-        missing = [n for n in index_names if n not in shapes]
+        known = set(counts)
+        missing = [n for n in index_names if n not in known]
         if files and missing:
             notes.append(f"{len(missing)} tensors of the index are not in a readable shard; shapes partly unknown")
         elif not files:
             notes.append("index found but no shard files: tensor names known, shapes unknown")
         names = list(dict.fromkeys(index_names + file_names))
+        params = total_params
+        if params is None and counts and all(n in known for n in names):
+            params = sum(counts.values())
         apply_tensor_facts(
             info,
             names,
             {n: shapes[n] for n in names if n in shapes},
             total_size=total_size if total_size is not None else (data_bytes if ok and not missing else None),
-            param_count=total_params,
+            param_count=params,
         )
         if missing and not total_params:
             info.param_count = None
         return
     if files and ok:
-        apply_tensor_facts(info, file_names, shapes, total_size=data_bytes)
+        apply_tensor_facts(info, file_names, shapes, total_size=data_bytes, param_count=sum(counts.values()))
         return
     if files and file_names:
         notes.append("some safetensors files are unreadable: tensor facts unknown")
-    bins = [p.name for p in folder.glob("*.bin")] + [p.name for p in folder.glob("*.pt")] + [p.name for p in folder.glob("*.pth")]
+    try:
+        bins = sorted(p.name for pat in ("*.bin", "*.pt", "*.pth") for p in _first(folder.glob(pat), 16))
+    except OSError:
+        bins = []
     if bins and not files:
         notes.append(
             f"weights are in {', '.join(sorted(bins)[:3])} (pickle): tensor names not read; has_lm_head etc. unknown"
         )
+
+
+def _first(it: Iterable[Any], n: int) -> list[Any]:
+    out = []
+    for x in it:
+        if len(out) >= n:
+            break
+        out.append(x)
+    return out

@@ -40,6 +40,7 @@ SPEC_FIELDS = ("speculative_config.method", "speculative_config.model", "specula
                "kv_cache_dtype", "speculative_config.kv_cache_dtype")
 #: largest file the UI accepts for upload (sessions and YAML files are a few KB)
 MAX_UPLOAD = "5mb"
+SESSION_MAX_BYTES = 4 * 2 ** 20  # largest session file loaded (real ones are a few KiB)
 
 
 class WizardUI:
@@ -504,7 +505,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard",
         # catalog pick fills the model box
         def pick_catalog(state, seq, value, request: gr.Request = None):
             if not value:
-                return {}
+                return {c["state"]: gr.skip()}  # nothing to do (an empty dict reads as one missing value)
             return full(set_field(ui.base(sess_of(request), state), "model", value), seq, request)
 
         c["target_catalog"].input(pick_catalog, [c["state"], c["seq"], c["target_catalog"]], outputs, **quiet)
@@ -516,7 +517,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard",
                 m = meta[i] if i < len(meta or []) else None
                 cfg = config_of(state)
                 if not m or j >= len(m["fixes"]) or cfg is None:
-                    return {}
+                    return {c["state"]: gr.skip()}  # nothing to do (an empty dict reads as one missing value)
                 new = apply_patch(cfg, Patch(**m["fixes"][j]))
                 out = full(state_from_config(new, base=state), seq, request)
                 out[c["toast"]] = f"Applied: {m['fixes'][j]['description']} (fix of {m['rule']})"
@@ -527,7 +528,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard",
             def fn(meta):
                 m = meta[i] if i < len(meta or []) else None
                 if not m or not m["field"]:
-                    return {}
+                    return {c["focus"]: gr.skip()}
                 return {c["tabs"]: gr.Tabs(selected=fp.step_of(m["field"])),
                         c["focus"]: f"{fp.elem_id(m['field'])}#{time.time_ns()}"}
             return fn
@@ -558,7 +559,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard",
 
         def do_import_yaml(state, seq, path, request: gr.Request = None):
             if not path:
-                return {}
+                return {c["state"]: gr.skip()}  # nothing to do (an empty dict reads as one missing value)
             name = Path(path).name  # the user's file name; never the server's upload folder
             try:
                 cfg = services_load(config_file=path)
@@ -573,7 +574,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard",
 
         def do_preset(state, seq, name, request: gr.Request = None):
             if not name:
-                return {}
+                return {c["state"]: gr.skip()}  # nothing to do (an empty dict reads as one missing value)
             try:
                 cfg, gpu = services.load_preset(name)
             except Exception as err:
@@ -585,10 +586,15 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard",
         c["preset"].input(do_preset, [c["state"], c["seq"], c["preset"]], outputs, **quiet)
 
         def do_load_session(seq, path, request: gr.Request = None):
+            if not path:
+                return {c["state"]: gr.skip()}  # nothing to do (an empty dict reads as one missing value)
             try:
-                st = load_session(Path(path).read_bytes())
-            except (OSError, SessionError) as err:
-                return {c["toast"]: f"⚠ {err}"}
+                from wizard.safeio import read_regular_file
+
+                # a session is a few KiB: a huge upload is refused, not read into memory
+                st = load_session(read_regular_file(path, limit=SESSION_MAX_BYTES, what="session file"))
+            except (OSError, ValueError, SessionError) as err:
+                return {c["toast"]: f"⚠ {str(err).replace(str(path), Path(path).name)}"}
             out = full(st, seq, request)
             out[c["toast"]] = "Session loaded."
             return out
@@ -716,7 +722,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard",
 def state_from_config_gpu(state: dict, spec: str) -> dict:
     name, _, n = spec.rpartition("x")
     st = set_field(state, "gpu.name", name or spec)
-    return set_field(st, "gpu.count", int(n) if n.isdigit() else 1)
+    return set_field(st, "gpu.count", int(n) if n.isascii() and n.isdigit() and len(n) < 6 else 1)
 
 
 def html_escape(text: str) -> str:

@@ -268,7 +268,7 @@ def set_field(state: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 def field_value(state: dict[str, Any], path: str, default: Any = None) -> Any:
     """The value to show for ``path`` (a raw invalid value wins, so typed text is not lost)."""
     cfg = state.get("config") or {}
-    inv = cfg.get("invalid_values") or {}
+    inv = cfg.get("invalid_values") if isinstance(cfg.get("invalid_values"), dict) else {}
     if path in inv:
         return inv[path]
     return get_path(cfg, path, default)
@@ -307,10 +307,12 @@ def load_session(text: str | bytes) -> dict[str, Any]:
     Raises:
         SessionError: not JSON, or not a SpecWizard session (names what is wrong).
     """
-    try:
-        data = json.loads(text)
+    from wizard.safeio import json_loads_bounded
+
+    try:  # bounded: values, nesting (a deeply nested file must not hit Python's recursion limit)
+        data = json_loads_bounded(text, what="session file", max_values=200_000, max_depth=64)
     except (ValueError, UnicodeDecodeError) as err:
-        raise SessionError(f"session file is not JSON: {err}") from None
+        raise SessionError(str(err).replace("is not valid JSON", "is not JSON")) from None
     if not isinstance(data, dict) or "config" not in data or not isinstance(data["config"], dict):
         raise SessionError("session file has no 'config' object: save one with the wizard's Save session button")
     data.pop("specwizard_session", None)
@@ -320,6 +322,9 @@ def load_session(text: str | bytes) -> dict[str, Any]:
     st["config"].setdefault("model", "")
     if not isinstance(st.get("gpu"), dict):
         st["gpu"] = {"name": None, "count": 1}
+    count = st["gpu"].get("count", 1)
+    if not (isinstance(count, int) and not isinstance(count, bool) and 1 <= count <= 4096):
+        st["gpu"] = {**st["gpu"], "count": 1}  # the saved count is not a GPU count: the default
     for k in ("raw", "stash"):
         if not isinstance(st.get(k), dict):
             st[k] = {}

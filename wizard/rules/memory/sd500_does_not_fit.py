@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from wizard.config import Patch
 from wizard.fixes import ngram_fallback
-from wizard.plan import plan
+from wizard.plan import PlanInputError, plan
 from wizard.rules.helpers import gib, patched_ctx
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import is_lookup
@@ -76,7 +76,10 @@ class DoesNotFit(Rule):
     def check(self, ctx):
         if ctx.hardware is None or ctx.target is None:
             return
-        p = plan_of(ctx)
+        try:
+            p = plan_of(ctx)
+        except PlanInputError:
+            return  # a size beyond 10**100: SD012 reports it (as any beyond 2**53)
         if p.fits:
             return
         fixes: list[Patch] = []

@@ -40,6 +40,16 @@ def _polarity(opt: str) -> str:
     return ""
 
 
+_MAX_SUGGEST = 64
+
+
+@functools.lru_cache(maxsize=8)
+def _candidates(long_only: bool, polarity: str) -> list[str]:
+    """Option names of the same polarity to suggest from (computed once per kind)."""
+    options = serve_options()["options"]
+    return [o for o in options if (o.startswith("--") or not long_only) and _polarity(o) == polarity]
+
+
 def _long_name(key: str) -> str:
     return "--" + key.replace("_", "-")
 
@@ -161,6 +171,7 @@ class UnknownServeOption(Rule):
         data = serve_options()
         options: dict[str, Any] = data["options"]
         given = ctx.config.model_dump(exclude_none=True)
+        suggested = 0
         for key, value in ctx.config.extra_args.items():
             if key == POSITIONAL_KEY:
                 continue  # SD014
@@ -196,10 +207,11 @@ class UnknownServeOption(Rule):
                                        for h in difflib.get_close_matches(opt, hits, n=1, cutoff=0)) if f] + [remove],
                 )
                 continue
-            names = [o for o in options if o.startswith("--")] if opt.startswith("--") else list(options)
-            # never suggest the opposite switch (--disable-log-requests -> --enable-log-requests)
-            names = [o for o in names if _polarity(o) == _polarity(opt)]
-            near = difflib.get_close_matches(opt, names, n=1, cutoff=0.75)
+            # never suggest the opposite switch (--disable-log-requests -> --enable-log-requests);
+            # suggestions for the first _MAX_SUGGEST unknown options only (each costs ~2 ms)
+            suggested += 1
+            names = _candidates(opt.startswith("--"), _polarity(opt)) if suggested <= _MAX_SUGGEST else []
+            near = difflib.get_close_matches(opt, names, n=1, cutoff=0.75) if names else []
             fixes = []
             if near:
                 fix = _rename_patch(key, value, near[0], options, given)

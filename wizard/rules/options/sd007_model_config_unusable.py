@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+import os
+
+from wizard.config import Patch
+from wizard.models.catalog import entries
+from wizard.rules.registry import Rule, Severity, register
+
+
+@register
+class ModelConfigUnusable(Rule):
+    r"""Model config.json unusable
+
+    ## What it does
+
+    Reports every entry of `ModelInfo.errors` of the target and of the drafter, each naming the
+    file and the problem: config.json (or Mistral params.json) that is not JSON, empty, `null`, a
+    list or another non-object, larger than 50 MiB, not UTF-8, unreadable (permissions, a FIFO or
+    device in its place), or a size field (`num_hidden_layers`, `hidden_size`, heads, `head_dim`,
+    `vocab_size`, `max_position_embeddings`, MTP layer counts ...) that is NaN, negative, not an
+    integer or beyond any real model (`wizard.models.local.SIZE_LIMITS`).
+
+    ## Why it matters
+
+    vLLM reads config.json through transformers before anything else: a file that does not parse
+    stops the server at start-up; an absurd size (10^18 layers) makes it build an impossible model
+    and die out of memory after the load. The model-dependent rules cannot check such a checkpoint
+    either, so without this finding the check would look clean.
+
+    ## Example
+
+    A truncated download (empty or half-written config.json), a config.json edited by hand with a
+    typo in a number, a path that points at a pipe or device:
+
+    ```sh
+    vllm serve ./sd007-broken/Llama-3.1-8B-Instruct \
+      --speculative-config '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":4}'
+    ```
+
+    ## Use instead
+
+    Re-download the checkpoint (`huggingface-cli download ...`) or restore its config.json; keep
+    sizes the integers the model was trained with.
+
+    ```sh
+    vllm serve ./sd007-good/Llama-3.1-8B-Instruct \
+      --speculative-config '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":4}'
+    ```
+
+    ## Fix safety
+
+    Only when the folder is named after a model of the offline catalog
+    (`/models/Llama-3.1-8B-Instruct`): use that catalog id, which vLLM downloads with an intact
+    config.json (unsafe if the folder held a fine-tune of it). Otherwise no automatic fix: only the
+    checkpoint's author knows the right values.
+
+    ## Source
+
+    vLLM 0.32/0.33 `vllm/transformers_utils/config.py` `get_config` (transformers
+    `PretrainedConfig.get_config_dict` / `json.loads` of config.json), model construction in
+    `vllm/model_executor/models`; wizard/models/local.py `SIZE_LIMITS`.
+    """
+
+    id = "SD007"
+    severity = Severity.ERROR
+    fields = ("model", "speculative_config.model")
+    topic = "models"
+    phase = "load"
+
+    def check(self, ctx):
+        seen: set[int] = set()
+        for field, info in (("model", ctx.target), ("speculative_config.model", ctx.drafter)):
+            if info is None or id(info) in seen or not info.errors:
+                continue
+            seen.add(id(info))
+            where = info.path or info.id
+            entry = _catalog_id(info.id, field)
+            fixes = [Patch(description=f"Use the catalog model {entry} (an intact copy vLLM downloads)",
+                           set={field: entry})] if entry else []
+            for problem in info.errors:
+                yield self.finding(f"{field} {where!r}: {problem}" + (f"; or use the catalog id {entry}" if entry else ""),
+                                   fields=[field], fixes=fixes)
+
+
+def _catalog_id(name: str, field: str) -> str | None:
+    """The one catalog id whose name equals the folder's last path component (case-insensitive)."""
+    base = os.path.basename(str(name).rstrip("/\\")).lower()
+    if not base:
+        return None
+    hits = [e.id for e in entries("target" if field == "model" else "drafter") if e.id.rsplit("/", 1)[-1].lower() == base]
+    return hits[0] if len(hits) == 1 else None
