@@ -213,7 +213,12 @@ def test_host_problems_are_not_disagreements():
     cfgerr = VllmVerdict("rejected", exc_type="ValidationError", platform="cpu",
                          message="Value error, Total number of attention heads (32) must be divisible by tensor parallel size (3).",
                          raised_at={"file": "config/model.py", "line": 1547, "function": "verify_with_parallel_config"})
-    assert [host_reason(v) for v in (dev, pkg, files, plat, cfgerr)] == ["device", "package", "model files", "platform", None]
+    # the vllm 0.33 CUDA wheel on this GPU-less host, without the benchmark-only platform patch
+    wheel = VllmVerdict("rejected", exc_type="RuntimeError", platform="UnspecifiedPlatform",
+                        message="Device string must not be empty",
+                        raised_at={"file": "config/device.py", "line": 77, "function": "__post_init__"})
+    assert [host_reason(v) for v in (dev, pkg, files, plat, cfgerr, wheel)] == [
+        "device", "package", "model files", "platform", None, "device"]
     dev.host_reason = "device"
     assert cannot_validate_message(dev).startswith("vLLM cannot validate on this host (it finds no usable device here: RuntimeError")
     plat.host_reason = "platform"

@@ -68,7 +68,7 @@ _INHERITED_VLLM_ENV = frozenset({"VLLM_CPU_KVCACHE_SPACE", "VLLM_CPU_OMP_THREADS
 #: messages of device problems of this host (no GPU, no driver), whatever the configuration
 _DEVICE_PATTERNS = ("Failed to infer device type", "No CUDA GPUs are available", "Found no NVIDIA driver",
                     "CUDA driver", "libcuda", "Torch not compiled with CUDA", "NVML", "cudaGetDeviceCount",
-                    "no device_type", "device type is not set")
+                    "no device_type", "device type is not set", "Device string must not be empty")
 
 _UNAVAILABLE_PATTERNS = ("Invalid repository ID or local directory", "couldn't connect", "Cannot find the requested files",
                          "is not a local folder and is not a valid model identifier", "offline mode",
@@ -323,9 +323,10 @@ def host_reason(v: VllmVerdict) -> str | None:
         return "model files"
     if v.exc_type in ("ImportError", "ModuleNotFoundError") or "failed to be inspected" in msg:
         return "package"  # an import failed (vLLM inspects model classes in a subprocess: "failed to be inspected")
-    if any(p in msg for p in _DEVICE_PATTERNS):
-        return "device"
     where = (v.raised_at or {}).get("file") or ""
+    if (any(p in msg for p in _DEVICE_PATTERNS) or where == "config/device.py"
+            or (v.platform or "") in ("UnspecifiedPlatform", "unknown")):
+        return "device"  # DeviceConfig, or a vLLM that resolved no platform (CUDA wheel without a GPU)
     if where.startswith("platforms/"):
         return "platform"
     return None
