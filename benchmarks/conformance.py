@@ -35,6 +35,7 @@ import argparse
 import collections
 import datetime as _dt
 import json
+import signal
 import statistics
 import sys
 import tempfile
@@ -113,6 +114,20 @@ def collect(release: str, corpus: str = "space", n: int = 1000, seed: int = 0, c
     def check(cfg):
         return api.check(cfg, vllm_version=release, gpu="cpu", allow_hub=False)
 
+    def guarded_check(cfg):
+        """The wizard's check with a 60 s watchdog: a hang or crash is a finding of this benchmark."""
+        def _alarm(signum, frame):
+            raise TimeoutError("the wizard's check took more than 60 s")
+        old = signal.signal(signal.SIGALRM, _alarm)
+        signal.alarm(60)
+        try:
+            return check(cfg), None
+        except Exception as err:  # noqa: BLE001 - reported as a row, the run goes on
+            return None, f"{type(err).__name__}: {err}"
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+
     rows, wiz_times, vllm_times = [], [], []
     fixes_total = fixes_ok = 0
     t_start = time.time()
@@ -124,7 +139,12 @@ def collect(release: str, corpus: str = "space", n: int = 1000, seed: int = 0, c
                 rows.append({"id": cid, "config": d, "agreement": "load_error", "error": str(err)})
                 continue
             t0 = time.perf_counter()
-            rep = check(cfg)
+            rep, wiz_err = guarded_check(cfg)
+            if rep is None:
+                rows.append({"id": cid, "config": json.loads(_short(json.dumps(d, default=str), tmp)),
+                             "agreement": "wizard_error", "error": wiz_err})
+                print(f"  [{i}/{len(cases)}] wizard_error {cid}: {wiz_err}", flush=True)
+                continue
             wiz_times.append(time.perf_counter() - t0)
             kw, env = engine_kwargs(cfg)
             v = oracle.check_kwargs(kw, env, timeout=600)
@@ -139,7 +159,7 @@ def collect(release: str, corpus: str = "space", n: int = 1000, seed: int = 0, c
                    "wizard_message": _short(errs[0]["message"], tmp)[:400] if errs else None,
                    "excluded": excluded_class(d), "resolved_max_model_len": v.resolved.get("max_model_len")}
             if errs and v.rejected and row["excluded"] is None:
-                fixed, applied, frep = fix_config_errors(cfg, check)
+                fixed, applied, frep = fix_config_errors(cfg, lambda c: guarded_check(c)[0] or rep)
                 fixes_total += 1
                 left = config_errors(frep)
                 if not left:
@@ -152,6 +172,8 @@ def collect(release: str, corpus: str = "space", n: int = 1000, seed: int = 0, c
                     row["fix"] = {"applied": applied, "vllm": "not run: config-time errors left", "left": [f.rule for f in left]}
                 fixes_ok += ok
             rows.append(row)
+            if i % 100 == 0:
+                print(f"  progress {i}/{len(cases)} ({time.time() - t_start:.0f} s)", flush=True)
             if not quiet and cc.agreement != "agree":
                 print(f"  [{i}/{len(cases)}] {cc.agreement:11s} {cid}: wizard={row['wizard_errors']} vllm={v.verdict} "
                       f"{v.exc_type or ''}: {row['vllm_message'][:160]}", flush=True)
@@ -167,6 +189,7 @@ def collect(release: str, corpus: str = "space", n: int = 1000, seed: int = 0, c
         "vllm_only": sum(r["agreement"] == "vllm_only" for r in counted),
         "vllm_rejected": sum(r["vllm"] == "rejected" for r in counted),
         "unavailable": sum(r["agreement"] == "unavailable" for r in rows),
+        "wizard_errors": sum(r["agreement"] == "wizard_error" for r in rows),
         "excluded": sum(r.get("excluded") is not None for r in rows),
         "fixes_tried": fixes_total, "fixes_accepted": fixes_ok,
         "median_ms_wizard": round(1000 * statistics.median(wiz_times), 2) if wiz_times else None,
@@ -252,13 +275,14 @@ def render(results_dir: Path = RESULTS, doc: Path = DOC) -> str:
         "logic (no-op platform hooks, Model Runner V2, async scheduling on). A GPU host can differ where platform "
         "hooks check hardware.",
         "",
-        "| release | vLLM | configs | compared | agree | agreement | wizard-only | vLLM-only | unavailable here | first fixes accepted | median ms wizard / vLLM | date |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| release | vLLM | configs | compared | agree | agreement | wizard-only | vLLM-only | unavailable here | wizard crashed | first fixes accepted | median ms wizard / vLLM | date |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for rel, data in runs:
         s = data["summary"]
         lines.append(f"| {rel} | {s['vllm']} | {s['configs']} | {s['compared']} | {s['agree']} | **{s['agreement_pct']}%** | "
-                     f"{s['wizard_only']} | {s['vllm_only']} | {s['unavailable']} | {s['fixes_accepted']}/{s['fixes_tried']} | "
+                     f"{s['wizard_only']} | {s['vllm_only']} | {s['unavailable']} | {s.get('wizard_errors', 0)} | "
+                     f"{s['fixes_accepted']}/{s['fixes_tried']} | "
                      f"{s['median_ms_wizard']} / {s['median_ms_vllm']} | {s['date']} |")
     # classes across releases
     all_classes: dict[str, dict[str, int]] = collections.defaultdict(lambda: collections.Counter())
@@ -282,6 +306,11 @@ def render(results_dir: Path = RESULTS, doc: Path = DOC) -> str:
         if unav:
             lines.append("Not counted (vLLM cannot validate on this host): " +
                          ", ".join(f"{k} {v}" for k, v in unav.most_common()) + ".")
+            lines.append("")
+        crashed = [r for r in data["rows"] if r["agreement"] == "wizard_error"]
+        for r in crashed:
+            lines.append(f"- wizard crashed or hung on `{r['id']}`: {r['error']} — `{json.dumps(r['config'], separators=(',', ':'))}`")
+        if crashed:
             lines.append("")
         dis = per_rel_rows[rel]
         if not dis:
