@@ -213,6 +213,18 @@ def collect(release: str, corpus: str = "space", n: int = 1000, seed: int = 0, c
 
 # ---- rendering docs/conformance.md ------------------------------------------------------------------
 
+def _md(x: str) -> str:
+    return str(x).replace("|", "\\|").replace("\n", " ")
+
+
+def _norm(msg: str) -> str:
+    """A message with the run's temporary paths and long value lists shortened (groups alike messages)."""
+    import re
+
+    m = re.sub(r"/tmp/[^ '\"]*?/(tiny|catalog)/", "", " ".join(str(msg).split()))
+    return re.sub(r"Must be one of \[[^\]]*\]", "Must be one of [...]", m)
+
+
 def _inventory_index() -> dict:
     """(release, file, line) -> inventory id, and (file, function) -> ids, from docs/vllm-validators.json."""
     if not INVENTORY.exists():
@@ -227,23 +239,45 @@ def _inventory_index() -> dict:
     return {"sites": sites, "functions": functions, "fields": inv.get("field_constraints", {})}
 
 
-def classify(row: dict, release: str, index: dict) -> str:
-    """The disagreement class: the vLLM validator (inventory id) or the wizard rule responsible."""
+def _field_owner(cls: str, loc: str, release: str) -> tuple[str, str]:
+    """(config class, field) of a pydantic error location: 'VllmConfig' + 'structured_outputs_config.backend'
+    -> ('StructuredOutputsConfig', 'backend'), following the class-typed fields of the release's constraints."""
+    from wizard.vllm.constraints import field_spec
+
+    import re
+
+    tag = re.compile(r"^([a-z-]+\[.*\]|int|str|float|bool|none|dict|list|json-or-python|lax-or-strict)$")
+    parts = [p for p in loc.split(".") if p and not tag.match(p)]
+    field = parts[0] if parts else loc
+    for i, part in enumerate(parts):
+        field = part
+        spec = field_spec(cls, part, release)
+        nested = [k[6:] for k in (spec.kinds if spec else ()) if k.startswith("class:")]
+        if not nested or i == len(parts) - 1:
+            break
+        cls = nested[0]
+    return cls, field
+
+
+def classify(row: dict, release: str, index: dict) -> tuple[str, str]:
+    """(disagreement class, where): the class names the vLLM validator by inventory id (no line, so
+    it is the same across releases) or the wizard rule that fired wrongly; ``where`` is file:line."""
     if row["agreement"] == "wizard_only":
-        return "wizard false alarm: " + ", ".join(row["wizard_errors"])
+        return "wizard error vLLM accepts: " + ", ".join(row["wizard_errors"]), ""
     at = row.get("raised_at") or {}
     fe = row.get("field_errors") or []
     if fe and (not at or at.get("file", "").startswith("engine/arg_utils.py")):
         e = fe[0]
-        field = (e.get("loc") or "").split(".")[0]
-        rid = index["fields"].get(e.get("class") or "", "")
-        return f"missing rule: {rid + ' ' if rid else ''}field constraint {e.get('class')}.{field} ({e.get('type')})"
+        cls, field = _field_owner(e.get("class") or "", e.get("loc") or "", release)
+        rid = index["fields"].get(cls, "")
+        return f"missing rule: {rid + ' ' if rid else ''}field {cls}.{field} ({e.get('type')})", ""
     rid = index["sites"].get((release, at.get("file"), at.get("line")))
-    if rid is None:
+    if rid is None:  # raised in a helper the function calls, or an implicit error (KeyError ...)
         ids = index["functions"].get((release, at.get("file"), at.get("function"))) or set()
-        rid = "/".join(sorted(ids)) if ids else None
-    where = f"{at.get('file')}:{at.get('line')} {at.get('function')}" if at else (row.get("exc_type") or "?")
-    return f"missing rule: {rid or 'not inventoried'} ({where})"
+        rid = "/".join(sorted(ids)) if 0 < len(ids) <= 3 else None
+    where = f"{at.get('file')}:{at.get('line')}" if at else ""
+    what = f"{at.get('file')} {at.get('function')}" if at else (row.get("exc_type") or "?")
+    return f"missing rule: {rid or 'not inventoried'} ({what})", where
 
 
 def render(results_dir: Path = RESULTS, doc: Path = DOC) -> str:
@@ -290,39 +324,49 @@ def render(results_dir: Path = RESULTS, doc: Path = DOC) -> str:
     for rel, data in runs:
         dis = [r for r in data["rows"] if r.get("excluded") is None and r["agreement"] in ("wizard_only", "vllm_only")]
         for r in dis:
-            r["class"] = classify(r, rel, index)
+            r["class"], r["where"] = classify(r, rel, index)
             all_classes[r["class"]][rel] += 1
         per_rel_rows[rel] = dis
     lines += ["", "## Disagreement classes (all releases)", "",
+              "Largest first; these drive the next rules. `missing rule` = vLLM rejects, no wizard rule fired (the "
+              "validator's inventory id, or the file and function outside the inventoried files); `wizard error vLLM "
+              "accepts` = a config-time rule fired on a configuration vLLM builds.", "",
               "| class | " + " | ".join(rel for rel, _ in runs) + " | total |",
               "|---|" + "---|" * (len(runs) + 1)]
-    for cls, cnt in sorted(all_classes.items(), key=lambda kv: -sum(kv[1].values())):
-        lines.append(f"| {cls} | " + " | ".join(str(cnt.get(rel, 0)) for rel, _ in runs) + f" | {sum(cnt.values())} |")
+    for cls, cnt in sorted(all_classes.items(), key=lambda kv: (-sum(kv[1].values()), kv[0])):
+        lines.append(f"| {_md(cls)} | " + " | ".join(str(cnt.get(rel, 0)) for rel, _ in runs) + f" | {sum(cnt.values())} |")
     for rel, data in runs:
         s = data["summary"]
         lines += ["", f"## {rel} ({s['vllm']}, platform {s['platform']}): {s['agreement_pct']}% "
                   f"({s['agree']}/{s['compared']})", ""]
         unav = collections.Counter(r.get("host_reason") or "?" for r in data["rows"] if r["agreement"] == "unavailable")
         if unav:
-            lines.append("Not counted (vLLM cannot validate on this host): " +
-                         ", ".join(f"{k} {v}" for k, v in unav.most_common()) + ".")
-            lines.append("")
+            lines += ["Not counted (vLLM cannot validate on this host): " +
+                      ", ".join(f"{k} {v}" for k, v in unav.most_common()) + ".", ""]
         crashed = [r for r in data["rows"] if r["agreement"] == "wizard_error"]
         for r in crashed:
-            lines.append(f"- wizard crashed or hung on `{r['id']}`: {r['error']} — `{json.dumps(r['config'], separators=(',', ':'))}`")
+            lines.append(f"- wizard crashed or hung on `{r['id']}`: {_md(r['error'])} — `{json.dumps(r['config'], separators=(',', ':'))}`")
         if crashed:
             lines.append("")
         dis = per_rel_rows[rel]
         if not dis:
             lines.append("No disagreement.")
             continue
-        lines += ["| case | class | wizard | vLLM | configuration |", "|---|---|---|---|---|"]
-        for r in sorted(dis, key=lambda r: (r["class"], r["id"])):
+        lines += ["Every disagreement, grouped by class and by the pair of messages (case ids: "
+                  "`tests/conformance_space.generate_space(models, 1000, seed=0, release)` / "
+                  "`conformance_corpus.hand_written`; one configuration shown per group).", "",
+                  "| class | vLLM | wizard | cases | example configuration |", "|---|---|---|---|---|"]
+        groups: dict[tuple, list[dict]] = collections.defaultdict(list)
+        for r in dis:
+            vl = f"{r['exc_type']}: {r['vllm_message']}" if r["vllm"] == "rejected" else "accepted"
             wiz = (", ".join(r["wizard_errors"]) + ": " + (r.get("wizard_message") or "")) if r["wizard_errors"] else "no config-time error"
-            vl = (f"{r['exc_type']}: {r['vllm_message']}" if r["vllm"] == "rejected" else "accepted")
-            cfg = json.dumps(r["config"], separators=(",", ":"))
-            lines.append("| " + " | ".join(x.replace("|", "\\|").replace("\n", " ") for x in
-                                              (r["id"], r["class"], wiz[:300], vl[:300], cfg[:400])) + " |")
+            groups[(r["class"], _norm(vl)[:200], _norm(wiz)[:200])].append(r)
+        for (cls, vl, wiz), rows in sorted(groups.items(), key=lambda kv: (kv[0][0], -len(kv[1]))):
+            ids = ", ".join(r["id"].replace("space-0-", "") for r in rows)
+            where = rows[0].get("where") or ""
+            cfg = json.dumps(rows[0]["config"], separators=(",", ":"))
+            lines.append("| " + " | ".join(_md(x) for x in (cls + (f" `{where}`" if where else ""), vl, wiz,
+                                                              f"{len(rows)}: {ids}", cfg[:300])) + " |")
     text = "\n".join(lines) + "\n"
     doc.write_text(text)
     print(f"wrote {doc} ({len(runs)} releases)")

@@ -538,8 +538,8 @@ def _dataclass_fields(cls: type) -> dict[str, type]:
 
     try:
         hints = typing.get_type_hints(cls)
-    except Exception:  # noqa: BLE001
-        return {}
+    except Exception:  # noqa: BLE001 - some releases have unresolvable forward references
+        hints = {f.name: f.type for f in dataclasses.fields(cls)}
     out: dict[str, type] = {}
     for name, t in hints.items():
         args = typing.get_args(t) if typing.get_origin(t) in (typing.Union, types.UnionType) else (t,)
