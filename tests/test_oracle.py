@@ -192,3 +192,65 @@ def test_cross_check_without_vllm(monkeypatch):
     assert cc.agreement == "unavailable"
     text = cc.render_text().strip().splitlines()
     assert text[-1].startswith("vLLM's own check did not run: vLLM is not installed")
+
+
+def test_host_problems_are_not_disagreements():
+    """vLLM failing for reasons of this host (model files, a package, no device, a platform hook of
+    another platform than the target) reads "vLLM cannot validate on this host (reason)"."""
+    from wizard.oracle import VllmVerdict, cannot_validate_message, compare, host_reason
+
+    cfg = config_from_dict({"model": "meta-llama/Llama-3.1-8B-Instruct"})
+    rep = api.check(cfg, allow_hub=False)
+    dev = VllmVerdict("rejected", exc_type="RuntimeError", platform="",
+                      message="Failed to infer device type, please set the environment variable `VLLM_LOGGING_LEVEL=DEBUG`",
+                      raised_at={"file": "config/device.py", "line": 55, "function": "__post_init__"})
+    pkg = VllmVerdict("rejected", exc_type="ValidationError", platform="cpu",
+                      message="Model architectures ['Gemma3ForConditionalGeneration'] failed to be inspected.")
+    files = VllmVerdict("rejected", exc_type="OSError", platform="cpu",
+                        message="We couldn't connect to 'https://huggingface.co' ... LocalEntryNotFoundError")
+    plat = VllmVerdict("rejected", exc_type="ValueError", platform="cpu", message="fp8 quantization is not supported on CPU",
+                       raised_at={"file": "platforms/cpu.py", "line": 200, "function": "check_and_update_config"})
+    cfgerr = VllmVerdict("rejected", exc_type="ValidationError", platform="cpu",
+                         message="Value error, Total number of attention heads (32) must be divisible by tensor parallel size (3).",
+                         raised_at={"file": "config/model.py", "line": 1547, "function": "verify_with_parallel_config"})
+    # the vllm 0.33 CUDA wheel on this GPU-less host, without the benchmark-only platform patch
+    wheel = VllmVerdict("rejected", exc_type="RuntimeError", platform="UnspecifiedPlatform",
+                        message="Device string must not be empty",
+                        raised_at={"file": "config/device.py", "line": 77, "function": "__post_init__"})
+    assert [host_reason(v) for v in (dev, pkg, files, plat, cfgerr, wheel)] == [
+        "device", "package", "model files", "platform", None, "device"]
+    dev.host_reason = "device"
+    assert cannot_validate_message(dev).startswith("vLLM cannot validate on this host (it finds no usable device here: RuntimeError")
+    plat.host_reason = "platform"
+    # a CPU-platform hook while the report is for a GPU: cannot validate here, never a disagreement
+    cc = compare(rep, plat, {}, {}, target_platform=None)
+    assert cc.agreement == "unavailable" and "DISAGREEMENT" not in cc.render_text()
+    assert "vLLM cannot validate on this host (the cpu platform rejects" in cc.render_text()
+    # the same rejection compared with a report made for the CPU (gpu='cpu') is a real verdict
+    assert compare(rep, plat, {}, {}, target_platform="cpu").agreement == "vllm_only"
+    assert compare(rep, cfgerr, {}, {}, target_platform=None).agreement == "vllm_only"
+
+
+def test_raise_site_looks_inside_pydantic_errors():
+    """The worker reports where vLLM raised: the deepest frame under a 'vllm' folder, also for the
+    ValueError pydantic wraps in a ValidationError; pydantic's own field errors are listed."""
+    import pydantic
+
+    from wizard.oracle import _raise_site
+
+    @pydantic.dataclasses.dataclass
+    class Cfg:
+        n: int = pydantic.Field(default=1, ge=1)
+
+        def __post_init__(self):
+            if self.n == 3:
+                raise ValueError("three is not allowed")
+
+    with pytest.raises(pydantic.ValidationError) as e1:
+        Cfg(n=3)
+    with pytest.raises(pydantic.ValidationError) as e2:
+        Cfg(n=0)
+    where, fields = _raise_site(e1.value)
+    assert fields == []  # a wrapped ValueError, not a field error (this test file is not under /vllm/)
+    where, fields = _raise_site(e2.value)
+    assert fields == [{"class": "Cfg", "loc": "n", "type": "greater_than_equal", "msg": "Input should be greater than or equal to 1"}]

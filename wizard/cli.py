@@ -189,7 +189,7 @@ def _cmd_check(args) -> int:
     if args.with_vllm:
         from wizard.oracle import cross_check
 
-        cross = cross_check(cfg, report, timeout=args.timeout)
+        cross = cross_check(cfg, report, timeout=args.timeout, gpu=args.gpu)
         if args.format == "json":
             data = report.as_json()
             data["vllm_cross_check"] = cross.as_json()

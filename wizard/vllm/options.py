@@ -1,0 +1,137 @@
+"""`vllm serve` option tables per release, from the generated ``serve_options.json``.
+
+    from wizard.vllm import options
+    options.serve_options("0.33")["options"]["--max-model-len"]
+    # {'dest': 'max_model_len', 'kind': '_StoreAction', 'type': 'human_readable_int_or_auto',
+    #  'choices': None, 'default': None, 'group': 'ModelConfig', 'nargs': None, ...}
+    options.short_aliases("0.32")["tp"]          # 'tensor_parallel_size'
+    options.dests_of_kind("BooleanOptionalAction", "0.32")   # frozenset of dests with --no-X
+
+``version`` is anything :func:`wizard.vllm.releases.nearest_release` accepts (text, packaging
+Version, ``wizard.versions.VllmVersion``); unknown versions use the nearest known release.
+Source of every fact: the release's real parser (``ServeSubcommand().subparser_init``: vLLM's
+``EngineArgs.add_cli_args`` + the OpenAI frontend's ``make_arg_parser``), dumped by
+``scripts/dump_vllm_serve_options.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from packaging.version import Version
+
+from wizard.vllm.releases import known_releases, load, nearest_release
+
+__all__ = ["serve_options", "option", "short_aliases", "dests_of_kind", "nargs_dests", "choices", "option_for_dest",
+           "CliVocabulary", "cli_vocabulary"]
+
+
+def serve_options(version: Any) -> dict[str, Any]:
+    """The whole ``serve_options.json`` of the release nearest ``version``: ``options``
+    (option string -> facts), ``allow_abbrev``, ``positionals``, ``vllm_version``, ``generator``."""
+    return load(version, "serve_options.json")
+
+
+def option(opt: str, version: Any) -> dict[str, Any] | None:
+    """Facts of one option string ('--max-num-seqs', '-tp'), or None if the parser lacks it."""
+    return serve_options(version)["options"].get(opt)
+
+
+@functools.lru_cache(maxsize=None)
+def _short_aliases(release: str) -> dict[str, str]:
+    opts = load(release, "serve_options.json")["options"]
+    return {o[1:]: e["dest"] for o, e in opts.items()
+            if o.startswith("-") and not o.startswith("--") and e["kind"] != "_HelpAction"}
+
+
+def short_aliases(version: Any) -> dict[str, str]:
+    """Single-dash aliases without the dash -> dest ({'tp': 'tensor_parallel_size', ...})."""
+    return _short_aliases(nearest_release(version))
+
+
+@functools.lru_cache(maxsize=None)
+def _dests_of_kind(kind: str, release: str) -> frozenset[str]:
+    opts = load(release, "serve_options.json")["options"]
+    return frozenset(e["dest"] for e in opts.values() if e["kind"] == kind)
+
+
+def dests_of_kind(kind: str, version: Any) -> frozenset[str]:
+    """Dests whose argparse action class is ``kind`` ('BooleanOptionalAction',
+    '_StoreTrueAction', '_AppendAction', ...)."""
+    return _dests_of_kind(kind, nearest_release(version))
+
+
+@functools.lru_cache(maxsize=None)
+def _nargs_dests(nargs: str, release: str) -> frozenset[str]:
+    opts = load(release, "serve_options.json")["options"]
+    return frozenset(e["dest"] for e in opts.values() if e.get("nargs") == nargs)
+
+
+def nargs_dests(nargs: str, version: Any) -> frozenset[str]:
+    """Dests with argparse ``nargs`` equal to ``nargs`` ('+', '*', '?')."""
+    return _nargs_dests(nargs, nearest_release(version))
+
+
+@functools.lru_cache(maxsize=None)
+def _by_dest(release: str) -> dict[str, dict[str, Any]]:
+    opts = load(release, "serve_options.json")["options"]
+    out: dict[str, dict[str, Any]] = {}
+    for o, e in opts.items():
+        if o.startswith("--") and not o.startswith("--no-"):
+            out.setdefault(e["dest"], {**e, "option": o})
+    return out
+
+
+def option_for_dest(dest: str, version: Any) -> dict[str, Any] | None:
+    """Facts of the long option storing ``dest`` (with its spelling under ``option``), or None."""
+    return _by_dest(nearest_release(version)).get(dest)
+
+
+def choices(dest: str, version: Any) -> list[Any] | None:
+    """argparse ``choices`` of the option storing ``dest`` (None: no choices or no such option)."""
+    e = option_for_dest(dest, version)
+    return None if e is None else e.get("choices")
+
+
+@dataclass(frozen=True)
+class CliVocabulary:
+    """How `vllm serve` reads each option, over every known release (for the importer, which reads
+    a command before the target version is known): a dest that takes no value in one release and a
+    value in another is read as the newest release defines it.
+
+    ``short_aliases``: 'tp' -> 'tensor_parallel_size'; ``boolean_optional``: dests with ``--no-X``
+    (BooleanOptionalAction; 0.33's EnableDisableAction, which adds ``--disable-X``); ``store_true``; ``nargs``: ``nargs='+'``/``'*'`` dests; ``append``:
+    ``action='append'`` dests; ``optional_value``: ``nargs='?'`` dests."""
+
+    short_aliases: dict[str, str]
+    boolean_optional: frozenset[str]
+    store_true: frozenset[str]
+    nargs: frozenset[str]
+    append: frozenset[str]
+    optional_value: frozenset[str]
+
+
+@functools.lru_cache(maxsize=1)
+def cli_vocabulary() -> CliVocabulary:
+    """The :class:`CliVocabulary` of all known releases (newest definition wins per dest)."""
+    kind: dict[str, dict] = {}
+    aliases: dict[str, str] = {}
+    for rel in sorted(known_releases(), key=Version):  # oldest first: newer releases overwrite
+        aliases.update(_short_aliases(rel))
+        for o, e in load(rel, "serve_options.json")["options"].items():
+            if o.startswith("--") and not o.startswith("--no-"):
+                kind[e["dest"]] = e
+
+    def dests(pred) -> frozenset[str]:
+        return frozenset(d for d, e in kind.items() if pred(e))
+
+    return CliVocabulary(
+        short_aliases=aliases,
+        boolean_optional=dests(lambda e: e["kind"] in ("BooleanOptionalAction", "EnableDisableAction")),
+        store_true=dests(lambda e: e["kind"] == "_StoreTrueAction"),
+        nargs=dests(lambda e: e.get("nargs") in ("+", "*")),
+        append=dests(lambda e: e["kind"] == "_AppendAction"),
+        optional_value=dests(lambda e: e.get("nargs") == "?"),
+    )
