@@ -35,7 +35,7 @@ def parse_auth(args: argparse.Namespace) -> list[tuple[str, str]] | None:
     if args.auth:
         items.append(("--auth", args.auth))
     if args.auth_file:
-        from wizard.safeio import InputRefused, read_text_file
+        from wizard.io.safeio import InputRefused, read_text_file
 
         try:
             # a regular file of at most 64 KiB: a FIFO or /dev/zero is refused, not read forever

@@ -38,8 +38,8 @@ def main(argv=None) -> int:
     from wizard import api
     from wizard.config import config_from_dict
     from wizard.context import resolve_context
-    from wizard.hardware import parse_gpu_spec
-    from wizard.versions import default_version
+    from wizard.hardware.catalog import parse_gpu_spec
+    from wizard.vllm.versions import default_version
 
     models = build_models(Path(tempfile.mkdtemp(prefix="sw-latency-")))
     local = [d for _, d in hand_written(models)]
@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     print(f"target p99 < 20 ms: {'met' if pct(full, 99) < 0.020 else 'NOT met'}")
     if a.no_vllm:
         return 0
-    from wizard.oracle import engine_kwargs, vllm_unavailable_reason
+    from wizard.vllm.oracle import engine_kwargs, vllm_unavailable_reason
 
     if vllm_unavailable_reason():
         print(f"vLLM comparison skipped: {vllm_unavailable_reason()}")

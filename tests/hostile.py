@@ -588,9 +588,9 @@ def reader_case(kind: str, value: Any, budget: Budget) -> None:
     """One reader input: only ConfigError / InputRefused (naming the input), and whatever parses
     exports in every form and re-imports."""
     from wizard.config import ConfigError
-    from wizard.export import to_command, to_dotted_command, to_python, to_yaml
-    from wizard.importers import parse_command, parse_spec_json, parse_yaml
-    from wizard.safeio import InputRefused, json_loads_bounded
+    from wizard.io.export import to_command, to_dotted_command, to_python, to_yaml
+    from wizard.io.importers import parse_command, parse_spec_json, parse_yaml
+    from wizard.io.safeio import InputRefused, json_loads_bounded
 
     with budget.measure(f"{kind}: {value!r}"[:400]):
         cfg = None
@@ -627,9 +627,9 @@ def folder_case(root: Path, spec: dict[str, Any], budget: Budget) -> None:
 
     from wizard import api
     from wizard.context import clear_model_cache, resolve_context
-    from wizard.importers import parse_command
+    from wizard.io.importers import parse_command
     from wizard.plan import PlanInputError, plan
-    from wizard.versions import default_version
+    from wizard.vllm.versions import default_version
 
     folder = build_folder(root / uuid.uuid4().hex, spec)
     try:
@@ -639,7 +639,7 @@ def folder_case(root: Path, spec: dict[str, Any], budget: Budget) -> None:
             cfg = parse_command(folder_command(folder, spec))
             hw = None
             if spec["gpu"]:
-                from wizard.hardware import parse_gpu_spec
+                from wizard.hardware.catalog import parse_gpu_spec
 
                 hw = parse_gpu_spec(spec["gpu"])
             ctx = resolve_context(cfg, default_version(), hw, allow_hub=False)

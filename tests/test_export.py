@@ -1,4 +1,4 @@
-"""wizard.export: every form re-imports to the same config (hypothesis), plus fixed examples."""
+"""wizard.io.export: every form re-imports to the same config (hypothesis), plus fixed examples."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wizard.config import SERVE_FIELDS, ServeConfig, config_from_dict
-from wizard.export import FORMATS, export, spec_dict, to_argv, to_command, to_dotted_command, to_python, to_yaml
+from wizard.io.forms import SINGLE_NODE_FORMATS as FORMATS, export
+from wizard.io.export import spec_dict, to_argv, to_command, to_dotted_command, to_python, to_yaml
 from wizard.security import SECRET_OPTION_DESTS, is_secret_env
-from wizard.importers import (
+from wizard.io.importers import (
     DEPRECATED_FLAGS, SPEC_SHORTHANDS, VLLM_APPEND_FLAGS, VLLM_BOOL_OPTIONAL_FLAGS, VLLM_NARGS_FLAGS,
     VLLM_STORE_TRUE_FLAGS, parse_command, parse_yaml,
 )
@@ -238,6 +239,6 @@ def test_export_dispatch():
 
 
 def test_export_delegates_scaleout_forms():
-    scaleout = pytest.importorskip("wizard.scaleout")
+    scaleout = pytest.importorskip("wizard.io.scaleout")
     for form in scaleout.SCALEOUT_FORMATS:
         assert export(CFG, form) == scaleout.export_scaleout(CFG, form)

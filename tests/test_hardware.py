@@ -1,4 +1,4 @@
-"""Hardware catalog (presets/hardware.yaml) and NVML discovery (wizard/gpu.py)."""
+"""Hardware catalog (presets/hardware.yaml) and NVML discovery (wizard/hardware/nvml.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import types
 
 import pytest
 
-from wizard import gpu
-from wizard.hardware import Hardware, HardwareError, parse_gpu_spec
-from wizard.hardware_catalog import catalog, host_cpu_isa, lookup, names
+from wizard.hardware import nvml as gpu
+from wizard.hardware.spec import Hardware, HardwareError
+from wizard.hardware.catalog import parse_gpu_spec
+from wizard.hardware.catalog import catalog, host_cpu_isa, lookup, names
 
 REQUIRED = [
     "H100-SXM", "H100-PCIe", "H100-NVL", "H200", "B200", "GB200", "B300", "A100-40GB", "A100-80GB",

@@ -32,7 +32,7 @@ from factory import make_model_dir
 from wizard import api
 from wizard.config import ConfigError
 from wizard.context import clear_model_cache
-from wizard.importers import parse_command, parse_spec_json, parse_yaml
+from wizard.io.importers import parse_command, parse_spec_json, parse_yaml
 from wizard.rules.registry import Severity
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -314,7 +314,7 @@ def test_env_unset_wrapper_keeps_the_model():
 
 
 def test_double_dash_positionals_survive_export():
-    from wizard.export import to_command, to_yaml
+    from wizard.io.export import to_command, to_yaml
 
     cfg = parse_command("vllm serve M -tp 2 -- -weird word")
     assert cfg.extra_args["_positional"] == ["-weird", "word"]
@@ -324,7 +324,7 @@ def test_double_dash_positionals_survive_export():
 
 
 def test_yaml_export_keeps_short_options_on_the_command_line():
-    from wizard.export import to_yaml
+    from wizard.io.export import to_yaml
 
     cfg = parse_command("vllm serve M -x 5 --max-num-seqs 8")
     y = to_yaml(cfg)

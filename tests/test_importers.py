@@ -1,4 +1,4 @@
-"""wizard.importers: `vllm serve` argv / YAML -> ServeConfig (real values; no vLLM needed)."""
+"""wizard.io.importers: `vllm serve` argv / YAML -> ServeConfig (real values; no vLLM needed)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wizard.config import ConfigError
-from wizard.importers import parse_command, parse_spec_json, parse_yaml
+from wizard.io.importers import parse_command, parse_spec_json, parse_yaml
 
 DATA = Path(__file__).parent / "data"
 

@@ -23,7 +23,7 @@ import pytest
 from factory import make_tiny_llama
 from wizard.config import config_from_dict
 from wizard.launch import advice, launch, run_smoke
-from wizard.versions import installed_vllm
+from wizard.vllm.versions import installed_vllm
 
 pytestmark = [
     pytest.mark.vllm,

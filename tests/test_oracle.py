@@ -34,7 +34,7 @@ def models(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def oracle():
-    from wizard.oracle import VllmOracle, vllm_unavailable_reason
+    from wizard.vllm.oracle import VllmOracle, vllm_unavailable_reason
 
     if vllm_unavailable_reason():
         pytest.skip(vllm_unavailable_reason())
@@ -48,13 +48,13 @@ def _check(cfg):
 
 
 def _config_errors(report):
-    from wizard.oracle import rule_phase
+    from wizard.vllm.oracle import rule_phase
 
     return [f for f in report.findings if f.severity.value == "error" and rule_phase(f.rule) == "config"]
 
 
 def _compare_all(cases, oracle):
-    from wizard.oracle import compare, engine_kwargs
+    from wizard.vllm.oracle import compare, engine_kwargs
 
     rows = []
     for cid, d in cases:
@@ -74,7 +74,7 @@ def _assert_agreement(rows):
 
 
 def _assert_fixes_accepted(rows, oracle):
-    from wizard.oracle import engine_kwargs
+    from wizard.vllm.oracle import engine_kwargs
 
     failures = []
     tried = 0
@@ -128,7 +128,7 @@ def test_generated_configs_match_vllm(models, oracle):
 
 @pytest.mark.vllm
 def test_cross_check_text_and_json(models, oracle):
-    from wizard.oracle import cross_check
+    from wizard.vllm.oracle import cross_check
 
     cfg = config_from_dict({"model": models["target"], "max_model_len": 512,
                             "speculative_config": {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 5,
@@ -169,7 +169,7 @@ def test_cli_with_vllm(models, tmp_path):
 # ---- without vLLM ---------------------------------------------------------------------------
 
 def test_engine_kwargs_conversion():
-    from wizard.oracle import engine_kwargs
+    from wizard.vllm.oracle import engine_kwargs
 
     cfg = api.load(command="vllm serve m --tensor-parallel-size 2 --kv-cache-dtype fp8 --enable-lora "
                            "--speculative-config '{\"method\":\"eagle3\",\"model\":\"d\",\"num_speculative_tokens\":3,\"foo\":1}' "
@@ -184,7 +184,7 @@ def test_engine_kwargs_conversion():
 
 
 def test_cross_check_without_vllm(monkeypatch):
-    import wizard.oracle as oracle_mod
+    import wizard.vllm.oracle as oracle_mod
 
     monkeypatch.setattr(oracle_mod.importlib.util, "find_spec", lambda name: None)
     cfg = config_from_dict({"model": "meta-llama/Llama-3.1-8B-Instruct"})
@@ -197,7 +197,7 @@ def test_cross_check_without_vllm(monkeypatch):
 def test_host_problems_are_not_disagreements():
     """vLLM failing for reasons of this host (model files, a package, no device, a platform hook of
     another platform than the target) reads "vLLM cannot validate on this host (reason)"."""
-    from wizard.oracle import VllmVerdict, cannot_validate_message, compare, host_reason
+    from wizard.vllm.oracle import VllmVerdict, cannot_validate_message, compare, host_reason
 
     cfg = config_from_dict({"model": "meta-llama/Llama-3.1-8B-Instruct"})
     rep = api.check(cfg, allow_hub=False)
@@ -236,7 +236,7 @@ def test_raise_site_looks_inside_pydantic_errors():
     ValueError pydantic wraps in a ValidationError; pydantic's own field errors are listed."""
     import pydantic
 
-    from wizard.oracle import _raise_site
+    from wizard.vllm.oracle import _raise_site
 
     @pydantic.dataclasses.dataclass
     class Cfg:

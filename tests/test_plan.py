@@ -13,7 +13,7 @@ from wizard import api
 from wizard.cli import main
 from wizard.config import Patch, apply_patch, config_from_dict
 from wizard.context import CheckContext
-from wizard.hardware_catalog import lookup
+from wizard.hardware.catalog import lookup
 from wizard.plan import (
     GiB,
     expected_tokens_per_step,
@@ -23,7 +23,7 @@ from wizard.plan import (
     render_text,
     speedup_table,
 )
-from wizard.versions import default_version
+from wizard.vllm.versions import default_version
 
 
 def info(name: str):

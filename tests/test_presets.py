@@ -1,4 +1,4 @@
-"""Deployment presets (presets/deployments/*.yaml, wizard/presets.py): complete, documented,
+"""Deployment presets (presets/deployments/*.yaml, wizard/io/presets.py): complete, documented,
 and free of error findings on their own hardware."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 
 from wizard.api import check
 from wizard.config import ConfigError, ServeConfig
-from wizard.hardware import parse_gpu_spec
-from wizard.presets import PRESETS_DIR, Preset, clear_cache, list_presets, load_preset
+from wizard.hardware.catalog import parse_gpu_spec
+from wizard.io.presets import PRESETS_DIR, Preset, clear_cache, list_presets, load_preset
 
 PRESETS = list_presets()
 NAMES = [p.name for p in PRESETS]

@@ -19,7 +19,7 @@ from conformance_corpus import _llama_cfg
 from factory import make_model_dir
 
 from wizard import api
-from wizard.hardware_catalog import lookup
+from wizard.hardware.catalog import lookup
 from wizard.models.info import ModelInfo, TensorInfo
 from wizard.plan import plan
 from wizard.resolve import model_dtype, supported_dtypes

@@ -1,4 +1,4 @@
-"""Scale-out exports (wizard/scaleout.py) and every export format for every preset, checked with
+"""Scale-out exports (wizard/io/scaleout.py) and every export format for every preset, checked with
 real parsers and schemas: PyYAML, the Kubernetes OpenAPI schema (kubernetes-validate), the
 production-stack chart's values schema (jsonschema) and vLLM's own argument parser."""
 
@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from wizard.config import ServeConfig, config_from_dict
-from wizard.presets import list_presets, load_preset
-from wizard.scaleout import SCALEOUT_FORMATS, export_scaleout, gpu_count, serve_args
+from wizard.io.presets import list_presets, load_preset
+from wizard.io.scaleout import SCALEOUT_FORMATS, export_scaleout, gpu_count, serve_args
 
 PRESETS = list_presets()
 NAMES = [p.name for p in PRESETS]
@@ -62,7 +62,7 @@ def _expected(cfg: ServeConfig, parsed: dict) -> None:
 
 
 def _command_args(cfg: ServeConfig) -> list[str]:
-    """The command export's argv after `vllm serve` (wizard.export.to_argv via serve_args)."""
+    """The command export's argv after `vllm serve` (wizard.io.export.to_argv via serve_args)."""
     return serve_args(cfg)
 
 
@@ -382,7 +382,7 @@ BASIC_FORMATS = ("command", "dotted", "yaml", "python")
 @pytest.mark.vllm
 @pytest.mark.parametrize("name", NAMES)
 def test_every_export_format_for_every_preset(name, vllm_parse, tmp_path):
-    from wizard.export import export
+    from wizard.io.forms import export
 
     cfg, hw, _ = load_preset(name)
     out = {}

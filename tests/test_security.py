@@ -22,7 +22,7 @@ import pytest
 
 from wizard import security
 from wizard.config import config_from_dict
-from wizard.importers import parse_command
+from wizard.io.importers import parse_command
 
 ROOT = Path(__file__).resolve().parents[1]
 LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
@@ -132,7 +132,8 @@ SECRET_CMD = f"HF_TOKEN=hf_SeCrEt123456 vllm serve {LLAMA} --api-key sk-SeCrEt-9
 
 
 def test_exports_reference_secrets_instead_of_writing_them():
-    from wizard.export import export, to_command, to_python, to_yaml
+    from wizard.io.export import to_command, to_python, to_yaml
+    from wizard.io.forms import export
 
     cfg = parse_command(SECRET_CMD)
     cmd = to_command(cfg)
@@ -198,7 +199,7 @@ sys.path.insert(0, {root!r})
 os.environ.pop("GRADIO_TEMP_DIR", None)
 from wizard.ui import build_app
 from wizard.ui.state import state_from_config
-from wizard.importers import parse_command
+from wizard.io.importers import parse_command
 demo = build_app()
 ui = demo.wizard_ui
 st = state_from_config(parse_command({cmd!r}))

@@ -161,7 +161,7 @@ def test_plan_frames_from_the_real_planner():
 def test_method_choices_put_fitting_methods_first():
     from wizard.ui import services
     from wizard.ui.steps.speculation import method_choices
-    from wizard.versions import default_version
+    from wizard.vllm.versions import default_version
 
     st = set_field(new_state(), "model", "meta-llama/Llama-3.1-8B-Instruct")
     choices = method_choices(services.evaluate(st), default_version())
@@ -226,7 +226,7 @@ def test_hardware_step_shows_count_message_and_one_memory_unit():
 
 
 def test_ill_typed_and_huge_numbers_are_kept_and_browser_safe():
-    from wizard.export import export
+    from wizard.io.forms import export
     from wizard.ui import build_app
     from wizard.ui.state import browser_safe
 
@@ -283,7 +283,7 @@ def test_plan_step_never_raises_on_huge_values():
 def test_choosing_a_method_fills_the_catalog_drafter_it_names():
     from wizard.ui import build_app, services
     from wizard.ui.steps.speculation import method_choices
-    from wizard.versions import default_version
+    from wizard.vllm.versions import default_version
 
     demo = build_app()
     ui = demo.wizard_ui
@@ -326,7 +326,7 @@ def test_drafter_list_follows_the_method_family():
 def test_method_list_collapses_mtp_aliases():
     from wizard.ui import services
     from wizard.ui.steps.speculation import method_choices
-    from wizard.versions import default_version
+    from wizard.vllm.versions import default_version
     from wizard.vllm.methods import mtp_types
 
     st = set_field(new_state(), "model", "meta-llama/Llama-3.1-8B-Instruct")

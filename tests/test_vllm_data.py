@@ -1,4 +1,4 @@
-"""The generated vLLM data (wizard/data/vllm/<X.Y>/) and its loaders (wizard.vllm.*, wizard.versions).
+"""The generated vLLM data (wizard/data/vllm/<X.Y>/) and its loaders (wizard.vllm.*, wizard.vllm.versions).
 
 Values asserted here were read from the releases' own source (file named per test); the
 ``vllm``-marked test regenerates the installed release's files and compares them with the
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from wizard import versions
+from wizard.vllm import versions
 from wizard.vllm import constraints, methods, options, releases
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,6 +48,8 @@ def test_not_a_version_is_a_value_error():
     with pytest.raises(ValueError):
         releases.nearest_release("latest")
     with pytest.raises(ValueError):
+        releases.load("0.32", "../nope.json")
+    with pytest.raises(releases.ReleaseDataError):
         releases.load("0.32", "nope.json")
 
 
@@ -155,7 +157,7 @@ def test_engine_arg_owner_and_open_literals():
 @pytest.mark.vllm
 def test_packaged_data_matches_the_installed_vllm(tmp_path):
     pytest.importorskip("vllm")
-    from wizard.versions import installed_vllm
+    from wizard.vllm.versions import installed_vllm
 
     inst = installed_vllm()
     if inst is None or not releases.is_known(inst):

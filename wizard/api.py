@@ -17,9 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from wizard.config import ConfigError, Patch, ServeConfig, apply_patch, config_from_dict
 from wizard.context import CheckContext, resolve_context
-from wizard.hardware import Hardware
+from wizard.hardware.spec import Hardware
 from wizard.rules.registry import Finding, Severity, iter_findings
-from wizard.versions import VllmVersion, default_version, parse_version
+from wizard.vllm.versions import VllmVersion, default_version, parse_version
 
 __all__ = ["Report", "load", "check", "check_context", "fix_all", "ConfigError"]
 
@@ -67,7 +67,7 @@ def load(
     Raises:
         ConfigError: unusable input (no model, unreadable file, not YAML); the message names the field.
     """
-    from wizard import importers
+    from wizard.io import importers
 
     given = [x is not None for x in (command, config_file, yaml_text, data)]
     if sum(given) != 1:
@@ -75,7 +75,7 @@ def load(
     if command is not None:
         return importers.parse_command(command)
     if config_file is not None:
-        from wizard.safeio import MAX_YAML_CONFIG_BYTES, InputRefused, read_text_file
+        from wizard.io.safeio import MAX_YAML_CONFIG_BYTES, InputRefused, read_text_file
 
         p = Path(config_file)
         try:
@@ -103,14 +103,14 @@ def _version(v: VllmVersion | str | None) -> VllmVersion:
 def _hardware(gpu: Hardware | str | None) -> Hardware | None:
     if gpu is None or isinstance(gpu, Hardware):
         return gpu
-    from wizard.hardware import parse_gpu_spec
+    from wizard.hardware.catalog import parse_gpu_spec
 
     return parse_gpu_spec(gpu)
 
 
 def check_context(ctx: CheckContext) -> Report:
     """Run every applicable rule and advisory (wizard.advisories) on a resolved context."""
-    from wizard.export import to_command
+    from wizard.io.export import to_command
 
     from wizard.advisories import advisory_findings  # known engine bugs (wizard/data/advisories)
 

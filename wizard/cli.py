@@ -187,7 +187,7 @@ def _cmd_check(args) -> int:
     cfg = load_from_args(args)
     report = api.check(cfg, vllm_version=args.vllm_version, gpu=args.gpu, allow_hub=not args.offline)
     if args.with_vllm:
-        from wizard.oracle import cross_check
+        from wizard.vllm.oracle import cross_check
 
         cross = cross_check(cfg, report, timeout=args.timeout, gpu=args.gpu)
         if args.format == "json":
@@ -205,7 +205,7 @@ def _cmd_check(args) -> int:
 
 def _cmd_fix(args) -> int:
     from wizard import api
-    from wizard.export import export
+    from wizard.io.forms import export
 
     cfg = load_from_args(args)
     fixed, applied, report = api.fix_all(cfg, vllm_version=args.vllm_version, gpu=args.gpu, allow_hub=not args.offline)
@@ -226,7 +226,7 @@ def _cmd_fix(args) -> int:
 
 
 def _cmd_export(args) -> int:
-    from wizard.export import export
+    from wizard.io.forms import export
 
     cfg = load_from_args(args)
     sys.stdout.write(export(cfg, args.to).rstrip("\n") + "\n")
@@ -261,7 +261,7 @@ def _cmd_models(args) -> int:
 
 
 def _cmd_presets(args) -> int:
-    from wizard.presets import list_presets
+    from wizard.io.presets import list_presets
 
     rows = list_presets()
     if args.format == "json":

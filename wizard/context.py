@@ -13,10 +13,10 @@ from typing import Any, Callable
 
 from wizard import resolve
 from wizard.config import ServeConfig
-from wizard.hardware import Hardware
+from wizard.hardware.spec import Hardware
 from wizard.models import ModelLookupError, resolve_model
 from wizard.models.info import ModelInfo
-from wizard.versions import VllmVersion, default_version
+from wizard.vllm.versions import VllmVersion, default_version
 
 __all__ = ["CheckContext", "resolve_context", "clear_model_cache", "REFUSED_PATH"]
 

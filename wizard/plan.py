@@ -55,7 +55,7 @@ from typing import Any, Literal, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from wizard.config import ServeConfig
-from wizard.hardware import Hardware
+from wizard.hardware.spec import Hardware
 from wizard.models.info import ModelInfo
 from wizard.resolve import drafter_model_name, model_dtype, mtp_rewrite, supported_dtypes
 from wizard.vllm.methods import (
@@ -719,7 +719,7 @@ def _as_context(ctx_or_cfg, hardware: Hardware | str | None):
     from wizard.context import CheckContext, resolve_context
 
     if isinstance(hardware, str):
-        from wizard.hardware import parse_gpu_spec
+        from wizard.hardware.catalog import parse_gpu_spec
 
         hardware = parse_gpu_spec(hardware)
     if isinstance(ctx_or_cfg, CheckContext):
@@ -739,7 +739,7 @@ def model_info_from_folder(path: str | os.PathLike) -> ModelInfo | None:
     """Minimal ModelInfo from a local folder's config.json and safetensors file sizes; the
     planner's fallback when the model inspector (wizard.models.resolve_model) cannot answer.
     Returns None when there is no readable config.json."""
-    from wizard.safeio import json_loads_bounded, read_regular_file
+    from wizard.io.safeio import json_loads_bounded, read_regular_file
 
     p = Path(path)
     try:  # bounded, regular files only: a FIFO or /dev/zero in place of config.json is not read
@@ -756,7 +756,7 @@ def model_info_from_folder(path: str | os.PathLike) -> ModelInfo | None:
 
 
 def _safetensors_bytes(p: Path) -> int:
-    from wizard.safeio import json_loads_bounded, read_regular_file
+    from wizard.io.safeio import json_loads_bounded, read_regular_file
 
     idx = p / "model.safetensors.index.json"
     try:
@@ -1135,24 +1135,24 @@ def render_text(p: Plan) -> str:
 def cli_plan(args, cfg: ServeConfig) -> int:
     """`python -m wizard plan [--format json] [--gpu NAME[xN]] [--kv-cache-space-gib G]`.
 
-    Without --gpu, NVML discovery is tried (wizard.gpu); a CPU-only vLLM build plans for 'cpu'
+    Without --gpu, NVML discovery is tried (wizard.hardware.nvml); a CPU-only vLLM build plans for 'cpu'
     when --kv-cache-space-gib or VLLM_CPU_KVCACHE_SPACE is given. Returns 0, or 1 when the
     configuration does not fit. Raises HardwareError (a ValueError, exit 2 in wizard.cli).
     """
     from wizard.context import resolve_context
-    from wizard.versions import default_version, parse_version
+    from wizard.vllm.versions import default_version, parse_version
 
     hw: Hardware | None = None
     if getattr(args, "gpu", None):
-        from wizard.hardware import parse_gpu_spec
+        from wizard.hardware.catalog import parse_gpu_spec
 
         hw = parse_gpu_spec(args.gpu)
     else:
-        from wizard.gpu import discover, to_hardware
+        from wizard.hardware.nvml import discover, to_hardware
 
         hw = to_hardware(discover())
         if hw is None and (getattr(args, "kv_cache_space_gib", None) is not None or os.environ.get("VLLM_CPU_KVCACHE_SPACE")):
-            from wizard.hardware_catalog import lookup
+            from wizard.hardware.catalog import lookup
 
             hw = lookup("cpu")
     version = parse_version(args.vllm_version) if getattr(args, "vllm_version", None) else default_version()

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from wizard.hardware import Hardware
+from wizard.hardware.spec import Hardware
 from wizard.models.info import ModelInfo
 from wizard.vllm import methods as M
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.config import SpeculativeConfig
     from wizard.context import CheckContext
-    from wizard.versions import VllmVersion
+    from wizard.vllm.versions import VllmVersion
 
 __all__ = [
     "written_method",

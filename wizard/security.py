@@ -3,7 +3,7 @@
 A configuration reaches the launcher from text someone else may have written: a pasted command,
 a YAML file (its ``# env:`` comments), a saved session. This module decides, from tables
 generated out of vLLM itself (``scripts/dump_vllm_launch_policy.py`` ->
-``wizard/data/vllm_launch_policy_<version>.json``), what of it may run:
+``wizard/data/vllm/<X.Y>/launch_policy.json``), what of it may run:
 
 * **Environment** (:func:`classify_env`): a variable is passed to the server only when vLLM
   reads it as a number, a boolean, a fixed choice or plain text that names no file
@@ -44,7 +44,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from packaging.version import Version
+
 from wizard.resolve import is_custom_proposer_path
+from wizard.vllm import options as vllm_options
+from wizard.vllm import releases
 from wizard.vllm.methods import CUSTOM_CLASS
 
 __all__ = [
@@ -73,19 +77,18 @@ __all__ = [
     "redact_config",
 ]
 
-DATA = Path(__file__).parent / "data"
 
 
 # ---- the generated table ---------------------------------------------------------------------
 
 def policy_table(version: str | None = None) -> dict[str, Any]:
     """The launch-policy table for ``version`` ('0.32'...; default: the vLLM the wizard targets,
-    :func:`wizard.versions.default_version`; the newest file not newer, else the oldest). Keys:
+    :func:`wizard.vllm.versions.default_version`; the newest file not newer, else the oldest). Keys:
     options (option string -> {dest, risk, why, flag}), nested (DEST.FIELD -> {risk, why}), env
     (VAR -> {kind: typed|text, loads}). See scripts/dump_vllm_launch_policy.py."""
     if version is None:
         try:
-            from wizard.versions import default_version
+            from wizard.vllm.versions import default_version
 
             version = str(default_version())
         except Exception:  # pragma: no cover
@@ -95,16 +98,21 @@ def policy_table(version: str | None = None) -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=8)
 def _policy_table(version: str | None) -> dict[str, Any]:
-    files = sorted(DATA.glob("vllm_launch_policy_*.json"),
-                   key=lambda p: tuple(int(x) for x in re.findall(r"\d+", p.stem.rsplit("_", 1)[1])))
-    if not files:  # pragma: no cover - shipped with the package
+    """The generated ``launch_policy.json`` of ``version``'s release, else of the newest release
+    not newer that has one, else the oldest (:mod:`wizard.vllm.releases`)."""
+    have = [k for k in releases.known_releases() if releases.has_file(k, "launch_policy.json")]
+    if not have:  # pragma: no cover - shipped with the package
         return {"options": {}, "nested": {}, "env": {}}
-    chosen = files[-1]
+    chosen = have[-1]
     if version:
-        want = tuple(int(x) for x in re.findall(r"\d+", str(version))[:2])
-        older = [p for p in files if tuple(int(x) for x in re.findall(r"\d+", p.stem.rsplit("_", 1)[1])) <= want]
-        chosen = older[-1] if older else files[0]
-    return json.loads(chosen.read_text(encoding="utf-8"))
+        try:
+            want = Version(releases.release_of(version))
+        except ValueError:
+            want = None
+        if want is not None:
+            older = [k for k in have if Version(k) <= want]
+            chosen = older[-1] if older else have[0]
+    return releases.load(chosen, "launch_policy.json")
 
 
 # ---- environment -------------------------------------------------------------------------------
@@ -431,15 +439,13 @@ def uses_upload(cfg: Any, dirs: Iterable[str] | None = None) -> list[str]:
 
 def _secret_dests() -> frozenset[str]:
     """`vllm serve` options that carry a credential: dests ending in api_key/token/secret/password
-    in vLLM's parser (wizard/data/vllm_serve_options_*.json): api_key, hf_token in 0.32."""
+    in the parser of any known release (wizard/data/vllm/<X.Y>/serve_options.json): api_key,
+    hf_token in 0.32."""
     out = set()
-    for p in DATA.glob("vllm_serve_options_*.json"):
-        try:
-            for e in json.loads(p.read_text(encoding="utf-8")).get("options", {}).values():
-                if re.search(r"(?:^|_)(?:api_key|token|secret|password)$", e.get("dest", "")):
-                    out.add(e["dest"])
-        except (OSError, ValueError):
-            continue
+    for key in releases.known_releases():
+        for e in vllm_options.serve_options(key).get("options", {}).values():
+            if re.search(r"(?:^|_)(?:api_key|token|secret|password)$", e.get("dest", "")):
+                out.add(e["dest"])
     return frozenset(out or {"api_key", "hf_token"})
 
 

@@ -9,7 +9,7 @@ import pytest
 from rules import test_public_bugs as pb
 from wizard.advisories import advisories
 from wizard.api import check
-from wizard.presets import list_presets, load_preset
+from wizard.io.presets import list_presets, load_preset
 
 IDS = {a.id for a in advisories()}
 PRESETS = [p.name for p in list_presets()]

@@ -16,7 +16,7 @@ from wizard.advisories import matcher
 from wizard.advisories.schema import Advisory
 from wizard.config import SERVE_FIELDS, SPEC_FIELDS
 from wizard.context import resolve_context
-from wizard.versions import parse_version
+from wizard.vllm.versions import parse_version
 from wizard.vllm import options as vllm_options
 from wizard.vllm import releases
 
@@ -119,7 +119,7 @@ def test_condition_validation_names_the_problem(cond, fragment):
 
 
 def _ctx(command: str, version: str = "0.26.0", gpu: str | None = None):
-    from wizard.hardware import parse_gpu_spec
+    from wizard.hardware.catalog import parse_gpu_spec
 
     cfg = api.load(command=command)
     return resolve_context(cfg, parse_version(version), parse_gpu_spec(gpu) if gpu else None, allow_hub=False)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from factory import fixture_config, make_model_dir
-from wizard.hardware_catalog import lookup
+from wizard.hardware.catalog import lookup
 from wizard.mechanisms.attention_backend import AttentionLayout, layout_for, select_backend, select_for_pair
 from wizard.models.local import inspect_folder
 from wizard.vllm.backends import load
@@ -118,7 +118,7 @@ def test_facts_match_the_installed_vllm_classes():
     from vllm.config.cache import CacheDType
     from vllm.v1.attention.backends.registry import AttentionBackendEnum as E
 
-    from wizard.versions import installed_vllm
+    from wizard.vllm.versions import installed_vllm
 
     inst = installed_vllm()
     if inst is None:

@@ -106,7 +106,7 @@ def test_installed_vllm_computes_the_same_sizes():
     from vllm.config.compilation import CompilationConfig, CUDAGraphMode
     from vllm.config.vllm import VllmConfig
 
-    from wizard.versions import installed_vllm
+    from wizard.vllm.versions import installed_vllm
 
     inst = installed_vllm()
     if inst is None:

@@ -122,7 +122,7 @@ def test_installed_vllm_groups_the_same_way():
     from vllm.v1.core import kv_cache_utils
     from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec, SlidingWindowSpec
 
-    from wizard.versions import installed_vllm
+    from wizard.vllm.versions import installed_vllm
 
     inst = installed_vllm()
     if inst is None or not hasattr(kv_cache_utils, "get_kv_cache_groups"):

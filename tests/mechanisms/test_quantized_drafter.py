@@ -4,7 +4,7 @@ draft_lm_head_quantization (0.33)."""
 from __future__ import annotations
 
 from factory import fixture_config, make_model_dir
-from wizard.hardware_catalog import lookup
+from wizard.hardware.catalog import lookup
 from wizard.mechanisms.quantized_drafter import check_quantized_drafter, drafter_quantization
 from wizard.models.local import inspect_folder
 

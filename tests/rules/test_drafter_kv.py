@@ -8,7 +8,7 @@ from pathlib import Path
 from factory import fixture_config, make_model_dir
 from test_public_bugs import dspark_drafter, eagle3_drafter, hw, mla_target, run, spec, tiny_llama_cfg
 from wizard.config import apply_patch
-from wizard.hardware_catalog import lookup
+from wizard.hardware.catalog import lookup
 
 
 def rules(report, rule: str, severity: str | None = None):

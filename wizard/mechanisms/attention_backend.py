@@ -31,8 +31,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from wizard.vllm.backends import BackendTable, load
 from wizard.vllm import methods as M
+from wizard.vllm import releases
+from wizard.vllm.backends import BackendTable, load
 
 __all__ = ["AttentionLayout", "BackendCheck", "Selection", "select_backend", "layout_for", "select_for_pair"]
 
@@ -211,10 +212,8 @@ def _select_priority(table: BackendTable, profile: str, layout: AttentionLayout,
 
 
 def _cpu_facts(table: BackendTable) -> dict:
-    from wizard.mechanisms._tables import load_table, release_key
-
     try:
-        return (load_table(release_key(table.key, "features"), "features").get("facts") or {}).get("cpu_selection") or {}
+        return (releases.load(table.key, "features.json").get("facts") or {}).get("cpu_selection") or {}
     except Exception:  # features table missing: the 0.28-0.32 behaviour (no checks)
         return {}
 

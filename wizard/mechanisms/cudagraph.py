@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from wizard.mechanisms._tables import load_table, release_key
+from wizard.vllm import releases
 
 __all__ = ["CudaGraphPlan", "capture_plan", "CG_SUPPORT_ORDER", "release_for"]
 
@@ -34,7 +34,7 @@ _MODES = ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
 
 
 def release_for(version: Any) -> str:
-    return release_key(version, "cudagraph")
+    return releases.nearest_release(version, "cudagraph.json")
 
 
 def _decode_mode(mode: str) -> str:
@@ -219,7 +219,7 @@ def capture_plan(
     come back as ``error``.
     """
     key = release_for(release)
-    table = load_table(key, "cudagraph")
+    table = releases.load(key, "cudagraph.json")
     rel = table.get("release", key)
     mode = (cudagraph_mode or table.get("default_mode") or "FULL_AND_PIECEWISE").upper()
     if mode not in _MODES:

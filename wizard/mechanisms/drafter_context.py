@@ -27,7 +27,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
-from wizard.mechanisms._tables import load_table, release_key
+from wizard.vllm import releases
 from wizard.vllm import methods as M
 
 __all__ = ["DrafterContext", "drafter_context", "drafter_max_len", "release_for"]
@@ -38,7 +38,7 @@ _PRESCALED = {"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_lla
 
 
 def release_for(version: Any) -> str:
-    return release_key(version, "features")
+    return releases.nearest_release(version, "features.json")
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def drafter_context(
     ``runner``: 'v1' or 'v2' (:func:`wizard.mechanisms.method_support.route`). Never raises.
     """
     key = release_for(release)
-    t = load_table(key, "features")
+    t = releases.load(key, "features.json")
     rel = t.get("release", key)
     facts = (t.get("facts") or {}).get("drafter_context") or {}
     src = "vllm/config/speculative.py (_maybe_override_draft_max_position_embeddings)"

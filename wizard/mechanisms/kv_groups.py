@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Literal
 
-from wizard.mechanisms._tables import load_table, release_key
+from wizard.vllm import releases
 
 __all__ = ["LayerKV", "KVGroup", "GroupingResult", "kv_cache_groups", "layers_for", "release_for", "page_size"]
 
@@ -43,7 +43,7 @@ _SPEC_NAME = {"full": "FullAttentionSpec", "sliding": "SlidingWindowSpec", "mla"
 
 
 def release_for(version: Any) -> str:
-    return release_key(version, "kv_groups")
+    return releases.nearest_release(version, "kv_groups.json")
 
 
 @dataclass(frozen=True)
@@ -219,7 +219,7 @@ def kv_cache_groups(
     Never raises: vLLM's refusal comes back as ``error``.
     """
     key = release_for(release)
-    table = load_table(key, "kv_groups")
+    table = releases.load(key, "kv_groups.json")
     rel = table.get("release", key)
     features = table.get("features", {})
     layers = list(layers)

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from wizard.mechanisms._tables import load_table, release_key
+from wizard.vllm import releases
 from wizard.vllm import methods as M
 
 __all__ = ["Route", "Check", "FeatureSupport", "route", "accepted_methods", "removed_methods",
@@ -36,7 +36,7 @@ __all__ = ["Route", "Check", "FeatureSupport", "route", "accepted_methods", "rem
 
 
 def release_for(version: Any) -> str:
-    return release_key(version, "proposers")
+    return releases.nearest_release(version, "proposers.json")
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class Route:
 
 def accepted_methods(release: Any) -> tuple[str, ...]:
     """``SpeculativeMethod`` values of a release (MTP aliases included)."""
-    t = load_table(release_for(release), "proposers")
+    t = releases.load(release_for(release), "proposers.json")
     return tuple(t["methods"])
 
 
@@ -132,7 +132,7 @@ def route(
     with async scheduling (vLLM's default). Never raises.
     """
     key = release_for(release)
-    t = load_table(key, "proposers")
+    t = releases.load(key, "proposers.json")
     rel = t.get("release", key)
     m = str(method)
     if m not in t["methods"]:
@@ -239,8 +239,8 @@ class FeatureSupport:
 def feature_support(release: Any, feature: str) -> FeatureSupport:
     """Checks of ``release`` that tie ``feature`` (a key of :data:`FEATURES`, or any regex) to
     speculative decoding. Never raises for an unknown feature name: it is used as a regex."""
-    key = release_key(release, "features")
-    t = load_table(key, "features")
+    key = releases.nearest_release(release, "features.json")
+    t = releases.load(key, "features.json")
     pat = re.compile(FEATURES.get(feature, feature), re.I)
     hits = tuple(Check(c["file"], c["line"], c["function"], c["kind"], c["test"], c["message"])
                  for c in t["checks"] if pat.search(c["test"]) or pat.search(c["message"]))

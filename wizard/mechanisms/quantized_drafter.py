@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from wizard.mechanisms._tables import load_table, release_key
+from wizard.vllm import releases
 from wizard.vllm import methods as M
 
 __all__ = ["QuantVerdict", "check_quantized_drafter", "drafter_quantization"]
@@ -58,7 +58,7 @@ def _family(q: str) -> set[str]:
 def drafter_quantization(release: Any, method: str, *, drafter: Any = None, speculative_quantization: str | None = None,
                          target_quantization: str | None = None) -> str | None:
     """The quantization the drafter loads with (see module docstring)."""
-    t = load_table(release_key(release, "features"), "features")
+    t = releases.load(release, "features.json")
     facts = t.get("facts") or {}
     if speculative_quantization:
         return speculative_quantization
@@ -80,9 +80,9 @@ def check_quantized_drafter(
 ) -> QuantVerdict:
     """Checks for a (possibly) quantized drafter. ``hardware``: :class:`wizard.hardware.Hardware`
     (compute capability for the minimum-capability check); ``runner``: 'v1' / 'v2'. Never raises."""
-    fkey = release_key(release, "features")
-    ft = load_table(fkey, "features")
-    pt = load_table(release_key(release, "proposers"), "proposers")
+    fkey = releases.nearest_release(release, "features.json")
+    ft = releases.load(fkey, "features.json")
+    pt = releases.load(release, "proposers.json")
     rel = ft.get("release", fkey)
     facts = ft.get("facts") or {}
     errors: list[str] = []

@@ -737,7 +737,7 @@ MAX_WEIGHT_FILES = 4096
 def _read_json_problem(path: Path, max_values: int = _CONFIG_VALUES) -> tuple[Any, str | None]:
     """(parsed JSON, None) or (None, one-line problem naming the file). Never raises; bounded
     in bytes (:data:`_MAX_CONFIG`), JSON values and nesting; refuses FIFOs and devices."""
-    from wizard.safeio import InputRefused, json_loads_bounded, read_regular_file
+    from wizard.io.safeio import InputRefused, json_loads_bounded, read_regular_file
 
     try:
         data = read_regular_file(path, limit=_MAX_CONFIG, what=path.name)

@@ -5,7 +5,7 @@
 
 The UI holds no rule logic: every change re-runs :func:`wizard.api.check_context` on the
 state's ServeConfig (models are cached in :mod:`wizard.context`), fixes are applied with
-:func:`wizard.config.apply_patch`, exports come from :mod:`wizard.export`.
+:func:`wizard.config.apply_patch`, exports come from :mod:`wizard.io.export`.
 """
 
 from __future__ import annotations
@@ -589,7 +589,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard",
             if not path:
                 return {c["state"]: gr.skip()}  # nothing to do (an empty dict reads as one missing value)
             try:
-                from wizard.safeio import read_regular_file
+                from wizard.io.safeio import read_regular_file
 
                 # a session is a few KiB: a huge upload is refused, not read into memory
                 st = load_session(read_regular_file(path, limit=SESSION_MAX_BYTES, what="session file"))

@@ -2,9 +2,9 @@
 
 Every function returns what the step needs, or raises :class:`Unavailable` with one line that
 says which module is missing (a step shows it instead of crashing). No rule logic here: the
-findings come from :mod:`wizard.api`, exports from :mod:`wizard.export`, plans from
+findings come from :mod:`wizard.api`, exports from :mod:`wizard.io.export`, plans from
 :mod:`wizard.plan`, launches from :mod:`wizard.launch`, vLLM's own verdict from
-:mod:`wizard.oracle`.
+:mod:`wizard.vllm.oracle`.
 """
 
 from __future__ import annotations
@@ -67,12 +67,12 @@ def hardware_lookup(spec: str | None):
     """
     if not spec:
         return None
-    from wizard.hardware import parse_gpu_spec
+    from wizard.hardware.catalog import parse_gpu_spec
 
     try:
         return parse_gpu_spec(spec)
     except ImportError as err:
-        raise Unavailable(f"needs wizard.hardware_catalog ({err})") from None
+        raise Unavailable(f"needs wizard.hardware.catalog ({err})") from None
 
 
 def evaluate(state: dict[str, Any], *, allow_hub: bool | None = None, path_allowed=None) -> Evaluation:
@@ -83,7 +83,7 @@ def evaluate(state: dict[str, Any], *, allow_hub: bool | None = None, path_allow
     from wizard import api
     from wizard.context import resolve_context
     from wizard.ui.state import config_of, gpu_count_problem, gpu_spec
-    from wizard.versions import default_version, parse_version
+    from wizard.vllm.versions import default_version, parse_version
 
     cfg = config_of(state)
     ev = Evaluation(config=cfg)
@@ -110,14 +110,14 @@ def evaluate(state: dict[str, Any], *, allow_hub: bool | None = None, path_allow
 # ---- catalogs ------------------------------------------------------------------------------
 
 def hardware_catalog() -> list[Any]:
-    """wizard.hardware_catalog.catalog() -> list[Hardware]. Raises Unavailable."""
-    mod = _module("wizard.hardware_catalog")
+    """wizard.hardware.catalog.catalog() -> list[Hardware]. Raises Unavailable."""
+    mod = _module("wizard.hardware.catalog")
     return list(mod.catalog())
 
 
 def detected_gpus() -> list[Any]:
-    """wizard.gpu.discover() (NVML); [] without GPU. Raises Unavailable when the module is missing."""
-    mod = _module("wizard.gpu")
+    """wizard.hardware.nvml.discover() (NVML); [] without GPU. Raises Unavailable when the module is missing."""
+    mod = _module("wizard.hardware.nvml")
     try:
         return list(mod.discover())
     except Exception:
@@ -163,8 +163,8 @@ def entry_method(entry: Any) -> str | None:
 
 
 def versions() -> tuple[list[str], str]:
-    """(known versions, default) from wizard.versions."""
-    from wizard.versions import KNOWN_VERSIONS, default_version
+    """(known versions, default) from wizard.vllm.versions."""
+    from wizard.vllm.versions import KNOWN_VERSIONS, default_version
 
     known = list(KNOWN_VERSIONS)
     d = str(default_version())
@@ -180,8 +180,8 @@ SCALEOUT_FORMS = ("multi-gpu", "docker", "k8s", "helm", "ray")
 
 
 def export_forms(cfg: ServeConfig, forms: tuple[str, ...] = EXPORT_FORMS) -> dict[str, str]:
-    """{form: text} via wizard.export.export; a form that is not available says so in a comment."""
-    from wizard.export import export
+    """{form: text} via wizard.io.export.export; a form that is not available says so in a comment."""
+    from wizard.io.forms import export
 
     out: dict[str, str] = {}
     for to in forms:
@@ -206,8 +206,8 @@ def plan_for(ctx: Any) -> Any:
 # ---- presets -------------------------------------------------------------------------------
 
 def presets() -> list[tuple[str, str]]:
-    """[(label, name)] from wizard.presets.list_presets(). Raises Unavailable."""
-    mod = _module("wizard.presets")
+    """[(label, name)] from wizard.io.presets.list_presets(). Raises Unavailable."""
+    mod = _module("wizard.io.presets")
     out = []
     for p in mod.list_presets():
         if isinstance(p, str):
@@ -224,7 +224,7 @@ def presets() -> list[tuple[str, str]]:
 
 def load_preset(name: str) -> tuple[ServeConfig, str | None]:
     """(config, gpu spec or None) of a preset. Raises Unavailable, or the preset module's error."""
-    mod = _module("wizard.presets")
+    mod = _module("wizard.io.presets")
     p = mod.load_preset(name)
     if isinstance(p, ServeConfig):
         return p, None
@@ -236,7 +236,7 @@ def load_preset(name: str) -> tuple[ServeConfig, str | None]:
 
         cfg = config_from_dict(cfg)
     if not isinstance(cfg, ServeConfig):
-        raise Unavailable(f"preset {name!r}: wizard.presets.load_preset returned {type(p).__name__} without a config")
+        raise Unavailable(f"preset {name!r}: wizard.io.presets.load_preset returned {type(p).__name__} without a config")
     gpu = None
     for attr in ("gpu", "hardware"):
         v = p.get(attr) if isinstance(p, dict) else getattr(p, attr, None)
@@ -252,8 +252,8 @@ def load_preset(name: str) -> tuple[ServeConfig, str | None]:
 # ---- cross-check ---------------------------------------------------------------------------
 
 def cross_check(cfg: ServeConfig, report: Any, timeout: float = 180.0) -> Any:
-    """wizard.oracle.cross_check(cfg, report, timeout) -> CrossCheck. Raises Unavailable."""
-    mod = _module("wizard.oracle")
+    """wizard.vllm.oracle.cross_check(cfg, report, timeout) -> CrossCheck. Raises Unavailable."""
+    mod = _module("wizard.vllm.oracle")
     return mod.cross_check(cfg, report, timeout=timeout)
 
 

@@ -77,7 +77,7 @@ class SessionError(ValueError):
 
 def new_state(vllm_version: str | None = None) -> dict[str, Any]:
     """An empty wizard: no model yet, unknown hardware, the default vLLM version."""
-    from wizard.versions import default_version
+    from wizard.vllm.versions import default_version
 
     return {
         "v": STATE_VERSION,
@@ -307,7 +307,7 @@ def load_session(text: str | bytes) -> dict[str, Any]:
     Raises:
         SessionError: not JSON, or not a SpecWizard session (names what is wrong).
     """
-    from wizard.safeio import json_loads_bounded
+    from wizard.io.safeio import json_loads_bounded
 
     try:  # bounded: values, nesting (a deeply nested file must not hit Python's recursion limit)
         data = json_loads_bounded(text, what="session file", max_values=200_000, max_depth=64)

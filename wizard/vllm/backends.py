@@ -31,7 +31,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from wizard.mechanisms._tables import load_table, release_key
+from wizard.vllm import releases
 
 __all__ = ["BackendTable", "ValidateResult", "UNKNOWN", "load", "release_for", "CUDA_PROFILES"]
 
@@ -67,14 +67,14 @@ class ValidateResult:
 
 def release_for(version: Any) -> str:
     """The release key whose backend table stands for ``version`` (nearest older, clamped)."""
-    return release_key(version, "backends")
+    return releases.nearest_release(version, "backends.json")
 
 
 @functools.lru_cache(maxsize=None)
 def load(release: Any) -> "BackendTable":
     """The backend table of ``release`` ('0.32', '0.33.0', a VllmVersion...; nearest known)."""
     key = release_for(release)
-    return BackendTable(key, load_table(key, "backends"))
+    return BackendTable(key, releases.load(key, "backends.json"))
 
 
 def _is_bool(v: Any) -> bool:

@@ -48,7 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from wizard.versions import VllmVersion
+from wizard.vllm.versions import VllmVersion
 from wizard.vllm import releases
 
 __all__ = [

@@ -8,7 +8,7 @@
     options.dests_of_kind("BooleanOptionalAction", "0.32")   # frozenset of dests with --no-X
 
 ``version`` is anything :func:`wizard.vllm.releases.nearest_release` accepts (text, packaging
-Version, ``wizard.versions.VllmVersion``); unknown versions use the nearest known release.
+Version, ``wizard.vllm.versions.VllmVersion``); unknown versions use the nearest known release.
 Source of every fact: the release's real parser (``ServeSubcommand().subparser_init``: vLLM's
 ``EngineArgs.add_cli_args`` + the OpenAI frontend's ``make_arg_parser``), dumped by
 ``scripts/dump_vllm_serve_options.py``.

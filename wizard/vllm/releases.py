@@ -5,35 +5,48 @@
     nearest_release("0.10.1")        # '0.28' (older than every known release -> the oldest)
     load("0.33", "tables.json")      # the parsed file (cached)
 
-Data: ``wizard/data/vllm/<X.Y>/{serve_options,constraints,tables}.json``, written by
-``scripts/gen_vllm_data.py`` inside each release's own environment (never edited by hand).
-Each file records the exact vLLM version (``vllm_version``), the distribution and its generator.
+Data: ``wizard/data/vllm/<X.Y>/<name>.json``, generated from each release's own code (never
+edited by hand): ``serve_options``, ``constraints``, ``tables`` (scripts/gen_vllm_data.py),
+``backends``, ``kv_groups``, ``cudagraph``, ``proposers``, ``features``
+(scripts/gen_mechanism_tables.py) and ``launch_policy`` (scripts/dump_vllm_launch_policy.py).
+Each file records the exact vLLM version it was generated from. A file a release lacks comes
+from the nearest release that has it.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 from importlib import resources
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-__all__ = ["known_releases", "nearest_release", "load", "release_of", "is_known"]
+__all__ = ["ReleaseDataError", "known_releases", "releases_with", "nearest_release", "load", "has_file",
+           "release_of", "is_known"]
 
-_FILES = ("serve_options.json", "constraints.json", "tables.json")
+_NAME = re.compile(r"^[a-z_]+\.json$")
+
+
+class ReleaseDataError(RuntimeError):
+    """A generated data file is missing or unreadable (a packaging problem, not user input)."""
 
 
 def _root():
     return resources.files("wizard").joinpath("data", "vllm")
 
 
-@functools.lru_cache(maxsize=1)
-def known_releases() -> tuple[str, ...]:
-    """Release keys ('X.Y') with generated data, oldest first."""
+@functools.lru_cache(maxsize=None)
+def releases_with(name: str) -> tuple[str, ...]:
+    """Release keys ('X.Y') that have the generated file ``name``, oldest first."""
     keys = []
-    for entry in _root().iterdir():
-        if entry.is_dir() and entry.joinpath("tables.json").is_file():
+    try:
+        entries = list(_root().iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return ()
+    for entry in entries:
+        if entry.is_dir() and entry.joinpath(name).is_file():
             try:
                 Version(entry.name)
             except InvalidVersion:
@@ -42,36 +55,46 @@ def known_releases() -> tuple[str, ...]:
     return tuple(sorted(keys, key=Version))
 
 
+def known_releases() -> tuple[str, ...]:
+    """Release keys ('X.Y') with generated release tables, oldest first."""
+    return releases_with("tables.json")
+
+
 def release_of(version: Any) -> str:
     """'X.Y' of a version given as text ('0.32.0+cpu', 'v0.33'), a packaging Version or anything
-    with a ``version`` attribute (wizard.versions.VllmVersion).
+    with a ``version`` attribute (wizard.vllm.versions.VllmVersion).
 
     Raises:
         ValueError: not a version.
     """
     v = getattr(version, "version", version)
     if not isinstance(v, Version):
+        text = str(v).strip().lstrip("vV")
         try:
-            v = Version(str(v).strip().lstrip("vV"))
-        except InvalidVersion:
-            raise ValueError(f"{version!r} is not a vLLM version") from None
+            if len(text) > 64:  # no version is that long (and packaging would parse 4300+ digit ints)
+                raise InvalidVersion(text)
+            v = Version(text)
+        except (InvalidVersion, ValueError):
+            raise ValueError(f"{str(version)[:40]!r} is not a vLLM version (e.g. '0.32' or '0.33.0')") from None
     return f"{v.major}.{v.minor}"
 
 
 def is_known(version: Any) -> bool:
-    """True when data was generated for this version's X.Y release."""
+    """True when release tables were generated for this version's X.Y release."""
     return release_of(version) in known_releases()
 
 
-def nearest_release(version: Any) -> str:
-    """The known release whose data stands for ``version``: its own X.Y when known; older than
-    every known release -> the oldest; newer -> the newest; in a gap -> the newest older one.
+def nearest_release(version: Any, name: str = "tables.json") -> str:
+    """The release whose file ``name`` stands for ``version``: its own X.Y when it has one; older
+    than every such release -> the oldest; newer -> the newest; in a gap -> the newest older one.
 
     Raises:
-        ValueError: not a version.
+        ValueError: not a version. ReleaseDataError: no release has ``name``.
     """
     key = release_of(version)
-    known = known_releases()
+    known = releases_with(name)
+    if not known:
+        raise ReleaseDataError(f"no generated {name} under wizard/data/vllm/ (a packaging problem)")
     if key in known:
         return key
     v = Version(key)
@@ -79,18 +102,26 @@ def nearest_release(version: Any) -> str:
     return older[-1] if older else known[0]
 
 
+def has_file(release: str, name: str) -> bool:
+    """Whether release ``release`` ('X.Y') has its own generated ``name``."""
+    return release in releases_with(name)
+
+
 @functools.lru_cache(maxsize=None)
 def _load(release: str, name: str) -> dict[str, Any]:
-    return json.loads(_root().joinpath(release, name).read_text(encoding="utf-8"))
+    try:
+        return json.loads(_root().joinpath(release, name).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ReleaseDataError(f"wizard/data/vllm/{release}/{name}: {err}") from None
 
 
 def load(version: Any, name: str) -> dict[str, Any]:
-    """The parsed data file ``name`` of the release nearest to ``version`` (cached; treat it as
-    read-only).
+    """The parsed data file ``name`` (e.g. 'tables.json') of the release nearest to ``version``
+    that has it (cached; treat it as read-only).
 
     Raises:
-        ValueError: unknown file name or not a version. OSError: the packaged file is missing.
+        ValueError: not a file name or not a version. ReleaseDataError: missing or unreadable.
     """
-    if name not in _FILES:
-        raise ValueError(f"unknown vLLM data file {name!r}; one of {', '.join(_FILES)}")
-    return _load(nearest_release(version), name)
+    if not _NAME.match(name):
+        raise ValueError(f"unknown vLLM data file {name!r}")
+    return _load(nearest_release(version, name), name)

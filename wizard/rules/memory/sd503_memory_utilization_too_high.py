@@ -14,7 +14,7 @@ class MemoryUtilizationTooHigh(Rule):
 
     ## What it does
 
-    Needs discovered hardware (wizard.gpu NVML discovery fills
+    Needs discovered hardware (wizard.hardware.nvml NVML discovery fills
     ``Hardware.used_bytes``, memory held by other processes). Flags
     ``gpu_memory_utilization x total > total - used``. Quiet with catalog-only hardware.
 

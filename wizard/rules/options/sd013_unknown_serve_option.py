@@ -5,7 +5,7 @@ import functools
 from typing import Any
 
 from wizard.config import Patch, SERVE_FIELDS, ServeConfig
-from wizard.importers import POSITIONAL_KEY, human_readable_int
+from wizard.io.importers import POSITIONAL_KEY, human_readable_int
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm import options as vllm_options
 

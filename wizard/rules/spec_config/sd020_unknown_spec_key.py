@@ -3,7 +3,7 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.rules.helpers import closest, given_keys
 from wizard.rules.registry import Rule, Severity, register
-from wizard.versions import spec_fields
+from wizard.vllm.versions import spec_fields
 
 
 # Legacy (pre-V1) speculative option names -> the modern SpeculativeConfig field (None: no equivalent).

@@ -3,7 +3,7 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.rules.helpers import closest
 from wizard.rules.registry import Rule, Severity, register
-from wizard.versions import kv_cache_dtypes
+from wizard.vllm.versions import kv_cache_dtypes
 
 
 @register

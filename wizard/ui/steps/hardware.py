@@ -45,12 +45,12 @@ def _detected_md() -> str:
 
 
 def detected_spec() -> str | None:
-    """'NAMExN' of the GPUs on this machine when the catalog knows them (wizard.gpu), else None."""
+    """'NAMExN' of the GPUs on this machine when the catalog knows them (wizard.hardware.nvml), else None."""
     try:
         gpus = services.detected_gpus()
         if not gpus:
             return None
-        from wizard.gpu import match_catalog_name
+        from wizard.hardware.nvml import match_catalog_name
 
         name = match_catalog_name(gpus[0].name)
         return f"{name}x{len(gpus)}" if name else None

@@ -7,7 +7,7 @@ import gradio as gr
 
 def kv_choices(ev, version) -> list[str]:
     """KV dtypes vLLM ``version`` accepts, narrowed to what the hardware's backends support."""
-    from wizard.versions import kv_cache_dtypes
+    from wizard.vllm.versions import kv_cache_dtypes
 
     allowed = list(kv_cache_dtypes(version))
     hw = ev.hardware if ev is not None else None
@@ -46,7 +46,7 @@ def build(ui) -> None:
 
 
 def update(ui, state, ev, full: bool, changed: str | None) -> dict:
-    from wizard.versions import default_version, parse_version
+    from wizard.vllm.versions import default_version, parse_version
 
     out: dict = {}
     try:

@@ -1,5 +1,5 @@
 """Step 6 · Review & export: command (JSON and dotted), YAML, Python, scale-out forms, other
-options, and vLLM's own verdict beside the wizard's (wizard.oracle cross-check)."""
+options, and vLLM's own verdict beside the wizard's (wizard.vllm.oracle cross-check)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def build(ui) -> None:
 
 
 def _yaml_file(text: str) -> str | None:
-    """The "Download YAML" file (credentials already redacted by wizard.export), mode 0600 in the
+    """The "Download YAML" file (credentials already redacted by wizard.io.export), mode 0600 in the
     wizard's private folder."""
     if text.startswith("# yaml export not available") or text.startswith("# choose"):
         return None
@@ -109,7 +109,7 @@ def _xc_header(text: str, v: dict) -> str:
 
 
 def cross_check_html(ev, timeout: float = 180.0) -> str:
-    """vLLM's verdict via wizard.oracle.cross_check, as HTML (says what it needs if unavailable)."""
+    """vLLM's verdict via wizard.vllm.oracle.cross_check, as HTML (says what it needs if unavailable)."""
     if ev is None or ev.config is None:
         return '<div class="sw-xc"><b>vLLM</b><div>No configuration yet.</div></div>'
     try:

@@ -164,7 +164,7 @@ def build(ui) -> None:
 
 
 def update(ui, state, ev, full: bool, changed: str | None) -> dict:
-    from wizard.versions import default_version, parse_version
+    from wizard.vllm.versions import default_version, parse_version
 
     try:
         version = parse_version(state.get("vllm_version")) if state.get("vllm_version") else default_version()

@@ -71,7 +71,7 @@ from typing import Any, Iterable, Sequence
 import yaml
 
 from wizard.config import SERVE_FIELDS, ConfigError, ImportNote, ServeConfig, config_from_dict
-from wizard.safeio import MAX_YAML_CONFIG_BYTES, InputRefused, yaml_load_bounded
+from wizard.io.safeio import MAX_YAML_CONFIG_BYTES, InputRefused, yaml_load_bounded
 from wizard.vllm.options import cli_vocabulary
 
 __all__ = [
@@ -1176,7 +1176,7 @@ def parse_command(command: str | Sequence[str]) -> ServeConfig:
 # ---- YAML -----------------------------------------------------------------------------------
 
 _ENV_COMMENT = re.compile(r"^\s*#\s*env:\s*([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
-#: ``# args: -x 5 -- word``: command-line arguments a --config file cannot hold (wizard.export.to_yaml)
+#: ``# args: -x 5 -- word``: command-line arguments a --config file cannot hold (wizard.io.export.to_yaml)
 _ARGS_COMMENT = re.compile(r"^\s*#\s*args:\s*(.*)$")
 
 
@@ -1187,7 +1187,7 @@ def parse_yaml(text: str, source: str | None = None) -> ServeConfig:
     gives the target; ``speculative-config:`` is a mapping or a JSON string; dotted keys
     (``speculative-config.method: mtp``) and ``no-X: true`` work as on the command line (vLLM's
     ``load_config_file`` turns each key into ``--key value``). ``# env: VAR=value`` comment
-    lines (written by :func:`wizard.export.to_yaml`) fill ``env``; an ``# args: -x 5 -- word``
+    lines (written by :func:`wizard.io.export.to_yaml`) fill ``env``; an ``# args: -x 5 -- word``
     line (same writer: what a --config file cannot hold) is read as command-line arguments
     given after ``--config FILE``. Budgets: 1 MiB of text, 100,000 YAML nodes with aliases
     expanded, 64 levels, :data:`MAX_OPTIONS` keys.

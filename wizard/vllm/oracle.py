@@ -1,10 +1,10 @@
 """vLLM's own verdict on a configuration, from the installed vLLM, in a separate process.
 
-    from wizard.oracle import cross_check
+    from wizard.vllm.oracle import cross_check
     cc = cross_check(cfg, report, timeout=180)      # report = wizard.api.check(cfg, ...)
     print(cc.render_text()); cc.as_json()
 
-The live path never imports vLLM: :class:`VllmOracle` starts ``python -m wizard.oracle --worker``
+The live path never imports vLLM: :class:`VllmOracle` starts ``python -m wizard.vllm.oracle --worker``
 once (a long-lived worker; vLLM's import takes ~8 s, the first config of a model family 10-30 s,
 then ~5-20 ms per config) and talks JSON lines over its stdin/stdout. The worker runs
 ``EngineArgs(**kwargs).create_engine_config(usage_context=OPENAI_API_SERVER)`` (what
@@ -43,6 +43,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+from pathlib import Path
 import queue
 import subprocess
 import sys
@@ -193,9 +194,9 @@ class VllmOracle:
         env["PYTHONUNBUFFERED"] = "1"
         if os.path.abspath(self.python) != os.path.abspath(sys.executable):
             # another environment: import this wizard package from its source folder
-            src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            src = str(Path(__file__).resolve().parents[2])  # the folder holding the wizard package
             env["PYTHONPATH"] = src
-        argv = [self.python, "-m", "wizard.oracle", "--worker"] + (["--patch-cpu-platform"] if self.patch_cpu_platform else [])
+        argv = [self.python, "-m", "wizard.vllm.oracle", "--worker"] + (["--patch-cpu-platform"] if self.patch_cpu_platform else [])
         self._log = tempfile.TemporaryFile(mode="w+b")
         self._lines = queue.Queue()
         self._proc = subprocess.Popen(  # no shell: argv list
@@ -668,5 +669,5 @@ def _worker(patch_cpu_platform: bool = False) -> int:  # pragma: no cover - exer
 if __name__ == "__main__":  # pragma: no cover
     if "--worker" in sys.argv:
         raise SystemExit(_worker(patch_cpu_platform="--patch-cpu-platform" in sys.argv))
-    print("usage: python -m wizard.oracle --worker  (started by wizard.oracle.VllmOracle)", file=sys.stderr)
+    print("usage: python -m wizard.vllm.oracle --worker  (started by wizard.vllm.oracle.VllmOracle)", file=sys.stderr)
     raise SystemExit(2)

@@ -1,10 +1,10 @@
 """Scale-out exports of one ServeConfig: multi-GPU, Ray multi-node, Kubernetes, Helm, docker.
 
-    from wizard.scaleout import export_scaleout
+    from wizard.io.scaleout import export_scaleout
     text = export_scaleout(cfg, "k8s", hardware="H100-SXMx4")
 
 Every form carries **the same vLLM argv** as the plain command export: the arguments come from
-:func:`wizard.export.to_argv` (never rebuilt here). Where a form needs a different option (Ray
+:func:`wizard.io.export.to_argv` (never rebuilt here). Where a form needs a different option (Ray
 needs ``--distributed-executor-backend ray``; the Helm chart sets TP and prefix caching from its
 own keys) the change is made on a *copy of the ServeConfig* and that copy goes through
 ``to_argv`` again.
@@ -66,6 +66,7 @@ from typing import Any
 import yaml
 
 from wizard.config import ServeConfig
+from wizard.io.export import to_argv
 from wizard.vllm.methods import is_lookup
 
 __all__ = ["SCALEOUT_FORMATS", "export_scaleout", "serve_args", "gpu_count"]
@@ -79,15 +80,11 @@ _ROCM_IMAGE = "rocm/vllm"
 _NVIDIA_IMAGE = "vllm/vllm-openai"
 
 
-# ---- the argv, always from wizard.export.to_argv ---------------------------------------
+# ---- the argv, always from wizard.io.export.to_argv ---------------------------------------
 
 def _to_argv(cfg: ServeConfig) -> list[str]:
-    """``wizard.export.to_argv(cfg)`` as a list (falls back to splitting ``to_command``)."""
-    from wizard import export
-
-    fn = getattr(export, "to_argv", None)
-    argv = list(fn(cfg)) if fn is not None else shlex.split(export.to_command(cfg))
-    return [str(a) for a in argv]
+    """``wizard.io.export.to_argv(cfg)`` as a list of strings."""
+    return [str(a) for a in to_argv(cfg)]
 
 
 def serve_args(cfg: ServeConfig) -> list[str]:
@@ -133,7 +130,7 @@ def _hardware(opts: dict[str, Any]):
     hw = opts.get("hardware")
     if hw is None or not isinstance(hw, str):
         return hw
-    from wizard.hardware import parse_gpu_spec
+    from wizard.hardware.catalog import parse_gpu_spec
 
     return parse_gpu_spec(hw)
 
@@ -153,7 +150,7 @@ def _image(opts: dict[str, Any]) -> str:
         if vendor == "amd" and not opts.get("image"):
             tag = "latest"
         else:
-            from wizard.versions import default_version
+            from wizard.vllm.versions import default_version
 
             tag = f"v{default_version()}"
     return f"{image}:{tag}"
@@ -498,7 +495,7 @@ def export_scaleout(cfg: ServeConfig, to: str, **opts: Any) -> str:
     """Export ``cfg`` as one of :data:`SCALEOUT_FORMATS` (see the module docstring).
 
     Args:
-        cfg: the configuration; its argv comes from :func:`wizard.export.to_argv`.
+        cfg: the configuration; its argv comes from :func:`wizard.io.export.to_argv`.
         to: ``multi-gpu`` | ``ray`` | ``k8s`` | ``helm`` | ``docker`` (``kubernetes`` is
             accepted for ``k8s``, ``multi_gpu`` for ``multi-gpu``).
         **opts: see the module docstring.

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Hardware", "HardwareError", "parse_gpu_spec"]
+__all__ = ["Hardware", "HardwareError"]
 
 
 class HardwareError(ValueError):
@@ -36,7 +36,7 @@ class Hardware(BaseModel):
     used_bytes: int | None = Field(
         None,
         description="Memory already in use on the busiest device by OTHER processes (bytes), from NVML "
-        "discovery (wizard.gpu.to_hardware); None = unknown (catalog lookup). Read by SD503.",
+        "discovery (wizard.hardware.nvml.to_hardware); None = unknown (catalog lookup). Read by SD503.",
     )
 
     @property
@@ -45,14 +45,3 @@ class Hardware(BaseModel):
         if self.compute_capability is None:
             return None
         return self.compute_capability[0] * 10 + self.compute_capability[1]
-
-
-def parse_gpu_spec(spec: str) -> Hardware:
-    """Parse 'H100', 'H100x8', 'L4x2', 'cpu' against the hardware catalog.
-
-    Raises:
-        HardwareError: unknown name or bad count (the message lists catalog names).
-    """
-    from wizard.hardware_catalog import lookup  # implemented in wizard/hardware_catalog.py
-
-    return lookup(spec)

@@ -1,6 +1,6 @@
 """Exporters: ServeConfig -> `vllm serve` command (JSON or dotted speculative config), argv list,
 YAML for ``vllm serve --config``, a Python ``LLM(...)`` snippet, and (delegated to
-:mod:`wizard.scaleout`) k8s / helm / ray / docker / multi-gpu.
+:mod:`wizard.io.scaleout`) k8s / helm / ray / docker / multi-gpu.
 
 Every form is deterministic and re-imports to the same config
 (``parse_command(to_command(c)) == c``, same for dotted, ``parse_yaml(to_yaml(c)) == c``;
@@ -34,11 +34,10 @@ from typing import Any, Sequence
 import yaml
 
 from wizard.config import SERVE_FIELDS, ServeConfig
-from wizard.importers import POSITIONAL_KEY, VLLM_APPEND_FLAGS, VLLM_STORE_TRUE_FLAGS, human_readable_int
+from wizard.io.importers import POSITIONAL_KEY, VLLM_APPEND_FLAGS, VLLM_STORE_TRUE_FLAGS, human_readable_int
 from wizard.security import redact_config, secret_ref
 
 __all__ = [
-    "FORMATS",
     "export",
     "to_argv",
     "to_command",
@@ -48,8 +47,6 @@ __all__ = [
     "spec_dict",
 ]
 
-#: The forms produced here; :mod:`wizard.scaleout` adds its own (``SCALEOUT_FORMATS``).
-FORMATS: tuple[str, ...] = ("command", "dotted", "yaml", "python")
 
 _DEFAULT_ENTRYPOINT = ("vllm", "serve")
 
@@ -260,7 +257,7 @@ def to_yaml(cfg: ServeConfig) -> str:
     What a ``--config`` file cannot hold -- single-dash options vLLM does not know (``-x 5``: the
     loader would turn a key ``x`` into ``--x``) and stray positional words -- goes on the first
     line's command (``vllm serve --config THIS_FILE -x 5 -- word``) and on an ``# args:`` line
-    that :func:`wizard.importers.parse_yaml` reads back (vllm/utils/argparse_utils.py
+    that :func:`wizard.io.importers.parse_yaml` reads back (vllm/utils/argparse_utils.py
     ``load_config_file``, 0.32)."""
     cfg = redact_config(cfg)
     doc: dict[str, Any] = {"model": cfg.model}
@@ -300,7 +297,7 @@ def to_yaml(cfg: ServeConfig) -> str:
     for k, v in cfg.env.items():
         lines.append(f"# env: {k}={json.dumps(str(v), ensure_ascii=False)}")
     if cli_only:
-        # read back by wizard.importers.parse_yaml; vLLM's --config cannot hold these
+        # read back by wizard.io.importers.parse_yaml; vLLM's --config cannot hold these
         lines.append(f"# args: {shlex.join(cli_only)}")
     body = yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1000)
     return "\n".join(lines) + "\n" + body
@@ -361,24 +358,3 @@ def to_python(cfg: ServeConfig) -> str:
         lines.append(f"    **{odd!r},")
     lines.append(")")
     return "\n".join(lines) + "\n"
-
-
-def export(cfg: ServeConfig, to: str = "command") -> str:
-    """``cfg`` in the form ``to``: command | dotted | yaml | python, or a form of
-    :mod:`wizard.scaleout` (k8s, helm, ray, docker, multi-gpu) when that module is present.
-
-    Raises:
-        KeyError: unknown form (the message lists the forms available).
-    """
-    key = str(to).strip().lower()
-    local = {"command": to_command, "json": to_command, "dotted": to_dotted_command, "yaml": to_yaml, "python": to_python}
-    if key in local:
-        return local[key](cfg)
-    try:
-        from wizard import scaleout  # type: ignore[attr-defined]
-    except ImportError:
-        scaleout = None  # type: ignore[assignment]
-    more: tuple[str, ...] = tuple(getattr(scaleout, "SCALEOUT_FORMATS", ())) if scaleout is not None else ()
-    if scaleout is not None and key in more:
-        return scaleout.export_scaleout(redact_config(cfg), key)
-    raise KeyError(f"--to: unknown export format {str(to)[:40]!r}; choose from {', '.join(FORMATS + more)}")

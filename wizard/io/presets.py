@@ -37,7 +37,7 @@ from wizard.config import ConfigError, ServeConfig, config_from_dict
 __all__ = ["Preset", "PRESETS_DIR", "list_presets", "load_preset", "clear_cache"]
 
 #: Folder of the shipped presets (``presets/deployments`` at the repository root).
-PRESETS_DIR: Path = Path(__file__).resolve().parent.parent / "presets" / "deployments"
+PRESETS_DIR: Path = Path(__file__).resolve().parents[2] / "presets" / "deployments"
 
 _REQUIRED = ("name", "title", "rationale", "hardware", "sources", "config")
 

@@ -24,11 +24,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from wizard.hardware import Hardware, HardwareError
+from wizard.hardware.spec import Hardware, HardwareError
 
 __all__ = ["lookup", "catalog", "catalog_path", "names", "host_cpu_isa", "HardwareError"]
 
-_PRESETS = Path(__file__).resolve().parent.parent / "presets" / "hardware.yaml"
+_PRESETS = Path(__file__).resolve().parents[2] / "presets" / "hardware.yaml"
 
 
 def catalog_path() -> Path:
@@ -173,3 +173,12 @@ def lookup(spec: str) -> Hardware:
     raise HardwareError(
         f"--gpu {spec!r}: unknown hardware. Use NAME or NAMExCOUNT with NAME one of: {', '.join(names())}"
     )
+
+
+def parse_gpu_spec(spec: str) -> Hardware:
+    """Parse 'H100', 'H100x8', 'L4x2', 'cpu' against the hardware catalog (:func:`lookup`).
+
+    Raises:
+        HardwareError: unknown name or bad count (the message lists catalog names).
+    """
+    return lookup(spec)
