@@ -70,7 +70,7 @@ def tab(page, step_id: str) -> None:
     page.wait_for_timeout(400)
 
 
-_LABELS = {"hardware": "Hardware", "target": "Target model", "speculation": "Speculation", "kv": "KV cache",
+_LABELS = {"hardware": "Hardware", "target": "Target", "speculation": "Speculation", "kv": "KV cache",
            "plan": "Plan", "review": "Review", "launch": "Launch"}
 
 

@@ -11,7 +11,7 @@ Faces (CLI, Gradio UI, notebook, launcher) hold no rule logic: they call these f
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,9 +19,10 @@ from wizard.config import ConfigError, Patch, ServeConfig, apply_patch, config_f
 from wizard.context import CheckContext, resolve_context
 from wizard.hardware.spec import Hardware
 from wizard.rules.registry import Finding, Severity, iter_findings
+from wizard.suggest import Suggestions, suggest as _suggest
 from wizard.vllm.versions import VllmVersion, default_version, parse_version
 
-__all__ = ["Report", "load", "check", "check_context", "fix_all", "ConfigError"]
+__all__ = ["Report", "load", "resolve", "check", "check_context", "fix_all", "suggest", "ConfigError"]
 
 
 class Report(BaseModel):
@@ -128,6 +129,25 @@ def check_context(ctx: CheckContext) -> Report:
     return Report(verdict=verdict, vllm_version=str(ctx.version), findings=findings, command=command)
 
 
+def resolve(
+    config: ServeConfig,
+    *,
+    vllm_version: VllmVersion | str | None = None,
+    gpu: Hardware | str | None = None,
+    allow_hub: bool = True,
+    path_allowed: Callable[[str], bool] | None = None,
+) -> CheckContext:
+    """The resolved context of ``config`` (models inspected, version and hardware parsed): what
+    :func:`check_context` and :func:`suggest` read. ``path_allowed``: a face's folder policy
+    (:meth:`wizard.security.PathPolicy.allows`); refused local paths are not read at all.
+
+    Raises:
+        ValueError: bad --vllm-version; HardwareError (a ValueError): unknown GPU name.
+    """
+    return resolve_context(config, _version(vllm_version), _hardware(gpu), allow_hub=allow_hub,
+                           path_allowed=path_allowed)
+
+
 def check(
     config: ServeConfig,
     *,
@@ -141,8 +161,26 @@ def check(
     Raises:
         ValueError: bad --vllm-version; HardwareError (a ValueError): unknown GPU name.
     """
-    ctx = resolve_context(config, _version(vllm_version), _hardware(gpu), allow_hub=allow_hub)
-    return check_context(ctx)
+    return check_context(resolve(config, vllm_version=vllm_version, gpu=gpu, allow_hub=allow_hub))
+
+
+def suggest(
+    config: ServeConfig | CheckContext,
+    *,
+    vllm_version: VllmVersion | str | None = None,
+    gpu: Hardware | str | None = None,
+    allow_hub: bool = True,
+) -> Suggestions:
+    """What fits ``config`` (:mod:`wizard.suggest`): methods for its target, catalog drafters,
+    the k range, KV-cache dtypes with the attention backend each gets on ``gpu``, and the
+    backends of target and drafter. A resolved :class:`CheckContext` is used as is.
+
+    Raises:
+        ValueError: bad --vllm-version; HardwareError (a ValueError): unknown GPU name.
+    """
+    ctx = config if isinstance(config, CheckContext) else resolve(config, vllm_version=vllm_version, gpu=gpu,
+                                                                   allow_hub=allow_hub)
+    return _suggest(ctx)
 
 
 def fix_all(

@@ -7,6 +7,7 @@
     python -m wizard rules  [--format text|json|markdown]
     python -m wizard advisories [--format text|json|markdown]   known vLLM bugs (wizard/data/advisories)
     python -m wizard plan   [--format json] [--gpu NAME[xN]] [--kv-cache-space-gib G] (inputs)
+    python -m wizard suggest [--format text|json] [--gpu NAME[xN]] (inputs)   methods, drafters, k, KV dtypes
     python -m wizard serve  [--dry-run] [--smoke N] (inputs)
     python -m wizard models [--role target|drafter]   the offline model catalog
     python -m wizard presets                          curated deployment presets
@@ -141,6 +142,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_inputs(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--kv-cache-space-gib", type=_gib, default=None, help="CPU: VLLM_CPU_KVCACHE_SPACE (GiB) to plan for")
+
+    p = sub.add_parser("suggest", help="what fits: methods, catalog drafters, k range, KV dtypes and attention backends")
+    _add_inputs(p)
+    p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("serve", help="launch vllm serve and monitor it")
     _add_inputs(p)
@@ -279,6 +284,18 @@ def _cmd_plan(args) -> int:
     return cli_plan(args, load_from_args(args))
 
 
+def _cmd_suggest(args) -> int:
+    from wizard import api  # lazy like every command: `wizard rules` must not resolve models
+
+    s = api.suggest(load_from_args(args), vllm_version=args.vllm_version, gpu=args.gpu, allow_hub=not args.offline)
+    if args.format == "json":
+        json.dump(s.as_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(s.render_text())
+    return EXIT_OK
+
+
 def _cmd_serve(args) -> int:
     from wizard.launch.cli import cli_serve
 
@@ -313,6 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "models": _cmd_models,
         "presets": _cmd_presets,
         "serve": _cmd_serve,
+        "suggest": _cmd_suggest,
     }[args.cmd]
     try:
         return handler(args)

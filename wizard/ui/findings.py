@@ -1,37 +1,48 @@
-"""The live validation panel: findings grouped by severity, each with its field and fixes.
+"""The live check panel as one HTML fragment: verdict, hints, findings grouped by severity,
+each card with its field, "Go to field" and its fixes ("Apply: ..."), and Undo.
 
-Pure rendering helpers (HTML strings and which step a field lives on); the findings themselves
-come from :func:`wizard.api.check` (see :mod:`wizard.ui.services`).
+Pure rendering (escaped HTML strings, which step a field lives on); the findings come from
+:func:`wizard.api.check_context`. The buttons carry data attributes that the panel's
+``js_on_load`` (:data:`wizard.ui.theme.PANEL_JS`) turns into one ``click`` event with the
+rule and fix description: the server finds the fix again in the current check, so a click on
+a card rendered a moment earlier never applies a fix that no longer exists.
 """
 
 from __future__ import annotations
 
 import html
+import json
 from typing import Any
 
-__all__ = ["STEPS", "step_of", "elem_id", "summary_html", "card_html", "MAX_SLOTS", "MAX_FIXES", "ordered"]
+__all__ = ["STEPS", "step_of", "elem_id", "panel_html", "summary_html", "card_html", "MAX_CARDS", "MAX_FIXES",
+           "ordered", "fix_label", "patch_summary", "face_text"]
 
 #: (tab id, label) in walking order
 STEPS: tuple[tuple[str, str], ...] = (
     ("hardware", "1 · Hardware"),
-    ("target", "2 · Target model"),
+    ("target", "2 · Target"),
     ("speculation", "3 · Speculation"),
     ("kv", "4 · KV cache"),
     ("plan", "5 · Plan"),
-    ("review", "6 · Review & export"),
-    ("launch", "7 · Launch & monitor"),
+    ("review", "6 · Review"),
+    ("launch", "7 · Launch"),
 )
 
-MAX_SLOTS = 8  # finding cards with buttons; further findings are listed compactly
-MAX_FIXES = 2  # Apply buttons per card
+MAX_CARDS = 24  # finding cards with buttons; further findings are listed compactly
+MAX_FIXES = 3  # Apply buttons per card
+FIX_LABEL_CHARS = 40  # characters of a fix's description on its button (the whole text is its tooltip)
 
 _KV_FIELDS = {
     "kv_cache_dtype", "kv_sharing_fast_prefill", "gpu_memory_utilization", "block_size",
     "enable_prefix_caching", "speculative_config.kv_cache_dtype", "max_num_batched_tokens",
-    "max_num_seqs", "enable_chunked_prefill",
+    "max_num_seqs", "enable_chunked_prefill", "enforce_eager",
 }
 _HW_FIELDS = {"tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "gpu", "vllm_version"}
-_TARGET_FIELDS = {"model", "tokenizer", "revision", "dtype", "quantization", "max_model_len"}
+_TARGET_FIELDS = {"model", "tokenizer", "revision", "dtype", "quantization", "max_model_len", "allow_hub"}
+
+#: what the CLI says about the model list, and what a web user is told instead
+_CLI_POINTERS = (("(python -m wizard models to list)", "(see the Catalog list in step 2)"),
+                 ("(python -m wizard models)", "(the Catalog list in step 2)"))
 
 
 def step_of(path: str) -> str:
@@ -57,53 +68,105 @@ def ordered(findings: list[Any]) -> list[Any]:
     return sorted(findings, key=lambda f: f.severity.rank)
 
 
+def face_text(text: str) -> str:
+    """A finding's text for the web face: pointers to CLI commands become pointers into the UI."""
+    for cli, ui in _CLI_POINTERS:
+        text = text.replace(cli, ui)
+    return text
+
+
 def _sev(f: Any) -> str:
     return getattr(f.severity, "value", str(f.severity))
 
 
-def summary_html(ev: Any, seq: int, extra: list[str] | None = None) -> str:
-    """Header of the panel: verdict and counts. ``data-seq`` increments with every check."""
-    notes = "".join(f'<div class="sw-note">{html.escape(n)}</div>' for n in (extra or []) + list(getattr(ev, "notes", []) or []))
+def _e(x: Any) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def fix_label(description: str, limit: int = FIX_LABEL_CHARS) -> str:
+    """The short button text of a fix: its description cut at a word boundary (with an ellipsis)."""
+    d = " ".join(str(description).split())
+    if len(d) <= limit:
+        return d
+    cut = d[:limit].rsplit(" ", 1)[0] if " " in d[:limit] else d[:limit]
+    return cut.rstrip(" ,;:(") + "…"
+
+
+def patch_summary(patch: Any) -> str:
+    """'set a = 1; unset b' for a Patch (its whole effect, for the button's tooltip)."""
+    bits = [f"set {k} = {json.dumps(v) if not isinstance(v, str) else v}" for k, v in dict(patch.set).items()]
+    bits += [f"unset {k}" for k in patch.unset]
+    return "; ".join(bits)
+
+
+def summary_html(ev: Any, seq: int, hints: list[str] | None = None, note: str | None = None) -> str:
+    """Header of the panel: verdict, counts, the version checked against, hints where checks are
+    off (``hints``) and the last action (``note``). ``data-seq`` increments with every check."""
+    extra = "".join(f'<div class="sw-note">{_e(n)}</div>' for n in (hints or []))
+    extra += f'<div class="sw-action-note">{_e(note)}</div>' if note else ""
     if ev is None or ev.config is None:
         return (f'<div id="sw-summary-inner" class="sw-summary sw-empty" data-seq="{seq}" data-verdict="none">'
                 "<b>Start by choosing a target model</b> (step 2), importing a command or loading a preset."
-                f"{notes}</div>")
+                f"{extra}</div>")
     r = ev.report
     counts = {s: sum(1 for f in r.findings if _sev(f) == s) for s in ("error", "warning", "info")}
     label = {"error": "Will fail or mis-serve", "warning": "Runs, with caveats", "ok": "Looks good"}[r.verdict]
-    pills = " ".join(
-        f'<span class="sw-pill sw-{s}">{n} {s}{"s" if n != 1 else ""}</span>' for s, n in counts.items()
-    )
-    return (
-        f'<div id="sw-summary-inner" class="sw-summary sw-v-{r.verdict}" data-seq="{seq}" data-verdict="{r.verdict}">'
-        f'<div class="sw-verdict">{label}</div><div>{pills}</div>'
-        f'<div class="sw-small">checked against vLLM {html.escape(r.vllm_version)}</div>{notes}</div>'
-    )
+    pills = " ".join(f'<span class="sw-pill sw-{s}">{n} {s}{"s" if n != 1 else ""}</span>' for s, n in counts.items())
+    return (f'<div id="sw-summary-inner" class="sw-summary sw-v-{r.verdict}" data-seq="{seq}" data-verdict="{r.verdict}">'
+            f'<div class="sw-verdict">{label}</div><div>{pills}</div>'
+            f'<div class="sw-small">checked against vLLM {_e(r.vllm_version)}</div>{extra}</div>')
 
 
-def card_html(f: Any, first_of_group: bool, group_count: int) -> str:
-    """One finding card (escaped). A group heading precedes the first card of each severity."""
+def card_html(f: Any, index: int) -> str:
+    """One finding card (escaped) with its "Go to field" and fix buttons."""
     sev = _sev(f)
-    head = ""
-    if first_of_group:
-        head = f'<div class="sw-group sw-g-{sev}">{sev.capitalize()}s ({group_count})</div>'
-    fields = " ".join(f"<code>{html.escape(x)}</code>" for x in f.fields)
-    return (
-        f'{head}<div class="sw-card sw-{sev}" data-rule="{html.escape(f.rule)}">'
-        f'<div class="sw-head"><span class="sw-badge sw-{sev}">{sev.upper()}</span> '
-        f'<b>{html.escape(f.rule)}</b> {html.escape(f.title)}</div>'
-        f'<div class="sw-msg">{html.escape(f.message)}</div>'
-        + (f'<div class="sw-fields">field: {fields}</div>' if fields else "")
-        + "</div>"
-    )
+    fields = " ".join(f"<code>{_e(x)}</code>" for x in f.fields)
+    buttons = []
+    if f.fields:
+        fld = f.fields[0]
+        buttons.append(f'<button class="sw-btn sw-goto" data-sw-goto="{_e(elem_id(fld))}" data-sw-step="{step_of(fld)}" '
+                       f'title="Show {_e(fld)} in step {_e(step_of(fld))}">Go to field</button>')
+    for p in f.fixes[:MAX_FIXES]:
+        tip = f"{p.description}\n{patch_summary(p)}"
+        buttons.append(f'<button class="sw-btn sw-fix" data-sw-fix="{_e(p.description)}" data-sw-rule="{_e(f.rule)}" '
+                       f'title="{_e(tip)}">Apply: {_e(fix_label(p.description))}</button>')
+    return (f'<div class="sw-slot" id="sw-slot-{index}" data-rule="{_e(f.rule)}">'
+            f'<div class="sw-card sw-{sev}" data-rule="{_e(f.rule)}">'
+            f'<div class="sw-head"><span class="sw-badge sw-{sev}">{sev.upper()}</span> '
+            f'<b>{_e(f.rule)}</b> {_e(f.title)}</div>'
+            f'<div class="sw-msg">{_e(face_text(f.message))}</div>'
+            + (f'<div class="sw-fields">field: {fields}</div>' if fields else "")
+            + (f'<div class="sw-actions">{"".join(buttons)}</div>' if buttons else "")
+            + "</div></div>")
 
 
 def overflow_html(rest: list[Any]) -> str:
-    """Compact list of findings beyond the card slots."""
+    """Compact list of findings beyond the cards."""
     if not rest:
         return ""
-    items = "".join(
-        f'<li><span class="sw-badge sw-{_sev(f)}">{_sev(f).upper()}</span> <b>{html.escape(f.rule)}</b> '
-        f"{html.escape(f.title)}</li>" for f in rest
-    )
+    items = "".join(f'<li><span class="sw-badge sw-{_sev(f)}">{_sev(f).upper()}</span> <b>{_e(f.rule)}</b> '
+                    f"{_e(f.title)}</li>" for f in rest)
     return f'<div class="sw-overflow"><div class="sw-small">{len(rest)} more:</div><ul>{items}</ul></div>'
+
+
+def panel_html(ev: Any, seq: int, *, hints: list[str] | None = None, note: str | None = None,
+               undo: str | None = None) -> str:
+    """The whole panel: summary, Undo (``undo``: label of the step it reverts), then the cards,
+    each severity group headed by its own count."""
+    parts = [summary_html(ev, seq, hints, note)]
+    if undo:
+        parts.append(f'<div class="sw-undo-row"><button class="sw-btn sw-undo" id="sw-undo" data-sw-undo="1" '
+                     f'title="Undo: {_e(undo)}">↶ Undo: {_e(fix_label(undo, 48))}</button></div>')
+    items = ordered(ev.report.findings) if ev is not None and ev.report is not None else []
+    counts: dict[str, int] = {}
+    for f in items:
+        counts[_sev(f)] = counts.get(_sev(f), 0) + 1
+    prev = None
+    for i, f in enumerate(items[:MAX_CARDS]):
+        sev = _sev(f)
+        if sev != prev:
+            parts.append(f'<div class="sw-group sw-g-{sev}" data-count="{counts[sev]}">{sev.capitalize()}s ({counts[sev]})</div>')
+            prev = sev
+        parts.append(card_html(f, i))
+    parts.append(overflow_html(items[MAX_CARDS:]))
+    return "".join(parts)

@@ -1,53 +1,36 @@
-"""Adapters from the UI to the wizard's other modules, each degrading gracefully.
+"""What the UI asks the wizard's other modules, in the UI's terms (state dicts in, plain values out).
 
-Every function returns what the step needs, or raises :class:`Unavailable` with one line that
-says which module is missing (a step shows it instead of crashing). No rule logic here: the
-findings come from :mod:`wizard.api`, exports from :mod:`wizard.io.export`, plans from
-:mod:`wizard.plan`, launches from :mod:`wizard.launch`, vLLM's own verdict from
-:mod:`wizard.vllm.oracle`.
+No rule logic here: findings come from :func:`wizard.api.resolve` + :func:`wizard.api.check_context`
+(the two halves of ``api.check``, so the UI keeps the context for its step widgets), choices from
+:mod:`wizard.suggest`, exports from :mod:`wizard.io.forms`, plans from :mod:`wizard.plan`,
+launches from :mod:`wizard.launch`, vLLM's own verdict from :mod:`wizard.vllm.oracle`.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
+import wizard.launch as launch_api
+from wizard import api
 from wizard.config import ServeConfig
+from wizard.hardware import catalog as hw_catalog
+from wizard.hardware import nvml
+from wizard.io import presets as presets_mod
+from wizard.io.forms import export
+from wizard.models import catalog as model_catalog
+from wizard.plan import plan as make_plan
+from wizard.ui.state import config_of, gpu_count_problem, gpu_spec
+from wizard.vllm import oracle
+from wizard.vllm.versions import KNOWN_VERSIONS, VllmVersion, default_version, parse_version
 
 __all__ = [
-    "Unavailable",
-    "Evaluation",
-    "evaluate",
-    "hardware_catalog",
-    "hardware_lookup",
-    "detected_gpus",
-    "catalog_models",
-    "drafters_for",
-    "export_forms",
-    "EXPORT_FORMS",
-    "SCALEOUT_FORMS",
-    "plan_for",
-    "presets",
-    "load_preset",
-    "cross_check",
-    "versions",
+    "Evaluation", "evaluate", "version_of", "hardware_catalog", "hardware_lookup", "detected_gpus", "catalog_models",
+    "export_forms", "EXPORT_FORMS", "SCALEOUT_FORMS", "plan_for", "presets", "load_preset", "cross_check", "versions",
+    "launch_module", "parse_acceptance",
 ]
 
-
-class Unavailable(RuntimeError):
-    """A module the step needs is not installed yet (or failed); ``str()`` is one line."""
-
-
-def _module(name: str):
-    try:
-        return importlib.import_module(name)
-    except ImportError as err:
-        raise Unavailable(f"needs {name} ({err.msg if hasattr(err, 'msg') else err})") from None
-
-
-# ---- checking ------------------------------------------------------------------------------
 
 @dataclass
 class Evaluation:
@@ -57,34 +40,33 @@ class Evaluation:
     report: Any = None  # wizard.api.Report
     ctx: Any = None  # wizard.context.CheckContext
     hardware: Any = None  # wizard.hardware.Hardware | None
-    notes: list[str] = field(default_factory=list)  # problems of the wizard itself (hardware unknown...)
+    notes: list[str] = field(default_factory=list)  # problems of the wizard's own inputs (GPU count, version)
+    hardware_error: str | None = None  # why the chosen GPU is not used (unknown name)
+    version_error: str | None = None  # why the typed vLLM version is not used (not a version)
 
 
 def hardware_lookup(spec: str | None):
-    """Hardware for 'NAMExN' via wizard.hardware.parse_gpu_spec; None for None.
+    """Hardware for 'NAMExN' (:func:`wizard.hardware.catalog.parse_gpu_spec`); None for None.
+    Raises HardwareError (a ValueError) for an unknown name."""
+    return hw_catalog.parse_gpu_spec(spec) if spec else None
 
-    Raises: Unavailable (no catalog yet); HardwareError (unknown name).
-    """
-    if not spec:
-        return None
-    from wizard.hardware.catalog import parse_gpu_spec
 
+def version_of(state: dict[str, Any]) -> tuple[VllmVersion, str | None]:
+    """(version to check against, why the typed one is not used or None)."""
+    text = state.get("vllm_version")
+    if not text:
+        return default_version(), None
     try:
-        return parse_gpu_spec(spec)
-    except ImportError as err:
-        raise Unavailable(f"needs wizard.hardware.catalog ({err})") from None
+        return parse_version(str(text)), None
+    except ValueError as err:
+        return default_version(), str(err)
 
 
 def evaluate(state: dict[str, Any], *, allow_hub: bool | None = None, path_allowed=None) -> Evaluation:
-    """Resolve and check ``state`` with wizard.api (models cached in wizard.context).
+    """Resolve and check ``state`` with :mod:`wizard.api` (models cached in wizard.context).
 
     ``path_allowed``: the UI's folder policy (:meth:`wizard.security.PathPolicy.allows`); model
     names it refuses are not read (see :func:`wizard.context.resolve_context`)."""
-    from wizard import api
-    from wizard.context import resolve_context
-    from wizard.ui.state import config_of, gpu_count_problem, gpu_spec
-    from wizard.vllm.versions import default_version, parse_version
-
     cfg = config_of(state)
     ev = Evaluation(config=cfg)
     problem = gpu_count_problem(state)
@@ -92,17 +74,15 @@ def evaluate(state: dict[str, Any], *, allow_hub: bool | None = None, path_allow
         ev.notes.append(problem)
     try:
         ev.hardware = hardware_lookup(gpu_spec(state))
-    except Exception as err:  # unknown name or catalog missing: check without hardware
-        ev.notes.append(f"hardware not used: {err}")
+    except ValueError as err:  # unknown name: check without hardware, and say so
+        ev.hardware_error = str(err)
+    version, ev.version_error = version_of(state)
+    if ev.version_error:
+        ev.notes.append(f"{ev.version_error}; checking against vLLM {version} instead")
     if cfg is None:
         return ev
-    try:
-        version = parse_version(state.get("vllm_version")) if state.get("vllm_version") else default_version()
-    except ValueError as err:
-        ev.notes.append(str(err))
-        version = default_version()
     hub = state.get("allow_hub", False) if allow_hub is None else allow_hub
-    ev.ctx = resolve_context(cfg, version, ev.hardware, allow_hub=bool(hub), path_allowed=path_allowed)
+    ev.ctx = api.resolve(cfg, vllm_version=version, gpu=ev.hardware, allow_hub=bool(hub), path_allowed=path_allowed)
     ev.report = api.check_context(ev.ctx)
     return ev
 
@@ -110,62 +90,35 @@ def evaluate(state: dict[str, Any], *, allow_hub: bool | None = None, path_allow
 # ---- catalogs ------------------------------------------------------------------------------
 
 def hardware_catalog() -> list[Any]:
-    """wizard.hardware.catalog.catalog() -> list[Hardware]. Raises Unavailable."""
-    mod = _module("wizard.hardware.catalog")
-    return list(mod.catalog())
+    """Every catalog GPU (:func:`wizard.hardware.catalog.catalog`)."""
+    return list(hw_catalog.catalog())
 
 
-def detected_gpus() -> list[Any]:
-    """wizard.hardware.nvml.discover() (NVML); [] without GPU. Raises Unavailable when the module is missing."""
-    mod = _module("wizard.hardware.nvml")
+@functools.lru_cache(maxsize=1)
+def detected_gpus() -> tuple[Any, ...]:
+    """The GPUs on this machine (NVML, read once per process); () without GPU or driver."""
     try:
-        return list(mod.discover())
-    except Exception:
-        return []
+        return tuple(nvml.discover())
+    except Exception:  # no driver, no library: nothing detected
+        return ()
 
 
-def _entry_id(e: Any) -> str:
-    for attr in ("id", "name"):
-        v = getattr(e, attr, None) if not isinstance(e, dict) else e.get(attr)
-        if v:
-            return str(v)
-    return str(e)
+def detected_spec() -> str | None:
+    """'NAMExN' of the GPUs on this machine when the catalog knows them, else None."""
+    gpus = detected_gpus()
+    if not gpus:
+        return None
+    name = nvml.match_catalog_name(gpus[0].name)
+    return f"{name}x{len(gpus)}" if name else None
 
 
 def catalog_models(role: str | None = None) -> list[str]:
-    """Catalog ids (wizard.models.catalog.entries(role)). Raises Unavailable."""
-    mod = _module("wizard.models.catalog")
-    try:
-        entries = mod.entries(role=role)
-    except TypeError:
-        entries = mod.entries()
-    return sorted({_entry_id(e) for e in entries})
-
-
-def drafters_for(target_id: str) -> list[Any]:
-    """Catalog drafter entries for a target (may be [] ). Raises Unavailable."""
-    mod = _module("wizard.models.catalog")
-    try:
-        return list(mod.drafters_for(target_id) or [])
-    except Exception:
-        return []
-
-
-def entry_method(entry: Any) -> str | None:
-    """The speculative method a catalog drafter entry declares, if any."""
-    for attr in ("method", "spec_method", "methods"):
-        v = entry.get(attr) if isinstance(entry, dict) else getattr(entry, attr, None)
-        if isinstance(v, (list, tuple)):
-            v = v[0] if v else None
-        if v:
-            return str(v)
-    return None
+    """Catalog ids (:func:`wizard.models.catalog.entries`), sorted."""
+    return sorted({e.id for e in model_catalog.entries(role=role)})
 
 
 def versions() -> tuple[list[str], str]:
-    """(known versions, default) from wizard.vllm.versions."""
-    from wizard.vllm.versions import KNOWN_VERSIONS, default_version
-
+    """(releases the rules have tables for, the default version)."""
     known = list(KNOWN_VERSIONS)
     d = str(default_version())
     if d not in known:
@@ -180,14 +133,12 @@ SCALEOUT_FORMS = ("multi-gpu", "docker", "k8s", "helm", "ray")
 
 
 def export_forms(cfg: ServeConfig, forms: tuple[str, ...] = EXPORT_FORMS) -> dict[str, str]:
-    """{form: text} via wizard.io.export.export; a form that is not available says so in a comment."""
-    from wizard.io.forms import export
-
+    """{form: text} (:func:`wizard.io.forms.export`); a form that fails says why in a comment."""
     out: dict[str, str] = {}
     for to in forms:
         try:
             out[to] = export(cfg, to)
-        except Exception as err:  # KeyError: not implemented yet
+        except Exception as err:  # one form failing must not hide the others
             msg = err.args[0] if err.args else err
             out[to] = f"# {to} export not available: {msg}"
     return out
@@ -195,72 +146,59 @@ def export_forms(cfg: ServeConfig, forms: tuple[str, ...] = EXPORT_FORMS) -> dic
 
 # ---- plan ----------------------------------------------------------------------------------
 
-def plan_for(ctx: Any) -> Any:
-    """wizard.plan.plan(ctx) -> Plan. Raises Unavailable (module missing) or its own error."""
-    mod = _module("wizard.plan")
-    if not hasattr(mod, "plan"):
-        raise Unavailable("needs wizard.plan.plan(ctx)")
-    return mod.plan(ctx)
+def parse_acceptance(text: Any) -> tuple[list[float] | None, str | None]:
+    """Per-position acceptance as typed ("0.7, 0.48, 0.31"): (rates, None), (None, None) when
+    empty, or (None, why) when a value is not a number in [0, 1]."""
+    t = str(text or "").strip().strip("[]")
+    if not t:
+        return None, None
+    out: list[float] = []
+    for i, part in enumerate(t.replace(";", ",").replace(" ", ",").split(","), 1):
+        if not part.strip():
+            continue
+        try:
+            x = float(part)
+        except ValueError:
+            return None, f"position {i}: {part.strip()[:20]!r} is not a number"
+        if not 0.0 <= x <= 1.0:
+            return None, f"position {i}: {x:g} is not between 0 and 1"
+        out.append(x)
+    if len(out) > 64:
+        return None, f"{len(out)} positions: at most 64 (one per draft token)"
+    return (out or None), None
+
+
+def plan_for(ctx: Any, acceptance: list[float] | None = None, source: str | None = None) -> Any:
+    """:func:`wizard.plan.plan` of a context, with measured/entered per-position ``acceptance``."""
+    if acceptance:
+        return make_plan(ctx, acceptance=acceptance, acceptance_source=source or "entered")
+    return make_plan(ctx)
 
 
 # ---- presets -------------------------------------------------------------------------------
 
 def presets() -> list[tuple[str, str]]:
-    """[(label, name)] from wizard.io.presets.list_presets(). Raises Unavailable."""
-    mod = _module("wizard.io.presets")
+    """[(label, name)] of the curated presets (:func:`wizard.io.presets.list_presets`)."""
     out = []
-    for p in mod.list_presets():
-        if isinstance(p, str):
-            out.append((p, p))
-            continue
-        name = _entry_id(p)
-        get = (lambda k: p.get(k)) if isinstance(p, dict) else (lambda k: getattr(p, k, None))
-        desc = get("title") or get("description") or get("rationale")
-        hw = get("hardware")
-        label = f"{desc} ({hw})" if desc and isinstance(hw, str) else (desc or name)
-        out.append((label[:120], name))
+    for p in presets_mod.list_presets():
+        label = f"{p.title} ({p.hardware})" if p.title and p.hardware else (p.title or p.name)
+        out.append((label[:120], p.name))
     return out
 
 
 def load_preset(name: str) -> tuple[ServeConfig, str | None]:
-    """(config, gpu spec or None) of a preset. Raises Unavailable, or the preset module's error."""
-    mod = _module("wizard.io.presets")
-    p = mod.load_preset(name)
-    if isinstance(p, ServeConfig):
-        return p, None
-    if isinstance(p, tuple) and p and isinstance(p[0], ServeConfig):
-        return p[0], (p[1] if len(p) > 1 and isinstance(p[1], str) else None)
-    cfg = p.get("config") if isinstance(p, dict) else getattr(p, "config", None)
-    if isinstance(cfg, dict):
-        from wizard.config import config_from_dict
-
-        cfg = config_from_dict(cfg)
-    if not isinstance(cfg, ServeConfig):
-        raise Unavailable(f"preset {name!r}: wizard.io.presets.load_preset returned {type(p).__name__} without a config")
-    gpu = None
-    for attr in ("gpu", "hardware"):
-        v = p.get(attr) if isinstance(p, dict) else getattr(p, attr, None)
-        if isinstance(v, str):
-            gpu = v
-            break
-        if v is not None and hasattr(v, "name"):
-            gpu = f"{v.name}x{getattr(v, 'count', 1)}"
-            break
-    return cfg, gpu
+    """(config, gpu spec or None) of a preset. Raises the preset module's error."""
+    p = presets_mod.load_preset(name)
+    return p.config, (p.hardware if isinstance(p.hardware, str) else None)
 
 
-# ---- cross-check ---------------------------------------------------------------------------
+# ---- cross-check / launch ---------------------------------------------------------------------
 
 def cross_check(cfg: ServeConfig, report: Any, timeout: float = 180.0) -> Any:
-    """wizard.vllm.oracle.cross_check(cfg, report, timeout) -> CrossCheck. Raises Unavailable."""
-    mod = _module("wizard.vllm.oracle")
-    return mod.cross_check(cfg, report, timeout=timeout)
+    """vLLM's own verdict (:func:`wizard.vllm.oracle.cross_check`, a separate process)."""
+    return oracle.cross_check(cfg, report, timeout=timeout)
 
 
-@functools.lru_cache(maxsize=1)
 def launch_module():
-    """wizard.launch (raises Unavailable when launch() is not there yet)."""
-    mod = _module("wizard.launch")
-    if not hasattr(mod, "launch"):
-        raise Unavailable("needs wizard.launch.launch(cfg, ...)")
-    return mod
+    """:mod:`wizard.launch` (launch, run_smoke, plot_data, summary_line, advice)."""
+    return launch_api

@@ -11,6 +11,9 @@ Shape (``STATE_VERSION`` 1)::
       "allow_hub": false,         # look models up on the Hugging Face Hub
       "raw": {"extra_args": "..."},  # raw text of boxes whose content did not parse (kept verbatim)
       "stash": {"speculative_config": {...}},  # what "no speculation" put aside, restored on return
+      "acceptance": "0.7, 0.48, 0.31",  # measured acceptance per draft position (Plan step), as typed
+      "history": [{"label": ..., "snapshot": {...}}],  # Undo: what Apply/Import/New replaced (newest
+                                                       # last; never saved to files or the browser)
     }
 
 Nothing the user typed is lost: ill-typed values stay in the config dict, where
@@ -26,6 +29,9 @@ import json
 from typing import Any
 
 from wizard.config import ConfigError, ServeConfig, config_from_dict, get_path, set_path, unset_path
+from wizard.io.safeio import json_loads_bounded
+from wizard.security import redact_dict
+from wizard.vllm.versions import default_version
 
 __all__ = [
     "STATE_VERSION",
@@ -44,6 +50,10 @@ __all__ = [
     "browser_safe",
     "redact_state",
     "JS_SAFE_INT",
+    "push_history",
+    "pop_history",
+    "same_inputs",
+    "HISTORY_MAX",
 ]
 
 #: largest integer a browser (JavaScript double) holds exactly; larger ones travel as text
@@ -77,8 +87,6 @@ class SessionError(ValueError):
 
 def new_state(vllm_version: str | None = None) -> dict[str, Any]:
     """An empty wizard: no model yet, unknown hardware, the default vLLM version."""
-    from wizard.vllm.versions import default_version
-
     return {
         "v": STATE_VERSION,
         "config": {"model": ""},
@@ -283,12 +291,45 @@ def gpu_spec(state: dict[str, Any]) -> str | None:
     return f"{g['name']}x{n}" if n != 1 else str(g["name"])
 
 
+#: keys of the state that describe the configuration (what Undo restores, what a change compares)
+INPUT_KEYS = ("config", "raw", "stash", "gpu", "vllm_version", "allow_hub", "acceptance")
+#: Undo steps kept per browser tab
+HISTORY_MAX = 20
+
+
+def push_history(state: dict[str, Any], label: str) -> dict[str, Any]:
+    """A copy of ``state`` whose history ends with a snapshot of its inputs (what Undo brings
+    back), labelled ``label`` ('Apply: Drop --kv-sharing-fast-prefill'). At most HISTORY_MAX."""
+    st = dict(state)
+    snap = copy.deepcopy({k: state[k] for k in INPUT_KEYS if k in state})
+    hist = [h for h in (state.get("history") or []) if isinstance(h, dict)][-(HISTORY_MAX - 1):]
+    st["history"] = hist + [{"label": str(label)[:200], "snapshot": snap}]
+    return st
+
+
+def pop_history(state: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """(state with the newest snapshot restored and removed from the history, its label); the
+    state unchanged and None when there is nothing to undo."""
+    hist = [h for h in (state.get("history") or []) if isinstance(h, dict) and isinstance(h.get("snapshot"), dict)]
+    if not hist:
+        return state, None
+    last = hist[-1]
+    st = dict(state)
+    st.update(copy.deepcopy(last["snapshot"]))
+    st["history"] = hist[:-1]
+    return st, str(last.get("label") or "last change")
+
+
+def same_inputs(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two states describe the same configuration (a field event that changes nothing)."""
+    return all(a.get(k) == b.get(k) for k in INPUT_KEYS)
+
+
 def redact_state(state: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``state`` whose config holds credentials as ``$VAR`` references
-    (:func:`wizard.security.redact_dict`): what may be written to files or browser storage."""
-    from wizard.security import redact_dict
-
-    st = dict(state)
+    (:func:`wizard.security.redact_dict`): what may be written to files or browser storage.
+    The Undo history (whole earlier configurations) is left out."""
+    st = {k: v for k, v in state.items() if k not in ("history", "rev")}
     if isinstance(st.get("config"), dict):
         st["config"] = redact_dict(st["config"])
     return st
@@ -307,8 +348,6 @@ def load_session(text: str | bytes) -> dict[str, Any]:
     Raises:
         SessionError: not JSON, or not a SpecWizard session (names what is wrong).
     """
-    from wizard.io.safeio import json_loads_bounded
-
     try:  # bounded: values, nesting (a deeply nested file must not hit Python's recursion limit)
         data = json_loads_bounded(text, what="session file", max_values=200_000, max_depth=64)
     except (ValueError, UnicodeDecodeError) as err:
@@ -328,4 +367,7 @@ def load_session(text: str | bytes) -> dict[str, Any]:
     for k in ("raw", "stash"):
         if not isinstance(st.get(k), dict):
             st[k] = {}
+    st.pop("history", None)  # never read from a file: Undo steps are this tab's own
+    if not isinstance(st.get("acceptance"), str):
+        st.pop("acceptance", None)
     return st

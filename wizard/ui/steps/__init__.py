@@ -1,3 +1,3 @@
-"""One module per wizard step. Each has ``build(ui)`` (create components inside the Blocks
-context, register fields with ``ui.field``) and ``update(ui, state, ev, full, changed)``
-returning ``{component: update}`` for what it derives from the state."""
+"""One module per wizard step. Each has ``build(ui)`` (create its components inside the Blocks
+context, register its fields with ``ui.field`` and its widgets with ``ui.react``, naming the
+fields they depend on) and ``wire(ui)`` (bind its fields and its own events)."""

@@ -1,76 +1,138 @@
-"""Step 4 · KV cache: target and drafter kv_cache_dtype (inherit or explicit), memory knobs."""
+"""Step 4 · KV cache: target and drafter kv_cache_dtype, memory knobs, and which attention
+backend vLLM selects for each (why a KV-dtype check did not fire, or why it did).
+
+The dtype lists are every ``CacheDType`` of the release that has an attention backend for the
+model on the chosen hardware (:func:`wizard.suggest.kv_dtypes`, from the attention-backend
+mechanism); a value typed by hand stays selectable and the rules judge it.
+"""
 
 from __future__ import annotations
 
+import html
+
 import gradio as gr
 
+from wizard import suggest
+from wizard.ui import services
+from wizard.ui.core import WizardUI
+from wizard.vllm.methods import is_mtp, uses_draft_kv_cache
 
-def kv_choices(ev, version) -> list[str]:
-    """KV dtypes vLLM ``version`` accepts, narrowed to what the hardware's backends support."""
-    from wizard.vllm.versions import kv_cache_dtypes
+__all__ = ["build", "wire", "kv_choices", "backends_md"]
 
-    allowed = list(kv_cache_dtypes(version))
+SPEC = "speculative_config."
+CHOICE_PATHS = ("gpu.", "vllm_version", "model", "allow_hub", "dtype", "tensor_parallel_size", SPEC + "method", SPEC + "model")
+NOTE_PATHS = CHOICE_PATHS + ("kv_cache_dtype", SPEC + "kv_cache_dtype", SPEC + "attention_backend")
+FIELDS = ("kv_cache_dtype", SPEC + "kv_cache_dtype", "kv_sharing_fast_prefill", "enable_prefix_caching", "enforce_eager",
+          "gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens", "block_size")
+
+
+def kv_choices(ev, version, role: str = "target") -> list[str]:
+    """KV dtypes vLLM ``version`` accepts that have an attention backend for the target (or the
+    drafter) on the hardware; every one of them when the hardware is unknown."""
+    ctx = ev.ctx if ev is not None else None
+    model = None
+    method = None
+    dtype = None
+    tp = 1
+    if ctx is not None:
+        method = ctx.method if ctx.spec is not None else None
+        model = ctx.target if role == "target" or is_mtp(method) else ctx.drafter
+        dtype = ctx.config.dtype if isinstance(ctx.config.dtype, str) else None
+        tp = ctx.config.tensor_parallel_size if isinstance(ctx.config.tensor_parallel_size, int) else 1
     hw = ev.hardware if ev is not None else None
-    if hw is not None and hw.kv_cache_dtypes:
-        narrowed = [d for d in allowed if d == "auto" or d in hw.kv_cache_dtypes]
-        if narrowed:
-            return narrowed
-    return allowed
+    return suggest.iter_usable(suggest.kv_dtypes(version, hw, model, dtype=dtype, tensor_parallel_size=tp or 1,
+                                                 method=method, role=role))
 
 
-def build(ui) -> None:
+def build(ui: WizardUI) -> None:
+    c = ui.c
     with gr.Row():
-        ui.field("kv_cache_dtype", gr.Dropdown(["auto"], value="auto", label="Target kv_cache_dtype",
+        ui.field("kv_cache_dtype", gr.Dropdown(["auto"], value="auto", label="Target kv_cache_dtype", min_width=200,
                                                allow_custom_value=True, elem_id="f-kv_cache_dtype"),
                  to_form=lambda v: v or "auto")
-        ui.field("speculative_config.kv_cache_dtype", gr.Dropdown(["inherit"], value="inherit",
-                                                                  label="Drafter kv_cache_dtype",
-                                                                  allow_custom_value=True,
-                                                                  elem_id="f-speculative_config-kv_cache_dtype"),
+        ui.field(SPEC + "kv_cache_dtype", gr.Dropdown(["inherit"], value="inherit", label="Drafter kv_cache_dtype",
+                                                      allow_custom_value=True, min_width=200,
+                                                      elem_id="f-speculative_config-kv_cache_dtype"),
                  to_form=lambda v: v or "inherit")
-    ui.c["kv_md"] = gr.Markdown(elem_id="sw-kv-md")
+    c["kv_md"] = gr.Markdown(elem_id="sw-kv-md")
     with gr.Row():
-        ui.field("kv_sharing_fast_prefill", gr.Checkbox(False, label="kv_sharing_fast_prefill",
+        ui.field("kv_sharing_fast_prefill", gr.Checkbox(False, label="kv_sharing_fast_prefill", min_width=200,
                                                         elem_id="f-kv_sharing_fast_prefill"), to_form=bool)
-        ui.field("enable_prefix_caching", gr.Dropdown(["(default)", "true", "false"], value="(default)",
+        ui.field("enable_prefix_caching", gr.Dropdown(["(default)", "true", "false"], value="(default)", min_width=180,
                                                       label="enable_prefix_caching", elem_id="f-enable_prefix_caching"),
                  to_form=lambda v: "(default)" if v is None else str(v).lower())
-        ui.field("enforce_eager", gr.Checkbox(False, label="enforce_eager", elem_id="f-enforce_eager"), to_form=bool)
+        ui.field("enforce_eager", gr.Checkbox(False, label="enforce_eager", elem_id="f-enforce_eager", min_width=150),
+                 to_form=bool)
     with gr.Row():
         ui.field("gpu_memory_utilization", gr.Textbox(label="gpu_memory_utilization (0-1]", placeholder="0.9",
-                                                      elem_id="f-gpu_memory_utilization"))
-        ui.field("max_num_seqs", gr.Textbox(label="max_num_seqs", placeholder="vLLM default", elem_id="f-max_num_seqs"))
+                                                      min_width=220, elem_id="f-gpu_memory_utilization"))
+        ui.field("max_num_seqs", gr.Textbox(label="max_num_seqs", placeholder="vLLM default", min_width=150,
+                                            elem_id="f-max_num_seqs"))
+    with gr.Row():
         ui.field("max_num_batched_tokens", gr.Textbox(label="max_num_batched_tokens", placeholder="vLLM default",
-                                                      elem_id="f-max_num_batched_tokens"))
-        ui.field("block_size", gr.Textbox(label="block_size (tokens)", placeholder="vLLM default", elem_id="f-block_size"))
+                                                      min_width=220, elem_id="f-max_num_batched_tokens"))
+        ui.field("block_size", gr.Textbox(label="block_size (tokens)", placeholder="vLLM default", min_width=150,
+                                          elem_id="f-block_size"))
+    f = ui.fields
+    ui.react("kv", CHOICE_PATHS, [f["kv_cache_dtype"], f[SPEC + "kv_cache_dtype"]], _choices)
+    ui.react("kv", NOTE_PATHS, [c["kv_md"]], lambda ui_, st, ev: {ui_.c["kv_md"]: kv_md(ev)})
 
 
-def update(ui, state, ev, full: bool, changed: str | None) -> dict:
-    from wizard.vllm.versions import default_version, parse_version
+def _choices(ui: WizardUI, state: dict, ev) -> dict:
+    version, _ = services.version_of(state)
+    cfg = state.get("config") or {}
+    cur = cfg.get("kv_cache_dtype") or "auto"
+    spec = cfg.get("speculative_config") if isinstance(cfg.get("speculative_config"), dict) else {}
+    dcur = spec.get("kv_cache_dtype") or "inherit"
+    choices = kv_choices(ev, version)
+    dch = ["inherit"] + kv_choices(ev, version, role="drafter")
+    cur, dcur = str(cur), str(dcur)
+    return {ui.fields["kv_cache_dtype"]: gr.Dropdown(choices=choices + ([cur] if cur not in choices else []), value=cur),
+            ui.fields[SPEC + "kv_cache_dtype"]: gr.Dropdown(choices=dch + ([dcur] if dcur not in dch else []), value=dcur)}
 
-    out: dict = {}
+
+def backends_md(ev) -> str:
+    """Which attention backend vLLM selects for the target and the drafter with their KV dtypes
+    (:func:`wizard.suggest.backends`): the reason a KV-dtype finding fired, or did not."""
+    if ev is None or ev.ctx is None:
+        return ""
+    if ev.hardware is None:
+        return ("_Attention backends: not checked (hardware unknown). Choose a GPU in step 1 to see which backend "
+                "vLLM selects for each KV dtype._")
+    lines = []
+    for b in suggest.backends(ev.ctx):
+        who = "Target" if b.role == "target" else "Drafter"
+        facts = ", ".join(f"{k}={v}" for k, v in b.layout.items() if k not in ("kv_cache_dtype",))
+        if b.backend:
+            lines.append(f"- {who}: KV **{html.escape(b.kv_cache_dtype)}** → backend **{html.escape(b.backend)}** "
+                         f"on {html.escape(ev.hardware.name)} in vLLM {html.escape(str(ev.ctx.version))}"
+                         + (f" (layout: {html.escape(facts)})" if facts else "")
+                         + ("" if b.certain else " — not certain: some facts unknown"))
+            for name, why in list(b.rejected.items())[:3]:
+                lines.append(f"  - tried {html.escape(name)} first: {html.escape(why)}")
+        else:
+            lines.append(f"- {who}: KV **{html.escape(b.kv_cache_dtype)}** → **no backend**: {html.escape(b.error or '?')}")
+        for n in b.notes:
+            lines.append(f"  - {html.escape(n)}")
+    return "**Attention backends** (why a KV-dtype check fired, or did not):\n" + "\n".join(lines) if lines else ""
+
+
+def kv_md(ev) -> str:
+    if ev is None or ev.ctx is None:
+        return "_Choose a target model to see the effective KV dtypes._"
+    ctx = ev.ctx
     try:
-        version = parse_version(state.get("vllm_version")) if state.get("vllm_version") else default_version()
-    except ValueError:
-        version = default_version()
-    if full or changed in ("gpu.name", "gpu.count", "vllm_version", None):
-        choices = kv_choices(ev, version)
-        cfg = state.get("config") or {}
-        cur = cfg.get("kv_cache_dtype") or "auto"
-        dcur = (cfg.get("speculative_config") or {}).get("kv_cache_dtype") or "inherit"
-        out[ui.fields["kv_cache_dtype"]] = gr.Dropdown(choices=choices + ([cur] if cur not in choices else []), value=cur)
-        dch = ["inherit"] + choices
-        out[ui.fields["speculative_config.kv_cache_dtype"]] = gr.Dropdown(
-            choices=dch + ([dcur] if dcur not in dch else []), value=dcur)
-    relevant = full or changed in (None, "model", "kv_cache_dtype", "speculative_config.kv_cache_dtype",
-                                   "speculative_config.method", "speculative_config.model", "gpu.name", "gpu.count")
-    if ev.ctx is not None and relevant:
-        try:
-            t, d = ev.ctx.target_kv_dtype(), ev.ctx.drafter_kv_dtype() if ev.ctx.spec is not None else None
-            md = f"Effective KV dtype (as vLLM resolves it): target **{t}**" + (f", drafter **{d}**" if d else "")
-        except Exception as err:  # derive needs facts it may not have
-            md = f"Effective KV dtype unknown: {err}"
-        if ev.hardware is None:
-            md += "  \n_Hardware unknown: every dtype vLLM knows is listed; choose a GPU in step 1 to narrow them._"
-        out[ui.c["kv_md"]] = md
-    return out
+        t = ctx.target_kv_dtype()
+        d = ctx.drafter_kv_dtype() if ctx.spec is not None and uses_draft_kv_cache(ctx.method) else None
+        md = f"Effective KV dtype (as vLLM resolves it): target **{t}**" + (f", drafter **{d}**" if d else "")
+    except Exception as err:  # derive needs facts it may not have
+        md = f"Effective KV dtype unknown: {html.escape(str(err))}"
+    if ev.hardware is None:
+        md += "  \n_Hardware unknown: every dtype vLLM knows is listed; choose a GPU in step 1 to narrow them._"
+    b = backends_md(ev)
+    return md + ("\n\n" + b if b else "")
+
+
+def wire(ui: WizardUI) -> None:
+    for path in FIELDS:
+        ui.bind(path)

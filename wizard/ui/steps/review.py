@@ -6,14 +6,44 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import re
 
 import gradio as gr
 
+from wizard import security
+from wizard.security import private_dir, write_private
 from wizard.ui import services
+from wizard.ui.core import WizardUI, sess_of
+from wizard.ui.state import config_of
+from wizard.ui.steps.launch import vllm_installed
+
+__all__ = ["build", "wire", "wizard_verdict_html", "cross_check_html", "exports"]
+
+XC_OFF = '<div class="sw-xc sw-xc-off"><b>vLLM</b><div>Cross-check is off.</div></div>'
+XC_STALE = '<div class="sw-xc sw-xc-stale"><b>vLLM</b><div>Configuration changed: press Re-run cross-check.</div></div>'
 
 
+def _set_extra_args(state: dict, value) -> dict:
+    """The "Other options" box: a JSON object replaces extra_args; other text is kept in
+    ``raw['extra_args']`` (shown as typed, the last valid options stay in use)."""
+    st = dict(state)
+    st["raw"] = dict(st.get("raw") or {})
+    try:
+        parsed = json.loads(value) if str(value or "").strip() else {}
+        if not isinstance(parsed, dict):
+            raise ValueError("not an object")
+        st["config"] = dict(st.get("config") or {"model": ""})
+        if parsed:
+            st["config"]["extra_args"] = parsed
+        else:
+            st["config"].pop("extra_args", None)
+        st["raw"].pop("extra_args", None)
+    except (ValueError, RecursionError):
+        st["raw"]["extra_args"] = value
+    return st
 
-def build(ui) -> None:
+
+def build(ui: WizardUI) -> None:
     ui.c["exp_command"] = gr.Textbox(label="vllm serve (JSON --speculative-config)", lines=2, max_lines=8,
                                      interactive=False, buttons=["copy"], elem_id="sw-exp-command", elem_classes=["sw-mono"])
     ui.c["exp_dotted"] = gr.Textbox(label="vllm serve (dotted --speculative-config.KEY)", lines=2, max_lines=8,
@@ -30,7 +60,7 @@ def build(ui) -> None:
                                           interactive=False, buttons=["copy"], elem_id=f"sw-exp-{form}")
     ui.field("extra_args", gr.Code(label="Other options (not modelled by the wizard; kept verbatim, JSON)", language="json",
                                    lines=3, max_lines=10, interactive=True, elem_id="f-extra_args"),
-             to_form=lambda v: json.dumps(v or {}, indent=1), event="input", special="extra_args")
+             to_form=lambda v: json.dumps(v or {}, indent=1), setter=_set_extra_args)
     ui.c["extra_note"] = gr.Markdown(elem_id="sw-extra-note")
     gr.Markdown("### Wizard vs installed vLLM")
     with gr.Row():
@@ -39,8 +69,11 @@ def build(ui) -> None:
         ui.c["xc_rerun"] = gr.Button("Re-run cross-check", size="sm", elem_id="sw-xc-rerun", scale=0)
     with gr.Row(equal_height=True):
         ui.c["xc_wizard"] = gr.HTML(elem_id="sw-xc-wizard")
-        ui.c["xc_vllm"] = gr.HTML('<div class="sw-xc sw-xc-off"><b>vLLM</b><div>Cross-check is off.</div></div>',
-                                  elem_id="sw-xc-vllm")
+        ui.c["xc_vllm"] = gr.HTML(XC_OFF, elem_id="sw-xc-vllm")
+    c = ui.c
+    outs = [c["xc_wizard"], c["exp_yaml_dl"], c["extra_note"], c["xc_vllm"]]
+    outs += [c[f"exp_{f}"] for f in services.EXPORT_FORMS + services.SCALEOUT_FORMS]
+    ui.react("review", ("",), outs, exports, sync=True)
 
 
 def _yaml_file(text: str) -> str | None:
@@ -48,8 +81,6 @@ def _yaml_file(text: str) -> str | None:
     wizard's private folder."""
     if text.startswith("# yaml export not available") or text.startswith("# choose"):
         return None
-    from wizard.security import private_dir, write_private
-
     h = hashlib.sha1(text.encode()).hexdigest()[:12]
     p = private_dir("downloads") / h / "vllm-serve.yaml"
     if not p.exists():
@@ -67,7 +98,13 @@ def wizard_verdict_html(ev) -> str:
             f"{r.verdict}</span><ul>{items}</ul></div>")
 
 
-def update(ui, state, ev, full: bool, changed: str | None) -> dict:
+def _config_key(state: dict) -> str:
+    return hashlib.sha1(json.dumps(state.get("config") or {}, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def exports(ui: WizardUI, state: dict, ev) -> dict:
+    """The Review step after a change: every export form, the YAML download, the wizard's verdict,
+    the note on broken "Other options" text, and the cross-check marked stale."""
     c = ui.c
     out: dict = {c["xc_wizard"]: wizard_verdict_html(ev)}
     if ev.config is None:
@@ -84,23 +121,19 @@ def update(ui, state, ev, full: bool, changed: str | None) -> dict:
     raw = (state.get("raw") or {}).get("extra_args")
     out[c["extra_note"]] = (f"⚠ The box does not hold a JSON object yet; your text is kept and the last valid options "
                             f"are used: `{html.escape(raw[:80])}`" if raw is not None else "")
-    if changed is not None and changed != "xc":
-        out[c["xc_vllm"]] = ('<div class="sw-xc sw-xc-stale"><b>vLLM</b><div>Configuration changed: '
-                             'press Re-run cross-check.</div></div>') if state.get("xc_on") else \
-            '<div class="sw-xc sw-xc-off"><b>vLLM</b><div>Cross-check is off.</div></div>'
+    if state.get("xc_on") and state.get("xc_for") != _config_key(state):
+        out[c["xc_vllm"]] = XC_STALE
+    elif not state.get("xc_on"):
+        out[c["xc_vllm"]] = XC_OFF
     return out
 
 
 def _xc_header(text: str, v: dict) -> str:
     """Replace the "(?, platform ?)" header of an unknown vLLM by what is known: "vLLM not
     installed", or the reason vLLM's check did not run."""
-    import re
-
     if v.get("vllm_version") and v.get("platform"):
         return text
     if not v.get("vllm_version"):
-        from wizard.ui.steps.launch import vllm_installed
-
         what = "vLLM not installed" if not vllm_installed() else (
             f"vLLM did not report its version: {' '.join(str(v.get('message') or 'no reason given').split())[:160]}")
     else:
@@ -114,8 +147,6 @@ def cross_check_html(ev, timeout: float = 180.0) -> str:
         return '<div class="sw-xc"><b>vLLM</b><div>No configuration yet.</div></div>'
     try:
         xc = services.cross_check(ev.config, ev.report, timeout=timeout)
-    except services.Unavailable as err:
-        return f'<div class="sw-xc sw-xc-off" data-verdict="unavailable"><b>vLLM</b><div>Cross-check {html.escape(str(err))}.</div></div>'
     except Exception as err:
         return (f'<div class="sw-xc sw-xc-off" data-verdict="unavailable"><b>vLLM</b><div>Cross-check failed: '
                 f"{html.escape(type(err).__name__)}: {html.escape(str(err))}</div></div>")
@@ -132,3 +163,35 @@ def cross_check_html(ev, timeout: float = 180.0) -> str:
     return (f'<div class="sw-xc" data-verdict="{html.escape(str(verdict))}" data-agreement="{html.escape(str(agree))}"><b>vLLM</b> says '
             f'<span class="sw-pill">{html.escape(str(verdict))}</span> {badge}'
             f'<pre class="sw-pre">{html.escape(text)}</pre></div>')
+
+
+def wire(ui: WizardUI) -> None:
+    c = ui.c
+    ui.bind("extra_args")
+
+    def xc(state, on, request: gr.Request = None):
+        sess = sess_of(request)
+        st = dict(ui.base(sess, state))
+        st["xc_on"] = bool(on)
+        if not on:
+            return {c["state"]: ui.commit(sess, st), c["xc_vllm"]: XC_OFF}
+        block = ui.launch_block()
+        cfg = config_of(st)
+        if block is None and cfg is not None:
+            rv = security.review_launch(cfg, ui.policy)
+            if rv.blocking or rv.needs_opt_in(ui.policy):
+                block = "the configuration has inputs the Launch step refuses (see there)"
+        st["xc_for"] = _config_key(st)
+        st = ui.commit(sess, st)
+        if block is not None:
+            return {c["state"]: st, c["xc_vllm"]: ('<div class="sw-xc sw-xc-off" data-verdict="unavailable"><b>vLLM</b>'
+                                                    f"<div>Cross-check is disabled: {html.escape(block)}.</div></div>")}
+        return {c["state"]: st, c["xc_vllm"]: cross_check_html(ui.evaluate(st))}
+
+    ui.on(c["xc_toggle"].input, xc, [c["state"], c["xc_toggle"]], [c["state"], c["xc_vllm"]], show_progress="minimal",
+          queue=True)
+
+    def xc_rerun(state, request: gr.Request = None):
+        return xc(state, True, request)
+
+    ui.on(c["xc_rerun"].click, xc_rerun, [c["state"]], [c["state"], c["xc_vllm"]], show_progress="minimal", queue=True)

@@ -1,15 +1,28 @@
-"""Step 3 · Speculation: method (sensible ones first), drafter, k, and the method's own fields."""
+"""Step 3 · Speculation: method (fitting ones first), drafter, k, the method's own fields, and the
+drafter's facts beside the target's. The choices come from :mod:`wizard.suggest`."""
 
 from __future__ import annotations
 
+import html
+
 import gradio as gr
 
+from wizard import api, suggest
 from wizard.ui import services
-from wizard.ui.state import field_value
-from wizard.vllm.methods import (
-    DRAFT_MODEL, EAGLE3, MTP, NGRAM, SUFFIX, allowed_methods, drafts_from_target, is_lookup, is_mtp, mtp_types,
-    needs_drafter_checkpoint, traits, use_eagle, use_ngram,
-)
+from wizard.ui.core import WizardUI
+from wizard.ui.state import config_of, field_value
+from wizard.vllm.methods import SUFFIX, drafts_from_target, is_mtp, needs_drafter_checkpoint, use_ngram
+
+__all__ = ["build", "wire", "on_method_chosen", "method_choices", "drafter_choices", "facts_md"]
+
+SPEC = "speculative_config."
+METHOD, DRAFTER, K = SPEC + "method", SPEC + "model", SPEC + "num_speculative_tokens"
+CHOICE_PATHS = ("model", "allow_hub", "vllm_version")
+FORM_PATHS = ("model", "allow_hub", "vllm_version", METHOD)
+NOTE_PATHS = ("model", "allow_hub", "vllm_version", SPEC, "max_model_len", "max_num_batched_tokens")
+FIELDS = (METHOD, DRAFTER, SPEC + "draft_tensor_parallel_size", K, SPEC + "prompt_lookup_min", SPEC + "prompt_lookup_max",
+          SPEC + "suffix_decoding_max_tree_depth", SPEC + "suffix_decoding_max_cached_requests",
+          SPEC + "suffix_decoding_max_spec_factor", SPEC + "suffix_decoding_min_token_prob")
 
 
 def _uses_drafter(method: str | None) -> bool:
@@ -17,195 +30,141 @@ def _uses_drafter(method: str | None) -> bool:
     return needs_drafter_checkpoint(method) or drafts_from_target(method)
 
 
-def drafter_method(entry) -> str | None:
-    """The speculative method a catalog entry drafts with: its declared drafter method (eagle,
-    eagle3, ...), or ``draft_model`` for a small target-role model listed in ``draft_for``
-    (such entries declare the methods they *serve* with, e.g. ngram, not how they draft)."""
-    role = entry.get("role") if isinstance(entry, dict) else getattr(entry, "role", None)
-    draft_for = entry.get("draft_for") if isinstance(entry, dict) else getattr(entry, "draft_for", None)
-    if role != "drafter" and draft_for:
-        return DRAFT_MODEL
-    ms = entry.get("methods") if isinstance(entry, dict) else getattr(entry, "methods", None)
-    for m in (ms or [services.entry_method(entry)]):
-        if m and not is_lookup(m):
-            return str(m)
-    return None
-
-
-def catalog_drafters(target_id: str | None) -> list[tuple[str, str | None, str]]:
-    """[(drafter id, method, title)] the catalog lists for ``target_id`` (catalog order)."""
-    if not target_id:
-        return []
-    try:
-        entries = services.drafters_for(target_id)
-    except services.Unavailable:
-        return []
-    return [(services._entry_id(e), drafter_method(e), getattr(e, "title", None) or "") for e in entries]
-
-
-def named_drafter(target_id: str | None, method: str | None) -> str | None:
-    """The catalog drafter the method option names for ``target_id`` (the first one of that method)."""
-    return next((d for d, m, _ in catalog_drafters(target_id) if m == method and method), None)
-
-
-def on_method_chosen(st: dict, before: dict | None = None) -> dict:
-    """After the method dropdown changed: when the option names a catalog drafter (e.g. "eagle3 —
-    catalog drafter yuhuili/EAGLE3-…"), put it in speculative_config.model unless the user already
-    chose a drafter of that method (a catalog drafter of another method, e.g. EAGLE-1 under eagle3,
-    is replaced); give k the slider's default (3) when unset. Form convenience only: the checks
-    come from wizard.api."""
-    cfg = st.get("config") or {}
-    spec = cfg.get("speculative_config")
-    if not isinstance(spec, dict):
-        return st
-    method = spec.get("method")
-    if isinstance(method, str) and _uses_drafter(method) and not is_mtp(method):
-        named = named_drafter(cfg.get("model"), method)
-        cur = spec.get("model")
-        known = {d: m for d, m, _ in catalog_drafters(cfg.get("model"))}
-        if named and (not cur or (cur in known and known[cur] != method)):
-            spec["model"] = named
-    if "num_speculative_tokens" not in spec:
-        spec["num_speculative_tokens"] = 3  # what the k slider shows
-    return st
-
-
-def _plural(n, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
+def _method(state: dict) -> str | None:
+    spec = (state.get("config") or {}).get("speculative_config")
+    return spec.get("method") if isinstance(spec, dict) else None
 
 
 def method_choices(ev, version) -> list[tuple[str, str]]:
-    """Dropdown choices: recommended methods first (with why), then every other method vLLM
-    ``version`` accepts, labelled with what it needs. Values are vLLM method names."""
-    allowed = list(allowed_methods(version))
+    """Dropdown choices: "none", then :func:`wizard.suggest.methods_for` (fitting ones starred)."""
     target = ev.ctx.target if ev is not None and ev.ctx is not None else None
-    rec: list[tuple[str, str]] = []
-    if target is not None and target.mtp_layers:
-        rec.append((MTP, f"checkpoint has {target.mtp_layers} MTP layer(s)"))
-    if ev is not None and ev.config is not None:
-        for d, m, _ in catalog_drafters(ev.config.model):
-            if m:
-                rec.append((m, f"catalog drafter {d}"))
-    if target is not None and target.speculators_config:
-        m = (target.speculators_config.get("speculators_model_type") or EAGLE3)
-        rec.append((str(m), "the model itself is a speculators-format drafter"))
-    rec += [(m, traits(m).summary) for m in (EAGLE3, DRAFT_MODEL, NGRAM, SUFFIX)]
-    out: list[tuple[str, str]] = [("none — no speculation", "none")]
-    seen = {"none"}
-    for m, why in rec:
-        if m in seen or m not in allowed:
-            continue
-        seen.add(m)
-        out.append((f"★ {m} — {why}", m))
-    mtps = set(mtp_types(version)) - {MTP}
-    for m in allowed:
-        if m in seen or m in mtps:  # model-specific MTP aliases: vLLM rewrites them all to mtp
-            continue
-        seen.add(m)
-        if m == MTP:
-            why = ("target has no MTP layers" if not (target and target.mtp_layers)
-                   else "multi-token prediction layers of the checkpoint")
-        else:
-            t = traits(m)
-            why = t.summary if t is not None else "see vLLM docs"
-        out.append((f"other: {m} — {why}", m))
+    model = ev.config.model if ev is not None and ev.config is not None else None
+    out = [("none — no speculation", "none")]
+    for m in suggest.methods_for(target, version, model):
+        out.append((f"★ {m.method} — {m.why}" if m.recommended else f"other: {m.method} — {m.why}", m.method))
     return out
 
 
-def k_bounds(ev, method: str | None, current) -> tuple[int, str]:
-    """(maximum for the k slider, explanation)."""
-    target = ev.ctx.target if ev is not None and ev.ctx is not None else None
-    if method == MTP and target is not None and target.mtp_layers:
-        n = target.mtp_layers
-        if n > 1:
-            top, why = n, f"the checkpoint has {n} MTP layers"
-        else:
-            top, why = 4, "one MTP layer, reused for every position; acceptance falls fast beyond 1-2"
-    elif use_eagle(method) and method != MTP:
-        top, why = 8, "acceptance per position falls with depth; 3-5 is typical"
-    else:
-        top, why = 10, "draft tokens per step"
-    if isinstance(current, int) and top < current <= 64:  # beyond 64 the slider stays; the text says k
-        top = current
-    return top, why
+def drafter_choices(model: str | None, method: str | None, current: str | None) -> list[tuple[str, str]]:
+    """Catalog drafters of the method's family for ``model`` (and the current value)."""
+    out = []
+    fam = method if needs_drafter_checkpoint(method) else None
+    for d in suggest.drafters_for(model, fam):
+        out.append((f"★ {d.id} — {d.title}" if d.method == method else f"{d.id} — {d.title}" + (f" ({d.method})" if d.method else ""),
+                    d.id))
+    if current and current not in [v for _, v in out]:
+        out.append((current, current))
+    return out
 
 
-def build(ui) -> None:
-    ui.field("speculative_config.method", gr.Dropdown([("none — no speculation", "none")], value="none",
-                                                      label="Speculative method", allow_custom_value=True,
-                                                      elem_id="f-speculative_config-method"),
-             to_form=lambda v: v or "none")
-    ui.c["method_md"] = gr.Markdown(elem_id="sw-method-md")
+def on_method_chosen(ui: WizardUI, st: dict, before: dict | None = None) -> dict:
+    """After the method changed: when the catalog names a drafter of that method for the target,
+    put it in speculative_config.model (unless the user chose a drafter of that method already);
+    set k to the method's default (:func:`wizard.suggest.k_range`: a 1-layer MTP checkpoint gets
+    k=1) when k is unset, still the previous method's default, or not a multiple of the MTP
+    layers. Form convenience only: the checks come from wizard.api."""
+    cfg = st.get("config") or {}
+    spec = cfg.get("speculative_config")
+    if not isinstance(spec, dict) or not isinstance(spec.get("method"), str):
+        return st
+    method = spec["method"]
+    prev = _method(before) if before else None
+    if method == prev:
+        return st
+    if needs_drafter_checkpoint(method):
+        known = {d.id: d.method for d in suggest.drafters_for(cfg.get("model"))}
+        named = next((d for d, m in known.items() if m == method), None)
+        cur = spec.get("model")
+        if named and (not cur or (cur in known and known[cur] != method)):
+            spec["model"] = named
+    try:
+        c = config_of(st)
+        ctx = api.resolve(c, allow_hub=False, path_allowed=ui.policy.allows) if c is not None else None
+    except Exception:  # a version or GPU the check reports itself
+        ctx = None
+    target = ctx.target if ctx is not None else None
+    drafter = ctx.drafter if ctx is not None and ctx.drafter is not target else None
+    kr = suggest.k_range(method, target, drafter)
+    k = spec.get("num_speculative_tokens")
+    prev_default = suggest.k_range(prev, target).default if prev else None
+    if k is None or k == prev_default or (isinstance(k, int) and kr.step > 1 and k % kr.step):
+        spec["num_speculative_tokens"] = kr.default
+    return st
+
+
+def build(ui: WizardUI) -> None:
+    c = ui.c
+    ui.field(METHOD, gr.Dropdown([("none — no speculation", "none")], value="none", label="Speculative method",
+                                 allow_custom_value=True, elem_id="f-speculative_config-method"),
+             to_form=lambda v: v or "none", after=lambda new, old: on_method_chosen(ui, new, old))
+    c["method_md"] = gr.Markdown(elem_id="sw-method-md")
     with gr.Group(visible=False) as g:
-        ui.field("speculative_config.model", gr.Dropdown([], value=None, label="Drafter model (HF id, folder or catalog id)",
-                                                         allow_custom_value=True, elem_id="f-speculative_config-model"),
+        ui.field(DRAFTER, gr.Dropdown([], value=None, label="Drafter model (HF id, folder or catalog id)",
+                                      allow_custom_value=True, elem_id="f-speculative_config-model"),
                  to_form=lambda v: v or None)
-        ui.field("speculative_config.draft_tensor_parallel_size",
+        ui.field(SPEC + "draft_tensor_parallel_size",
                  gr.Textbox(label="draft_tensor_parallel_size", placeholder="target TP (default)",
                             elem_id="f-speculative_config-draft_tensor_parallel_size"))
-    ui.c["drafter_group"] = g
-    ui.field("speculative_config.num_speculative_tokens",
-             gr.Slider(1, 10, value=3, step=1, label="num_speculative_tokens (k)",
-                       elem_id="f-speculative_config-num_speculative_tokens"),
-             to_form=lambda v: v if isinstance(v, int) and 1 <= v <= 64 else 3)
+    c["drafter_group"] = g
+    ui.field(K, gr.Slider(1, 10, value=3, step=1, label="num_speculative_tokens (k)",
+                          elem_id="f-speculative_config-num_speculative_tokens"),
+             to_form=lambda v: v if isinstance(v, int) and 1 <= v <= suggest.K_HARD_MAX else 3)
     with gr.Row(visible=False) as g:
-        ui.field("speculative_config.prompt_lookup_min", gr.Textbox(label="prompt_lookup_min (tokens)",
-                                                                    elem_id="f-speculative_config-prompt_lookup_min"))
-        ui.field("speculative_config.prompt_lookup_max", gr.Textbox(label="prompt_lookup_max (tokens)",
-                                                                    elem_id="f-speculative_config-prompt_lookup_max"))
-    ui.c["ngram_group"] = g
+        ui.field(SPEC + "prompt_lookup_min", gr.Textbox(label="prompt_lookup_min (tokens)", min_width=180,
+                                                        elem_id="f-speculative_config-prompt_lookup_min"))
+        ui.field(SPEC + "prompt_lookup_max", gr.Textbox(label="prompt_lookup_max (tokens)", min_width=180,
+                                                        elem_id="f-speculative_config-prompt_lookup_max"))
+    c["ngram_group"] = g
     with gr.Row(visible=False) as g:
         for name, label in (("suffix_decoding_max_tree_depth", "max tree depth"),
                             ("suffix_decoding_max_cached_requests", "max cached requests"),
                             ("suffix_decoding_max_spec_factor", "max spec factor"),
                             ("suffix_decoding_min_token_prob", "min token prob")):
-            ui.field(f"speculative_config.{name}", gr.Textbox(label=label, elem_id=f"f-speculative_config-{name}"))
-    ui.c["suffix_group"] = g
+            ui.field(SPEC + name, gr.Textbox(label=label, min_width=150, elem_id=f"f-speculative_config-{name}"))
+    c["suffix_group"] = g
+    gr.Markdown("**Drafter facts beside the target's**", elem_id="sw-drafter-facts-title")
+    c["drafter_facts"] = gr.Markdown(elem_id="sw-drafter-facts")
+    f = ui.fields
+    ui.react("speculation", CHOICE_PATHS, [f[METHOD]], _choices)
+    ui.react("speculation", FORM_PATHS, [f[DRAFTER], c["drafter_group"], f[K], c["ngram_group"], c["suffix_group"]], _form)
+    ui.react("speculation", NOTE_PATHS, [c["method_md"], c["drafter_facts"]], _notes)
 
 
-def update(ui, state, ev, full: bool, changed: str | None) -> dict:
-    from wizard.vllm.versions import default_version, parse_version
+def _choices(ui: WizardUI, state: dict, ev) -> dict:
+    version, _ = services.version_of(state)
+    method = _method(state)
+    choices = method_choices(ev, version)
+    if method and method not in [v for _, v in choices]:  # e.g. an imported MTP alias
+        choices.append((f"{method} (as given)", method))
+    return {ui.fields[METHOD]: gr.Dropdown(choices=choices, value=method or "none")}
 
-    try:
-        version = parse_version(state.get("vllm_version")) if state.get("vllm_version") else default_version()
-    except ValueError:
-        version = default_version()
-    method = field_value(state, "speculative_config.method") if (state.get("config") or {}).get("speculative_config") else None
+
+def _form(ui: WizardUI, state: dict, ev) -> dict:
+    method = _method(state)
+    shown = (ev.ctx.method if ev.ctx is not None else None) or method
+    cur = field_value(state, DRAFTER)
+    model = (state.get("config") or {}).get("model")
+    target = ev.ctx.target if ev.ctx is not None else None
+    drafter = ev.ctx.drafter if ev.ctx is not None and ev.ctx.drafter is not target else None
+    k = field_value(state, K)
+    kr = suggest.k_range(shown, target, drafter, current=k if isinstance(k, int) else None)
+    slider: dict = {"minimum": kr.minimum, "maximum": kr.maximum, "step": kr.step, "info": kr.why,
+                    "visible": method is not None}
+    if isinstance(k, int) and not isinstance(k, bool) and kr.minimum <= k <= kr.maximum:
+        slider["value"] = k
+    uses = _uses_drafter(shown) or (method is None and bool(cur))
+    return {
+        ui.fields[DRAFTER]: gr.Dropdown(choices=drafter_choices(model, shown, cur), value=cur),
+        ui.c["drafter_group"]: gr.Group(visible=bool(uses) and not is_mtp(shown)),
+        ui.fields[K]: gr.Slider(**slider),
+        ui.c["ngram_group"]: gr.Row(visible=use_ngram(shown)),
+        ui.c["suffix_group"]: gr.Row(visible=shown == SUFFIX),
+    }
+
+
+def _notes(ui: WizardUI, state: dict, ev) -> dict:
+    method = _method(state)
     resolved = ev.ctx.method if ev.ctx is not None else method
-    shown = resolved or method
-    out: dict = {}
-    if not full and not (changed or "").startswith("speculative_config") and changed not in ("model", "allow_hub", "vllm_version"):
-        return out
-    method_comp = ui.fields["speculative_config.method"]
-    if full or changed in ("model", "vllm_version", "allow_hub", None):
-        choices = method_choices(ev, version)
-        if method and method not in [v for _, v in choices]:  # e.g. an imported MTP alias
-            choices.append((f"{method} (as given)", method))
-        out[method_comp] = gr.Dropdown(choices=choices, value=method or "none")
-    uses_drafter = _uses_drafter(shown) or (method is None and field_value(state, "speculative_config.model"))
-    out[ui.c["drafter_group"]] = gr.Group(visible=bool(uses_drafter) and not is_mtp(shown))
-    out[ui.c["ngram_group"]] = gr.Row(visible=use_ngram(shown))
-    out[ui.c["suffix_group"]] = gr.Row(visible=shown == SUFFIX)
-    if full or changed in ("model", "speculative_config.method", "allow_hub", None):
-        suggestions: list = []
-        if ev.config is not None:
-            entries = catalog_drafters(ev.config.model)
-            # only drafters of the chosen method's family (an EAGLE-1 head is no eagle3 drafter)
-            for eid, m, title in entries:
-                if _uses_drafter(shown) and m != shown:
-                    continue
-                label = f"★ {eid} — {title}" if m == shown else f"{eid} — {title}" + (f" ({m})" if m else "")
-                suggestions.append((label, eid))
-        cur = field_value(state, "speculative_config.model")
-        if cur and cur not in [v for _, v in suggestions]:
-            suggestions.append((cur, cur))
-        out[ui.fields["speculative_config.model"]] = gr.Dropdown(choices=suggestions, value=cur)
-        k = field_value(state, "speculative_config.num_speculative_tokens")
-        top, why = k_bounds(ev, shown, k)
-        out[ui.fields["speculative_config.num_speculative_tokens"]] = gr.Slider(
-            maximum=top, info=why, visible=shown is not None,
-            **({"value": k} if (full or changed == "speculative_config.method") and isinstance(k, int) and k <= top
-               else {}))
     lines = []
     if method is None:
         lines.append("No speculation: vLLM decodes one token per step.")
@@ -213,14 +172,27 @@ def update(ui, state, ev, full: bool, changed: str | None) -> dict:
         lines.append(f"Method as given: `{method}`" + (f" — vLLM will run **{resolved}**" if resolved and resolved != method else ""))
         if ev.ctx is not None and ev.ctx.k:
             lines.append(f"k as vLLM resolves it: **{ev.ctx.k}**")
-        k_typed = field_value(state, "speculative_config.num_speculative_tokens")
-        if k_typed is not None and not (isinstance(k_typed, int) and 1 <= k_typed <= 64):
-            lines.append(f"num_speculative_tokens as given: `{k_typed}` (outside the slider; kept as given)")
-        if ev.ctx is not None and ev.ctx.lookup_errors.get("speculative_config.model"):
-            lines.append(f"Drafter could not be inspected: {ev.ctx.lookup_errors['speculative_config.model']}")
-        elif ev.ctx is not None and ev.ctx.drafter is not None and ev.ctx.drafter is not ev.ctx.target:
-            d = ev.ctx.drafter
-            lines.append(f"Drafter: {', '.join(d.architectures) or d.model_type}, {_plural(d.num_hidden_layers, 'layer')}, "
-                         f"vocab {d.vocab_size}")
-    out[ui.c["method_md"]] = "  \n".join(lines)
-    return out
+        k_typed = field_value(state, K)
+        if k_typed is not None and not (isinstance(k_typed, int) and 1 <= k_typed <= suggest.K_HARD_MAX):
+            lines.append(f"num_speculative_tokens as given: `{html.escape(str(k_typed)[:40])}` (outside the slider; kept as given)")
+        if ev.ctx is not None and ev.ctx.lookup_errors.get(DRAFTER):
+            lines.append(f"Drafter could not be inspected: {html.escape(ev.ctx.lookup_errors[DRAFTER])}")
+    return {ui.c["method_md"]: "  \n".join(lines), ui.c["drafter_facts"]: facts_md(ev)}
+
+
+def facts_md(ev) -> str:
+    """The drafter's facts beside the target's (:func:`wizard.suggest.drafter_facts`) as a table."""
+    if ev is None or ev.ctx is None:
+        return "_Choose a target model and a method with a drafter to compare them._"
+    rows = suggest.drafter_facts(ev.ctx)
+    if not rows:
+        return "_The method runs no drafter network: nothing to compare._" if ev.ctx.spec is not None else \
+               "_No speculation chosen._"
+    esc = lambda x: html.escape(str(x)).replace("|", "\\|")  # noqa: E731
+    md = f"| fact | target | drafter | vLLM {html.escape(str(ev.ctx.version))} |\n|---|---|---|---|\n"
+    return md + "\n".join(f"| {esc(r.fact)} | {esc(r.target)} | {esc(r.drafter)} | {esc(r.vllm)} |" for r in rows)
+
+
+def wire(ui: WizardUI) -> None:
+    for path in FIELDS:
+        ui.bind(path)

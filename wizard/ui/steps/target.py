@@ -1,45 +1,70 @@
-"""Step 2 · Target model: a Hub id, a local folder or a catalog entry, and its inspected facts."""
+"""Step 2 · Target model: a catalog entry, a Hub id or a local folder, and its inspected facts.
+
+The Catalog list holds catalog ids only: free text typed there does not become the model;
+the step offers the closest catalog ids instead (a Hub id or folder goes in the model box).
+"""
 
 from __future__ import annotations
 
+import html
+
 import gradio as gr
 
+from wizard import suggest
+from wizard.ui import findings as fp
 from wizard.ui import services
+from wizard.ui.core import WizardUI, sess_of
+from wizard.ui.state import set_field
+
+__all__ = ["build", "wire", "facts_md", "catalog_note"]
 
 GIB = 1024**3
+FACT_PATHS = ("model", "allow_hub", "revision")
 
 
-def _catalog():
+def build(ui: WizardUI) -> None:
+    c = ui.c
     try:
-        return services.catalog_models("target"), None
-    except services.Unavailable as err:
-        return [], str(err)
-
-
-def build(ui) -> None:
-    ids, missing = _catalog()
-    ui.c["target_catalog"] = gr.Dropdown(ids, value=None, label="Catalog model (offline)", elem_id="sw-target-catalog",
-                                         info=f"catalog {missing}" if missing else "Known models resolve without the Hub.",
-                                         allow_custom_value=True)
+        ids, info = services.catalog_models("target"), "Known models resolve offline, without the Hub."
+    except Exception as err:  # a broken catalog file: the box below still works
+        ids, info = [], f"catalog unavailable: {err}"
+    c["target_catalog"] = gr.Dropdown(ids, value=None, label="Catalog model (offline)", elem_id="sw-target-catalog",
+                                      info=info, allow_custom_value=True)
+    c["catalog_note"] = gr.Markdown(elem_id="sw-catalog-note")
     ui.field("model", gr.Textbox(label="Target model: Hugging Face id or local folder",
-                                 placeholder="meta-llama/Llama-3.1-8B-Instruct or /models/my-llama",
-                                 elem_id="f-model"))
+                                 placeholder="meta-llama/Llama-3.1-8B-Instruct or /models/my-llama", elem_id="f-model"))
     with gr.Row():
         ui.field("allow_hub", gr.Checkbox(False, label="Look up models on the Hugging Face Hub (metadata only)",
-                                          elem_id="f-allow_hub"), to_form=bool, source="setting")
+                                          elem_id="f-allow_hub", min_width=220), to_form=bool, source="setting")
         ui.field("max_model_len", gr.Textbox(label="max_model_len (tokens)", placeholder="model's maximum",
-                                             elem_id="f-max_model_len"))
+                                             elem_id="f-max_model_len", min_width=170))
+    with gr.Row():
         ui.field("dtype", gr.Dropdown(["(default)", "auto", "bfloat16", "float16", "float32"], value="(default)",
-                                      label="dtype", allow_custom_value=True, elem_id="f-dtype"),
+                                      label="dtype", allow_custom_value=True, elem_id="f-dtype", min_width=170),
                  to_form=lambda v: v or "(default)")
         ui.field("quantization", gr.Textbox(label="quantization", placeholder="from the checkpoint",
-                                            elem_id="f-quantization"))
-    ui.c["target_facts"] = gr.Markdown(elem_id="sw-target-facts")
+                                            elem_id="f-quantization", min_width=170))
+    c["target_facts"] = gr.Markdown(elem_id="sw-target-facts")
+    ui.react("target", FACT_PATHS, [c["target_facts"]], _facts)
+
+
+def _facts(ui: WizardUI, state: dict, ev) -> dict:
+    if ev.ctx is None:
+        return {ui.c["target_facts"]: facts_md(None, None)}
+    err = ev.ctx.lookup_errors.get("model")
+    md = facts_md(ev.ctx.target, err)
+    if err and ev.ctx.target is None:
+        close = suggest.closest_catalog_ids(ev.config.model)
+        if close:
+            md += "\n\nClosest catalog ids: " + ", ".join(f"`{html.escape(i)}`" for i in close) + \
+                  " (pick one in the Catalog list above)."
+    return {ui.c["target_facts"]: md}
 
 
 def facts_md(info, err: str | None) -> str:
+    """The target's facts as a Markdown table (or why it could not be inspected)."""
     if info is None:
-        return f"**Could not inspect the model:** {err}" if err else "_Choose a target model to see its facts._"
+        return f"**Could not inspect the model:** {fp.face_text(err)}" if err else "_Choose a target model to see its facts._"
     size = []
     if info.param_count:
         size.append(f"{info.param_count / 1e9:.2f} B params" if info.param_count >= 1e8 else f"{info.param_count:,} params")
@@ -73,9 +98,36 @@ def facts_md(info, err: str | None) -> str:
     return md
 
 
-def update(ui, state, ev, full: bool, changed: str | None) -> dict:
-    if ev.ctx is None:
-        return {ui.c["target_facts"]: facts_md(None, None)}
-    if not full and changed not in ("model", "allow_hub", "revision", None):
-        return {}
-    return {ui.c["target_facts"]: facts_md(ev.ctx.target, ev.ctx.lookup_errors.get("model"))}
+def catalog_note(value: str, ids: list[str]) -> str:
+    """What to say when ``value`` typed in the Catalog list is no catalog id."""
+    close = suggest.closest_catalog_ids(value)
+    head = f"`{html.escape(value[:120])}` is not a catalog id, so the model was not changed."
+    if close:
+        return head + " Closest: " + ", ".join(f"`{html.escape(i)}`" for i in close) + \
+               ". Pick one from the list, or type a Hub id or a local folder in the model box below."
+    return head + f" The list holds {len(ids)} ids; a Hub id or a local folder goes in the model box below."
+
+
+def wire(ui: WizardUI) -> None:
+    c = ui.c
+    for path in ("model", "allow_hub", "max_model_len", "dtype", "quantization"):
+        ui.bind(path)
+    model_c = ui.fields["model"]
+    rs = ui.reactors_for(["model"])
+    outs = ui.unique([c["state"], c["panel"], model_c, c["catalog_note"], *[o for r in rs for o in r.outputs]])
+
+    def pick_catalog(state, value, request: gr.Request = None):
+        value = str(value or "").strip()
+        if not value:  # cleared: nothing to do
+            return {c["catalog_note"]: ""}
+        ids = services.catalog_models("target")
+        if value not in ids:
+            return {c["catalog_note"]: catalog_note(value, ids)}
+        sess = sess_of(request)
+        st = ui.update_field(sess, state, lambda b: set_field(b, "model", value))
+        out = ui.render(sess, st, rs)
+        out[model_c] = value
+        out[c["catalog_note"]] = ""
+        return out
+
+    ui.on(c["target_catalog"].input, pick_catalog, [c["state"], c["target_catalog"]], outs, trigger_mode="always_last")

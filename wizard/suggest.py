@@ -1,0 +1,542 @@
+"""What fits a configuration: the choices every face offers (UI, CLI, notebook).
+
+    from wizard import api
+    s = api.suggest(api.load(command="vllm serve meta-llama/Llama-3.1-8B-Instruct"), gpu="H100-SXM")
+    s.methods, s.drafters, s.k, s.kv_dtypes, s.backends     # or: python -m wizard suggest -- vllm serve ...
+
+* :func:`methods_for` -- the speculative methods vLLM ``version`` accepts, those that fit the
+  target first (its MTP layers, catalog drafters, a speculators-format checkpoint), each with
+  what it needs (:mod:`wizard.vllm.methods` traits);
+* :func:`drafters_for` -- catalog drafters for a target, optionally of one method's family;
+* :func:`k_range` -- the num_speculative_tokens range: vLLM's bounds (k > 0, SD022; 1 + k
+  within max_num_batched_tokens and max_model_len, SD026), the checkpoint's (an MTP target's
+  n_predict: k must be a multiple of it, SD062, and a 1-layer MTP reruns its one layer, SD064,
+  so the default k is n_predict), and a practical top per method family;
+* :func:`kv_dtypes` -- every ``CacheDType`` of the release with the attention backend vLLM
+  selects for it on the hardware, or why none fits (:mod:`wizard.mechanisms.attention_backend`,
+  tables generated from each release, not the catalog's hand flags);
+* :func:`backends` -- which backend the target and the drafter get with the configured KV
+  dtypes: what the UI shows where a user expects a finding ("why nothing fired").
+
+Nothing here decides a verdict: the rules do. These are the options a form lists.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable
+
+from wizard import resolve
+from wizard.context import CheckContext
+from wizard.hardware.spec import Hardware
+from wizard.mechanisms.attention_backend import AttentionLayout, Selection, layout_for, select_backend
+from wizard.mechanisms.drafter_context import drafter_context, drafter_max_len
+from wizard.models import catalog
+from wizard.models.info import ModelInfo
+from wizard.rules.helpers import draft_vocab, tensor_shape
+from wizard.vllm import methods as M
+from wizard.vllm.versions import VllmVersion, kv_cache_dtypes
+
+__all__ = [
+    "MethodChoice", "DrafterChoice", "KRange", "KvChoice", "BackendChoice", "Suggestions",
+    "methods_for", "drafters_for", "drafter_method", "k_range", "kv_dtypes", "backends", "suggest",
+    "closest_catalog_ids", "K_HARD_MAX", "FactRow", "drafter_facts",
+]
+
+#: the largest k a form offers on its slider (vLLM accepts any k > 0 within the step budget, SD026)
+K_HARD_MAX = 64
+
+#: attention layout assumed when the target's head size is unknown (Llama/Qwen-style 128-dim heads)
+GENERIC_LAYOUT = AttentionLayout(head_size=128)
+
+
+# ---- methods --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MethodChoice:
+    """One method a form offers. ``recommended``: it fits this target (``why`` says how);
+    ``needs``: what the method needs, in a few words; ``drafter``: the catalog drafter it names."""
+
+    method: str
+    recommended: bool
+    why: str
+    needs: str
+    drafter: str | None = None
+
+
+def methods_for(target: ModelInfo | None, version: VllmVersion, model_id: str | None = None) -> list[MethodChoice]:
+    """Methods ``version`` accepts: those that fit ``target`` first (its MTP layers, catalog
+    drafters of ``model_id``, a speculators-format checkpoint, then the general-purpose eagle3,
+    draft_model, ngram and suffix), then every other one. MTP aliases are collapsed into ``mtp``
+    (vLLM rewrites them all to mtp, R023)."""
+    allowed = set(M.allowed_methods(version))
+    out: list[MethodChoice] = []
+    seen: set[str] = set()
+
+    def add(method: str, recommended: bool, why: str, drafter: str | None = None) -> None:
+        if method in seen or method not in allowed:
+            return
+        seen.add(method)
+        t = M.traits(method)
+        out.append(MethodChoice(method, recommended, why, t.summary if t else "see vLLM docs", drafter))
+
+    if target is not None and target.mtp_layers:
+        add(M.MTP, True, f"the checkpoint has {target.mtp_layers} MTP layer(s)")
+    for d in drafters_for(model_id):
+        if d.method:
+            add(d.method, True, f"catalog drafter {d.id}", d.id)
+    if target is not None and target.speculators_config:
+        m = str(target.speculators_config.get("speculators_model_type") or M.EAGLE3)
+        add(m, True, "the model itself is a speculators-format drafter")
+    for m in (M.EAGLE3, M.DRAFT_MODEL, M.NGRAM, M.SUFFIX):
+        t = M.traits(m)
+        add(m, True, t.summary if t else m)
+    aliases = set(M.mtp_types(version)) - {M.MTP}
+    for m in M.allowed_methods(version):
+        if m in aliases:
+            continue
+        if m == M.MTP:
+            add(m, False, "target has no MTP layers" if not (target and target.mtp_layers)
+                else "multi-token prediction layers of the checkpoint")
+        else:
+            t = M.traits(m)
+            add(m, False, t.summary if t else "see vLLM docs")
+    return out
+
+
+# ---- drafters -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DrafterChoice:
+    """A catalog drafter for a target: its id, the method it drafts with, its title."""
+
+    id: str
+    method: str | None
+    title: str
+
+
+def drafter_method(entry: catalog.CatalogEntry) -> str | None:
+    """The method a catalog entry drafts with: its declared drafter method (eagle, eagle3 ...),
+    or ``draft_model`` for a small target-role model listed in ``draft_for`` (such entries list
+    the methods they *serve* with, e.g. ngram, not how they draft)."""
+    if entry.role != "drafter" and entry.draft_for:
+        return M.DRAFT_MODEL
+    for m in entry.methods:
+        if m and not M.is_lookup(m):
+            return str(m)
+    return None
+
+
+def drafters_for(target_id: str | None, method: str | None = None) -> list[DrafterChoice]:
+    """Catalog drafters for ``target_id`` (catalog order); with ``method``, only that method's
+    (an EAGLE-1 head is no eagle3 drafter). [] for an unknown target."""
+    if not target_id:
+        return []
+    try:
+        entries = catalog.drafters_for(str(target_id))
+    except Exception:  # a broken catalog file: no suggestions, never an error here
+        return []
+    out = [DrafterChoice(e.id, drafter_method(e), e.title or "") for e in entries]
+    return [d for d in out if method is None or d.method == method]
+
+
+def closest_catalog_ids(text: str | None, role: str | None = "target", n: int = 3) -> list[str]:
+    """Catalog ids closest to ``text`` (case-insensitive, difflib ratio >= 0.4), best first."""
+    t = str(text or "").strip()
+    if not t:
+        return []
+    ids = [e.id for e in catalog.entries(role=role)]
+    low = {i.lower(): i for i in ids}
+    hits = difflib.get_close_matches(t.lower(), list(low), n=n, cutoff=0.4)
+    if not hits:  # a fragment: ids that contain it
+        hits = [k for k in low if t.lower() in k][:n]
+    return [low[h] for h in hits]
+
+
+# ---- k --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class KRange:
+    """num_speculative_tokens a form offers: ``minimum``..``maximum`` in ``step``s, ``default``
+    for a fresh choice of the method, ``why`` in words. ``vllm_max``: the largest k vLLM can run
+    with the configured step budget (1 + k <= max_num_batched_tokens and max_model_len, SD026),
+    None when the budget is vLLM's default."""
+
+    minimum: int
+    maximum: int
+    default: int
+    step: int
+    why: str
+    vllm_max: int | None = None
+
+
+def _mtp_layers(method: str | None, target: ModelInfo | None, drafter: ModelInfo | None) -> tuple[int | None, bool]:
+    """(n_predict of the MTP checkpoint, whether k > n reruns its layers) for an MTP method."""
+    if not M.is_mtp(method):
+        return None, False
+    info = drafter if drafter is not None else target
+    rw = resolve.mtp_rewrite(info)
+    if rw is not None:
+        return rw[1], M.repeats_mtp_layer(rw[0])
+    if info is not None and info.mtp_layers:
+        return info.mtp_layers, True
+    return None, True
+
+
+def k_range(method: str | None, target: ModelInfo | None = None, drafter: ModelInfo | None = None, *,
+            max_model_len: int | None = None, max_num_batched_tokens: int | None = None,
+            current: int | None = None) -> KRange:
+    """The k range for ``method`` on ``target`` (and its ``drafter``, for MTP the target itself).
+
+    * MTP with n layers: multiples of n (SD062); default n; a checkpoint whose k > n reruns the
+      same layer (SD064) tops out at max(n, 4) with a note; one trained layer per step
+      (step3p5/step5/inkling, R030) at 4n.
+    * EAGLE family: 1-8, default 3 (acceptance per position falls with depth).
+    * others (draft_model, ngram, suffix ...): 1-10, default 3.
+    ``current``: a configured k beyond the top (up to :data:`K_HARD_MAX`) raises the top so the
+    form can show it. The vLLM bound (SD026) caps everything.
+    """
+    n, repeats = _mtp_layers(method, target, drafter)
+    step = 1
+    if M.is_mtp(method) and n:
+        step = n
+        default = n
+        if repeats:
+            top = max(n, 4)
+            why = (f"the checkpoint has {n} MTP layer(s); k must be a multiple of {n}" if n > 1 else
+                   "one MTP layer, rerun for every further position: acceptance falls fast beyond k=1")
+        else:
+            top = 4 * n
+            why = f"{n} trained MTP layer(s) per step; k must be a multiple of {n}"
+    elif M.is_mtp(method):
+        top, default, why = 4, 1, "MTP layers of the checkpoint unknown; k = their number is the usual choice"
+    elif M.use_eagle(method):
+        top, default, why = 8, 3, "acceptance per position falls with depth; 3-5 is typical"
+    else:
+        top, default, why = 10, 3, "draft tokens per step"
+    budget = [b for b in (max_num_batched_tokens, max_model_len) if isinstance(b, int) and not isinstance(b, bool) and b > 1]
+    vmax = min(budget) - 1 if budget else None
+    if isinstance(current, int) and not isinstance(current, bool) and top < current <= K_HARD_MAX:
+        top = current
+    if vmax is not None:
+        top = max(1, min(top, vmax))
+        default = max(1, min(default, vmax))
+    return KRange(step, max(step, top), default, step, why, vmax)
+
+
+# ---- KV dtypes and attention backends -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class KvChoice:
+    """One ``--kv-cache-dtype`` value: ``usable`` True (``backend`` selected), False (``why`` is
+    vLLM's reason) or None (hardware unknown: not checked)."""
+
+    dtype: str
+    usable: bool | None
+    backend: str | None = None
+    why: str = ""
+
+
+def _hw_key(hw: Hardware) -> tuple:
+    return (hw.name, hw.vendor, hw.compute_capability, hw.isa)
+
+
+@functools.lru_cache(maxsize=4096)
+def _select(release: str, hw_key: tuple, hw_json: str, layout: AttentionLayout, pinned: str | None) -> Selection:
+    return select_backend(release, Hardware.model_validate_json(hw_json), layout, pinned)
+
+
+def select(version: VllmVersion, hardware: Hardware, layout: AttentionLayout, pinned: str | None = None) -> Selection:
+    """:func:`wizard.mechanisms.attention_backend.select_backend`, cached per (release, device
+    kind, layout): forms ask the same questions on every keystroke."""
+    hw = hardware.model_copy(update={"count": 1, "used_bytes": None})
+    return _select(str(version), _hw_key(hw), hw.model_dump_json(), layout, pinned)
+
+
+def _usable(sel: Selection) -> tuple[bool, str]:
+    if not sel.ok:
+        return False, sel.error or "no attention backend"
+    chosen = sel.check(sel.backend)
+    if chosen is not None and chosen.reasons:  # CPU: selected anyway, its kernels fail at load
+        return False, f"{sel.backend}: {'; '.join(chosen.reasons)}"
+    return True, ""
+
+
+def kv_dtypes(version: VllmVersion, hardware: Hardware | None, model: ModelInfo | None = None, *,
+              dtype: str | None = None, tensor_parallel_size: int = 1, method: str | None = None,
+              role: str = "target", only_usable: bool = False) -> list[KvChoice]:
+    """Every ``CacheDType`` of ``version`` with the backend vLLM selects for ``model``'s layout
+    on ``hardware`` (a generic 128-dim layout when the model is unknown). Without hardware each
+    choice is ``usable=None``. ``only_usable`` drops the ones no backend accepts ('auto' stays)."""
+    out: list[KvChoice] = []
+    for d in kv_cache_dtypes(version):
+        if hardware is None:
+            out.append(KvChoice(d, None, None, "hardware unknown"))
+            continue
+        lay = None
+        if model is not None:
+            try:
+                lay = layout_for(model, kv_cache_dtype=d, dtype=dtype, method=method, role=role,
+                                 tensor_parallel_size=max(1, tensor_parallel_size or 1))
+            except Exception:
+                lay = None
+        if lay is None:
+            lay = AttentionLayout(head_size=GENERIC_LAYOUT.head_size, kv_cache_dtype=d)
+        sel = select(version, hardware, lay)
+        ok, why = _usable(sel)
+        if ok or not only_usable or d == "auto":
+            out.append(KvChoice(d, ok, sel.backend if ok else None, why))
+    return out
+
+
+@dataclass(frozen=True)
+class BackendChoice:
+    """The attention backend one model (``role`` 'target' or 'drafter') gets: ``backend`` or
+    ``error`` (vLLM's text), with the KV dtype and layout facts that decided it.
+    ``rejected``: candidates vLLM tried first and why each was refused."""
+
+    role: str
+    kv_cache_dtype: str
+    backend: str | None
+    error: str | None = None
+    certain: bool = True
+    layout: dict[str, Any] = field(default_factory=dict)
+    rejected: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+def _choice(role: str, kv: str, lay: AttentionLayout | None, sel: Selection | None, why_none: str) -> BackendChoice:
+    if lay is None or sel is None:
+        return BackendChoice(role, kv, None, why_none, certain=False)
+    facts = {k: v for k, v in asdict(lay).items() if v not in (False, None) or k in ("head_size", "dtype")}
+    return BackendChoice(role, kv, sel.backend, sel.error, sel.certain, facts, sel.why_not(), tuple(sel.notes))
+
+
+def backends(ctx: CheckContext) -> list[BackendChoice]:
+    """Backends vLLM selects for the target and (with a drafter that has attention layers) the
+    drafter, with the effective KV dtypes (``ctx.target_kv_dtype()``, ``ctx.drafter_kv_dtype()``).
+    The drafter never inherits ``--attention-backend``; a non-causal DFlash drafter selects with
+    ``use_non_causal``. [] without hardware."""
+    hw = ctx.hardware
+    if hw is None:
+        return []
+    cfg = ctx.config
+    tp = max(1, cfg.tensor_parallel_size or 1) if isinstance(cfg.tensor_parallel_size, int) else 1
+    dtype = cfg.dtype if isinstance(cfg.dtype, str) else None
+    out: list[BackendChoice] = []
+    tkv = _safe(ctx.target_kv_dtype, "auto")
+    tlay = _layout(ctx.target, tkv, dtype, tp, None, "target")
+    pinned = _pin(cfg.attention_backend)
+    tsel = select(ctx.version, hw, tlay, pinned) if tlay is not None else None
+    out.append(_choice("target", tkv, tlay, tsel, "target attention layout unknown (no head size)"))
+    spec = ctx.spec
+    method = ctx.method
+    if spec is None or not M.uses_draft_kv_cache(method):
+        return out
+    dkv = _safe(ctx.drafter_kv_dtype, tkv)
+    model = ctx.target if M.is_mtp(method) else ctx.drafter
+    dtp = spec.draft_tensor_parallel_size if isinstance(spec.draft_tensor_parallel_size, int) else tp
+    dlay = _layout(model, dkv, dtype, max(1, dtp or 1), method, "drafter")
+    dpin = _pin(spec.attention_backend)
+    dsel = select(ctx.version, hw, dlay, dpin) if dlay is not None else None
+    out.append(_choice("drafter", dkv, dlay, dsel, "drafter attention layout unknown (drafter not inspected)"))
+    return out
+
+
+def _pin(name: Any) -> str | None:
+    """A pinned backend name ('auto' and empty mean none: vLLM selects)."""
+    return name if isinstance(name, str) and name.strip() and name.strip().lower() != "auto" else None
+
+
+def _safe(fn, default: str) -> str:
+    try:
+        return str(fn() or default)
+    except Exception:
+        return default
+
+
+def _layout(model: ModelInfo | None, kv: str, dtype: str | None, tp: int, method: str | None, role: str):
+    if model is None:
+        return None
+    try:
+        return layout_for(model, kv_cache_dtype=kv, dtype=dtype, tensor_parallel_size=tp, method=method, role=role)
+    except Exception:
+        return None
+
+
+# ---- drafter facts beside the target's ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class FactRow:
+    """One fact of the pair: the target's value, the drafter's, and what the vLLM release does with it."""
+
+    fact: str
+    target: str
+    drafter: str
+    vllm: str = ""
+
+
+def _v(x: Any) -> str:
+    return "?" if x is None else str(x)
+
+
+def _shape(info: ModelInfo | None, name: str) -> list[int] | None:
+    return tensor_shape(info, name) if info is not None else None
+
+
+def drafter_facts(ctx: CheckContext) -> list[FactRow]:
+    """The drafter's facts beside the target's, each with what ``ctx.version`` does with it (the
+    behaviour the drafter rules model: SD220-SD225, SD062/SD064, SD082). [] without speculation
+    or when the method runs no drafter network."""
+    spec, method, t, v = ctx.spec, ctx.method, ctx.target, ctx.version
+    if spec is None or method is None or M.has_no_model(method) or M.is_lookup(method):
+        return []
+    rows: list[FactRow] = []
+    if M.is_mtp(method):
+        n, repeats = _mtp_layers(method, t, ctx.drafter if ctx.drafter is not t else None)
+        rows.append(FactRow("MTP layers", _v(t.mtp_layers if t else None), "(the target's)",
+                            f"vLLM {v} drafts with them; k must be a multiple of n_predict={_v(n)}"
+                            + ("; k > n reruns the same layer (lower acceptance)" if repeats and n else "")))
+        return rows
+    d = ctx.drafter
+    if d is None or d is t:
+        return [FactRow("drafter", _v(t.id if t else None), "not inspected",
+                        (ctx.lookup_errors.get("speculative_config.model") or "no drafter model given")[:200])]
+    rows.append(FactRow("architecture", ", ".join(t.architectures) if t else "?", ", ".join(d.architectures) or _v(d.model_type),
+                        f"vLLM names the drafter class {M.arch_prefix(method)}…" if M.arch_prefix(method) else ""))
+    rows.append(FactRow("hidden_size", _v(t.hidden_size if t else None), _v(d.hidden_size),
+                        "differs: an EAGLE-family drafter must declare target_hidden_size (SD223)"
+                        if (M.use_eagle(method) and t and d.hidden_size and t.hidden_size and d.hidden_size != t.hidden_size
+                            and not d.target_hidden_size) else ""))
+    rows.append(FactRow("layers", _v(t.num_hidden_layers if t else None), _v(d.num_hidden_layers)))
+    dv = draft_vocab(d)
+    rows.append(FactRow("vocabulary", _v(t.vocab_size if t else None),
+                        _v(d.vocab_size) + (f" (draft vocab {dv})" if dv else ""),
+                        ("reduced draft vocabulary: drafts over its own lm_head and maps ids with d2t"
+                         if d.has_d2t and d.has_lm_head else "reduced draft vocabulary: needs its own lm_head and d2t (SD221)")
+                        if dv and t and t.vocab_size and dv < t.vocab_size else ""))
+    eagle_head = M.is_eagle_head(method)
+    lm = _shape(d, "lm_head.weight")
+    rows.append(FactRow("lm_head", _v(_shape(t, "lm_head.weight") or ([t.vocab_size, t.hidden_size] if t else None)),
+                        f"own {lm}" if lm else ("none" if d.has_lm_head is False else "unknown"),
+                        ("shares the target's lm_head" if not lm and eagle_head and d.has_lm_head is False else
+                         "uses the drafter's own" if lm else "")))
+    emb = _shape(d, "embed_tokens.weight")
+    rows.append(FactRow("embed_tokens", _v(_shape(t, "embed_tokens.weight") or ([t.vocab_size, t.hidden_size] if t else None)),
+                        f"own {emb}" if emb else ("none" if d.has_embed_tokens is False else "unknown"),
+                        ("shares the target's only if byte-identical; otherwise keeps the drafter's (SD220)" if emb and eagle_head
+                         else "shares the target's" if eagle_head and d.has_embed_tokens is False else "")))
+    if eagle_head or dv:
+        rows.append(FactRow("d2t / t2d", "—", f"d2t {'yes' if d.has_d2t else 'no' if d.has_d2t is False else '?'}, "
+                                              f"t2d {'yes' if d.has_t2d else 'no' if d.has_t2d is False else '?'}",
+                            "d2t maps draft ids to target ids (needed when the draft vocabulary is smaller)"))
+    if M.uses_aux_hidden_states(method):
+        ids = d.eagle_aux_hidden_state_layer_ids
+        L = t.num_hidden_layers if t else None
+        default = f"(2, {L // 2}, {L - 3})" if isinstance(L, int) and L > 3 else "(2, L/2, L-3)"
+        rows.append(FactRow("aux layer ids", f"{_v(L)} layers", _v(ids) if ids else "not given",
+                            f"reads these target layers' hidden states" if ids else
+                            f"not given: vLLM uses {default} of the target, which must be what it was trained on (SD224)"))
+    tmax = t.max_position_embeddings if t else None
+    served = ctx.config.max_model_len if isinstance(ctx.config.max_model_len, int) else tmax
+    try:
+        dc = drafter_context(v, method, drafter=d, served_len=served if isinstance(served, int) else None)
+        what = "" if dc.outcome in ("ok", "unknown") else dc.message
+    except Exception:  # release tables missing: the fact without the verdict
+        what = ""
+    rows.append(FactRow("max positions", _v(tmax), _v(drafter_max_len(d)), what))
+    return rows
+
+
+# ---- all at once ------------------------------------------------------------------------------
+
+@dataclass
+class Suggestions:
+    """Everything :func:`suggest` found for one configuration (see the module docstring)."""
+
+    vllm_version: str
+    hardware: str | None
+    methods: list[MethodChoice]
+    drafters: list[DrafterChoice]
+    k: KRange | None
+    kv_dtypes: list[KvChoice]
+    drafter_kv_dtypes: list[KvChoice]
+    backends: list[BackendChoice]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "vllm_version": self.vllm_version,
+            "hardware": self.hardware,
+            "methods": [asdict(m) for m in self.methods],
+            "drafters": [asdict(d) for d in self.drafters],
+            "k": asdict(self.k) if self.k else None,
+            "kv_cache_dtypes": [asdict(c) for c in self.kv_dtypes],
+            "drafter_kv_cache_dtypes": [asdict(c) for c in self.drafter_kv_dtypes],
+            "backends": [asdict(b) for b in self.backends],
+        }
+
+    def render_text(self) -> str:
+        lines = [f"== suggestions for vLLM {self.vllm_version}, hardware {self.hardware or 'unknown'} =="]
+        lines.append("methods (fitting ones first):")
+        for m in self.methods:
+            mark = "*" if m.recommended else " "
+            lines.append(f"  {mark} {m.method:22s} {m.why}" + (f"  [needs: {m.needs}]" if m.needs != m.why else ""))
+        lines.append("catalog drafters: " + (", ".join(f"{d.id} ({d.method})" for d in self.drafters) or "none"))
+        if self.k is not None:
+            k = self.k
+            lines.append(f"num_speculative_tokens: {k.minimum}..{k.maximum}" + (f" in steps of {k.step}" if k.step > 1 else "")
+                         + f", default {k.default} ({k.why})" + (f"; vLLM can run at most {k.vllm_max}" if k.vllm_max else ""))
+        for title, rows in (("kv_cache_dtype", self.kv_dtypes), ("speculative_config.kv_cache_dtype", self.drafter_kv_dtypes)):
+            if not rows:
+                continue
+            if all(r.usable is None for r in rows):
+                lines.append(f"{title}: {', '.join(r.dtype for r in rows)} (hardware unknown: not narrowed)")
+                continue
+            ok = [f"{r.dtype} ({r.backend})" for r in rows if r.usable]
+            bad = [r.dtype for r in rows if r.usable is False]
+            lines.append(f"{title}: {', '.join(ok)}" + (f"; no backend: {', '.join(bad)}" if bad else ""))
+        for b in self.backends:
+            if b.backend:
+                lines.append(f"attention backend, {b.role}: {b.backend} (KV {b.kv_cache_dtype})"
+                             + ("" if b.certain else " (not certain: some facts unknown)"))
+            else:
+                lines.append(f"attention backend, {b.role}: none -- {b.error}")
+        return "\n".join(lines) + "\n"
+
+
+def suggest(ctx: CheckContext) -> Suggestions:
+    """All suggestions for a resolved context (see the module docstring). Never raises for
+    missing facts: what is unknown is left out or marked unknown."""
+    cfg = ctx.config
+    spec = ctx.spec
+    method = ctx.method if spec is not None else None
+    drafter_model = ctx.drafter if spec is not None else None
+    ints = lambda v: v if isinstance(v, int) and not isinstance(v, bool) else None  # noqa: E731
+    k = k_range(method, ctx.target, drafter_model, max_model_len=ints(cfg.max_model_len),
+                max_num_batched_tokens=ints(cfg.max_num_batched_tokens),
+                current=ints(spec.num_speculative_tokens) if spec is not None else None) if method else None
+    dtype = cfg.dtype if isinstance(cfg.dtype, str) else None
+    tp = ints(cfg.tensor_parallel_size) or 1
+    tkv = kv_dtypes(ctx.version, ctx.hardware, ctx.target, dtype=dtype, tensor_parallel_size=tp)
+    dkv: list[KvChoice] = []
+    if method and M.uses_draft_kv_cache(method):
+        dmodel = ctx.target if M.is_mtp(method) else ctx.drafter
+        dkv = kv_dtypes(ctx.version, ctx.hardware, dmodel, dtype=dtype, tensor_parallel_size=tp, method=method,
+                        role="drafter")
+    return Suggestions(
+        vllm_version=str(ctx.version),
+        hardware=f"{ctx.hardware.name}x{ctx.hardware.count}" if ctx.hardware is not None else None,
+        methods=methods_for(ctx.target, ctx.version, cfg.model),
+        drafters=drafters_for(cfg.model, method if method and M.needs_drafter_checkpoint(method) else None),
+        k=k,
+        kv_dtypes=tkv,
+        drafter_kv_dtypes=dkv,
+        backends=backends(ctx),
+    )
+
+
+def iter_usable(choices: Iterable[KvChoice]) -> list[str]:
+    """The dtypes a form lists: usable ones ('auto' always), all of them when not checked."""
+    return [c.dtype for c in choices if c.usable is not False or c.dtype == "auto"]
