@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,16 @@ from wizard.ui.state import (SessionError, config_of, field_value, load_session,
                              state_from_config)
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def handler(demo, comp, event: str):
+    """The function wired to ``comp``'s ``event`` (what a browser event calls)."""
+    return next(bf.fn for bf in demo.fns.values() if bf.targets and bf.targets[0] == (comp._id, event))
+
+
+def panel_rules(html_text: str) -> list[str]:
+    """Rule ids of the finding cards in the panel's HTML."""
+    return re.findall(r'<div class="sw-card [^"]*" data-rule="([^"]+)"', html_text)
 
 
 def test_fields_coerce_and_keep_invalid_text():
@@ -53,6 +64,7 @@ def test_session_roundtrip_and_errors():
 
 def test_render_seed_misconfiguration_and_fix():
     from wizard.ui import build_app
+    from wizard.ui.panel import apply_fix
 
     demo = build_app()
     ui = demo.wizard_ui
@@ -61,15 +73,22 @@ def test_render_seed_misconfiguration_and_fix():
     st = set_field(st, "speculative_config.num_speculative_tokens", 3)
     st = set_field(st, "speculative_config.method", "eagle3")
     st = set_field(st, "kv_sharing_fast_prefill", True)
-    out = ui.render(st, 0, changed="kv_sharing_fast_prefill", full=False)
-    meta = out[ui.c["slot_meta"]]
-    sd001 = next(m for m in meta if m and m["rule"] == "SD001")
-    assert sd001["field"] == "kv_sharing_fast_prefill"
-    fixed = apply_patch(config_of(st), Patch(**sd001["fixes"][0]))
-    out = ui.render(state_from_config(fixed, base=st), 1, changed=None, full=True)
-    assert all(m is None or m["rule"] != "SD001" for m in out[ui.c["slot_meta"]])
-    assert 'data-seq="2"' in out[ui.c["summary"]]
-    assert out[ui.c["exp_command"]].startswith("vllm serve meta-llama/Llama-3.1-8B-Instruct")
+    out = ui.render(None, st, ui.reactors_for(["kv_sharing_fast_prefill"]))
+    html_text = out[ui.c["panel"]]
+    assert "SD001" in panel_rules(html_text)
+    card = html_text[html_text.index('data-rule="SD001"'):]
+    assert 'data-sw-goto="f-kv_sharing_fast_prefill"' in card.split("sw-slot")[0]
+    sd001 = next(f for f in ui.evaluate(st).report.findings if f.rule == "SD001")
+    assert sd001.fields[0] == "kv_sharing_fast_prefill"
+    assert 'data-sw-fix="' in card.split("sw-slot")[0] and 'data-sw-rule="SD001"' in card
+    fixed, note = apply_fix(ui, st, "SD001", sd001.fixes[0].description)
+    assert fixed is not None and note.startswith("Applied")
+    assert fixed["history"] and fixed["history"][-1]["label"].startswith("Apply")  # Undo brings it back
+    out = ui.full(None, fixed)
+    assert "SD001" not in panel_rules(out[ui.c["panel"]])
+    assert 'data-seq="' in out[ui.c["panel"]] and "sw-undo" in out[ui.c["panel"]]
+    sec = ui.secondary(None, out[ui.c["state"]])
+    assert sec[ui.c["exp_command"]].startswith("vllm serve meta-llama/Llama-3.1-8B-Instruct")
 
 
 @pytest.mark.parametrize("args", [["--host", "0.0.0.0"], ["--share"]])
@@ -180,12 +199,12 @@ def test_other_options_box_keeps_broken_json_text():
     demo = build_app()
     ui = demo.wizard_ui
     comp = ui.fields["extra_args"]
-    fn = next(bf.fn for bf in demo.fns.values() if bf.targets and bf.targets[0] == (comp._id, "input"))
+    fn = handler(demo, comp, "change")  # every edit, deletion included
     st = set_field(new_state(), "model", "m")
-    out = fn(st, 0, '{"tokenizer_mode": "slow"}')
+    out = fn(st, '{"tokenizer_mode": "slow"}')
     st2 = out[ui.c["state"]]
     assert st2["config"]["extra_args"] == {"tokenizer_mode": "slow"}
-    out = fn(st2, 1, '{"tokenizer_mode": "slow",')  # half-typed: kept verbatim, last valid options used
+    out = fn(st2, '{"tokenizer_mode": "slow",')  # half-typed: kept verbatim, last valid options used
     st3 = out[ui.c["state"]]
     assert st3["raw"]["extra_args"] == '{"tokenizer_mode": "slow",'
     assert st3["config"]["extra_args"] == {"tokenizer_mode": "slow"}
@@ -215,11 +234,11 @@ def test_hardware_step_shows_count_message_and_one_memory_unit():
 
     ui = build_app().wizard_ui
     st = set_field(set_field(new_state(), "gpu.name", "H100-SXM"), "gpu.count", -3)
-    out = ui.render(st, 0, changed="gpu.count", full=False)
+    out = ui.render(None, st, ui.reactors_for(["gpu.count"]))
     md = out[ui.c["hw_facts"]]
     assert "GPU count must be a whole number" in md and "'-3'" in md
     assert ui.form_value(st, "gpu.count") == "-3"  # the box keeps what was typed
-    label = next(lbl for lbl, v in _catalog_choices()[0] if v == "H100-SXM")
+    label = next(lbl for lbl, v in _catalog_choices() if v == "H100-SXM")
     h = services.hardware_lookup("H100-SXM")
     shown = f"{h.memory_bytes / 1024**3:.1f} GiB"
     assert shown in label and shown in md  # dropdown and table agree (79.6 GiB, not 80 vs 79.6)
@@ -248,11 +267,12 @@ def test_ill_typed_and_huge_numbers_are_kept_and_browser_safe():
     assert config_of(again).max_num_seqs == int(huge)  # reads back to the same value
     ui = build_app().wizard_ui
     s2 = set_field(s2, "speculative_config.num_speculative_tokens", huge)
-    out = ui.render(s2, 0, changed=None, full=True)
+    out = ui.full(None, s2)
+    sec = ui.secondary(None, out[ui.c["state"]])
     import orjson
 
-    orjson.dumps(out[ui.c["bstate"]])  # the browser copy serialises (ints beyond 64 bits did not)
-    assert out[ui.c["bstate"]]["config"]["max_num_seqs"] == huge
+    orjson.dumps(sec[ui.c["bstate"]])  # the browser copy serialises (ints beyond 64 bits did not)
+    assert sec[ui.c["bstate"]]["config"]["max_num_seqs"] == huge
     k_slider = out[ui.fields["speculative_config.num_speculative_tokens"]]
     assert getattr(k_slider, "maximum", 10) <= 64  # the slider is not stretched to a 76-bit k
     assert ui.form_value(s2, "max_num_seqs") == huge
@@ -288,23 +308,22 @@ def test_choosing_a_method_fills_the_catalog_drafter_it_names():
     demo = build_app()
     ui = demo.wizard_ui
     comp = ui.fields["speculative_config.method"]
-    fn = next(bf.fn for bf in demo.fns.values() if bf.targets and bf.targets[0] == (comp._id, "input"))
+    fn = handler(demo, comp, "input")
     st = set_field(new_state(), "model", "meta-llama/Llama-3.1-8B-Instruct")
     label = next(lbl for lbl, v in method_choices(services.evaluate(st), default_version()) if v == "eagle3")
     named = label.split("catalog drafter ", 1)[1]
-    out = fn(st, 0, "eagle3")
+    out = fn(st, "eagle3")
     spec = out[ui.c["state"]]["config"]["speculative_config"]
     assert spec["model"] == named and spec["num_speculative_tokens"] == 3
-    rules = [m["rule"] for m in out[ui.c["slot_meta"]] if m]
-    assert "SD042" not in rules
+    assert "SD042" not in panel_rules(out[ui.c["panel"]])
     # eagle (EAGLE-1) then eagle3: the EAGLE-1 head is replaced by the eagle3 drafter
-    out = fn(out[ui.c["state"]], 1, "eagle")
+    out = fn(out[ui.c["state"]], "eagle")
     assert out[ui.c["state"]]["config"]["speculative_config"]["model"] == "yuhuili/EAGLE-LLaMA3.1-Instruct-8B"
-    out = fn(out[ui.c["state"]], 2, "eagle3")
+    out = fn(out[ui.c["state"]], "eagle3")
     assert out[ui.c["state"]]["config"]["speculative_config"]["model"] == named
     # a drafter the user typed is kept
     st2 = set_field(set_field(st, "speculative_config.model", "/models/my-eagle3"), "speculative_config.method", "ngram")
-    out = fn(st2, 3, "eagle3")
+    out = fn(st2, "eagle3")
     assert out[ui.c["state"]]["config"]["speculative_config"]["model"] == "/models/my-eagle3"
 
 
@@ -316,7 +335,7 @@ def test_drafter_list_follows_the_method_family():
     for method, must, must_not in (("eagle3", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "yuhuili/EAGLE-LLaMA3.1-Instruct-8B"),
                                    ("draft_model", "meta-llama/Llama-3.2-1B-Instruct", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")):
         s2 = set_field(st, "speculative_config.method", method)
-        out = ui.render(s2, 0, changed="speculative_config.method", full=False)
+        out = ui.render(None, s2, ui.reactors_for(["speculative_config.method"]))
         choices = out[ui.fields["speculative_config.model"]].choices
         values = [v for _, v in choices]
         assert must in values and must_not not in values
@@ -344,8 +363,8 @@ def test_yaml_import_error_names_the_users_file_only(tmp_path):
     up = tmp_path / "gradio" / "0123abcd" / "bin.yaml"
     up.parent.mkdir(parents=True)
     up.write_bytes(bytes(range(256)))
-    fn = next(bf.fn for bf in demo.fns.values() if bf.targets and bf.targets[0] == (ui.c["import_yaml"]._id, "upload"))
-    out = fn(new_state(), 0, str(up))
+    fn = handler(demo, ui.c["import_yaml"], "upload")
+    out = fn(new_state(), str(up))
     msg = out[ui.c["import_status"]]
     assert "bin.yaml" in msg and str(up.parent) not in msg and "0123abcd" not in msg
 
