@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ui_helpers import browser, check, choose, fill, open_wizard, seq, serve_app, shot, tab, wait_seq_above
+from ui_helpers import (assert_no_traceback, browser, check, choose, fill, handler_log, open_wizard, seq, serve_app, shot,
+                        tab, wait_seq_above)
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not shutil.which("chromium") and not Path("/usr/bin/chromium").exists(),
@@ -25,6 +26,14 @@ def app_url(tmp_path_factory):
     # the tests' model folders live under pytest's temp root: the UI reads only allowed folders
     with serve_app(allow_model_dirs=[str(tmp_path_factory.getbasetemp())]) as (demo, url):
         yield url
+
+
+@pytest.fixture(autouse=True)
+def server_log_clean(capfd):
+    """After every test: the server log holds no traceback and no handler failed."""
+    with handler_log() as records:
+        yield
+    assert_no_traceback(capfd, records)
 
 
 @pytest.fixture

@@ -109,3 +109,36 @@ def shot(page, name: str) -> Path:
     p = SHOTS / f"{name}.png"
     page.screenshot(path=str(p), full_page=True)
     return p
+
+
+@contextmanager
+def handler_log():
+    """Records of the wizard's handler guard (``wizard.ui``: a handler that failed and was
+    answered with a skip) and of Gradio's own loggers, while the block runs."""
+    import logging
+
+    records: list[logging.LogRecord] = []
+
+    class _Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record)
+
+    h = _Keep(level=logging.WARNING)
+    loggers = [logging.getLogger(n) for n in ("wizard.ui", "gradio", "uvicorn.error")]
+    for lg in loggers:
+        lg.addHandler(h)
+    try:
+        yield records
+    finally:
+        for lg in loggers:
+            lg.removeHandler(h)
+
+
+def assert_no_traceback(capfd, records) -> None:
+    """The server (served in this process) wrote no traceback and no handler failed."""
+    out, err = capfd.readouterr()
+    text = out + err
+    assert "Traceback (most recent call last)" not in text, text[-4000:]
+    assert "Exception in ASGI application" not in text, text[-4000:]
+    bad = [r.getMessage() for r in records if r.exc_info or r.name == "wizard.ui"]
+    assert not bad, bad

@@ -23,7 +23,7 @@ from wizard.models import catalog as model_catalog
 from wizard.plan import plan as make_plan
 from wizard.ui.state import config_of, gpu_count_problem, gpu_spec
 from wizard.vllm import oracle
-from wizard.vllm.versions import KNOWN_VERSIONS, VllmVersion, default_version, parse_version
+from wizard.vllm.versions import KNOWN_VERSIONS, VllmVersion, default_version, is_known, parse_version
 
 __all__ = [
     "Evaluation", "evaluate", "version_of", "hardware_catalog", "hardware_lookup", "detected_gpus", "catalog_models",
@@ -79,6 +79,9 @@ def evaluate(state: dict[str, Any], *, allow_hub: bool | None = None, path_allow
     version, ev.version_error = version_of(state)
     if ev.version_error:
         ev.notes.append(f"{ev.version_error}; checking against vLLM {version} instead")
+    elif not is_known(version):  # a release the rules have no tables for: say which one stands in
+        ev.notes.append(f"vLLM {version} is not a release the rules know (known: {', '.join(KNOWN_VERSIONS)}); "
+                        f"the checks use the tables of vLLM {version.key}, the nearest known release")
     if cfg is None:
         return ev
     hub = state.get("allow_hub", False) if allow_hub is None else allow_hub
