@@ -1,0 +1,82 @@
+"""wizard/suggest.py: what the UI offers (methods, drafters, k, KV dtypes) is a core module, and
+`wizard suggest` prints the same thing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from wizard import api, suggest
+from wizard.hardware.catalog import parse_gpu_spec
+from wizard.vllm.versions import parse_version
+
+ROOT = Path(__file__).resolve().parent.parent
+LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
+V32 = parse_version("0.32.0")
+
+
+def _ctx(cmd: str, gpu: str | None = "H100-SXM"):
+    return api.resolve(api.load(command=cmd), vllm_version=V32, gpu=gpu, allow_hub=False)
+
+
+def test_methods_for_llama_put_catalog_drafters_and_ngram_first():
+    ms = suggest.methods_for(_ctx(f"vllm serve {LLAMA}").target, V32, LLAMA)
+    fitting = [m.method for m in ms if m.recommended]
+    others = [m.method for m in ms if not m.recommended]
+    assert {"eagle3", "ngram"} <= set(fitting) and "mtp" in others
+    assert ms.index(next(m for m in ms if m.method == "eagle3")) < ms.index(next(m for m in ms if m.method == "mtp"))
+    eagle3 = next(m for m in ms if m.method == "eagle3")
+    assert eagle3.drafter == "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
+    assert "no MTP layers" in next(m for m in ms if m.method == "mtp").why
+
+
+def test_drafters_follow_the_method_family():
+    eagle3 = [d.id for d in suggest.drafters_for(LLAMA, "eagle3")]
+    assert "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B" in eagle3 and "yuhuili/EAGLE-LLaMA3.1-Instruct-8B" not in eagle3
+    assert all(d.method == "eagle3" for d in suggest.drafters_for(LLAMA, "eagle3"))
+
+
+def test_k_range_respects_a_one_layer_mtp_checkpoint():
+    """A method's default k follows the checkpoint: DeepSeek-V3 has one MTP layer -> k=1."""
+    ctx = _ctx("vllm serve deepseek-ai/DeepSeek-V3 --speculative-config '{\"method\":\"mtp\"}'")
+    assert ctx.target.mtp_layers == 1
+    kr = suggest.k_range("mtp", ctx.target)
+    assert kr.default == 1 and kr.step == 1 and kr.minimum == 1
+    eagle = suggest.k_range("eagle3")
+    assert (eagle.minimum, eagle.maximum, eagle.default) == (1, 8, 3)
+    # vLLM's step budget caps k (1 + k <= max_num_batched_tokens)
+    assert suggest.k_range("ngram", max_num_batched_tokens=3).maximum == 2
+
+
+def test_kv_dtypes_are_narrowed_by_hardware():
+    ctx = _ctx(f"vllm serve {LLAMA}")
+    a100 = {c.dtype: c for c in suggest.kv_dtypes(V32, parse_gpu_spec("A100-80GB"), ctx.target)}
+    h100 = {c.dtype: c for c in suggest.kv_dtypes(V32, parse_gpu_spec("H100-SXM"), ctx.target)}
+    unknown = suggest.kv_dtypes(V32, None, ctx.target)
+    assert all(c.usable is None for c in unknown)  # hardware unknown: nothing narrowed, nothing claimed
+    assert h100["fp8"].usable and h100["fp8"].backend
+    assert set(suggest.iter_usable(h100.values())) >= {"auto", "fp8"}
+    assert len(suggest.iter_usable(a100.values())) <= len(suggest.iter_usable(h100.values()))
+
+
+def test_cli_prints_what_the_ui_offers():
+    """`wizard suggest` (JSON) lists the same methods, in the same order, as the UI's method dropdown."""
+    from wizard.ui import services
+    from wizard.ui.state import new_state, set_field
+    from wizard.ui.steps.speculation import method_choices
+
+    r = subprocess.run([sys.executable, "-m", "wizard", "suggest", "--format", "json", "--offline", "--vllm-version",
+                        "0.32.0", "--gpu", "H100-SXM", "--", "vllm", "serve", LLAMA],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    st = set_field(set_field(new_state("0.32.0"), "model", LLAMA), "gpu.name", "H100-SXM")
+    ui_methods = [v for _, v in method_choices(services.evaluate(st), V32)][1:]  # after "none"
+    assert [m["method"] for m in data["methods"]] == ui_methods
+    assert data["hardware"] == "H100-SXMx1"
+    usable = [c["dtype"] for c in data["kv_cache_dtypes"] if c["usable"] is not False or c["dtype"] == "auto"]
+    from wizard.ui.steps.kv import kv_choices
+
+    assert usable == kv_choices(services.evaluate(st), V32)
