@@ -80,3 +80,18 @@ def test_cli_prints_what_the_ui_offers():
     from wizard.ui.steps.kv import kv_choices
 
     assert usable == kv_choices(services.evaluate(st), V32)
+
+
+def test_sd001_offers_ngram_only_where_fast_prefill_does_something():
+    """Issue 14 fix quality: the second SD001 fix does not trade a method for n-gram to keep a
+    flag that does nothing on a model without KV sharing (nor a target's native MTP)."""
+    spec = '{"method":"eagle3","model":"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B","num_speculative_tokens":3}'
+    rep = api.check(api.load(command=f"vllm serve {LLAMA} --kv-sharing-fast-prefill --speculative-config '{spec}'"),
+                    vllm_version=V32, allow_hub=False)
+    sd001 = next(f for f in rep.findings if f.rule == "SD001")
+    assert [p.description for p in sd001.fixes] == ["Drop --kv-sharing-fast-prefill"]
+    rep = api.check(api.load(command="vllm serve deepseek-ai/DeepSeek-V3 --kv-sharing-fast-prefill "
+                                     "--speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":1}'"),
+                    vllm_version=V32, allow_hub=False)
+    sd001 = next(f for f in rep.findings if f.rule == "SD001")
+    assert all("n-gram" not in p.description for p in sd001.fixes)

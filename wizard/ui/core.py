@@ -305,6 +305,8 @@ class WizardUI:
         answers with nothing (Gradio fails on an empty dict); QUIET unless overridden."""
         outputs = list(outputs) if isinstance(outputs, (list, tuple)) else ([outputs] if outputs is not None else [])
         first = outputs[0] if outputs else None
+        if fn is None:  # a browser-only event (``js=``): no request, nothing to guard
+            return listener(None, inputs, outputs or None, **{**QUIET, **kw})
 
         @functools.wraps(fn)
         def safe(*args, **kwargs):

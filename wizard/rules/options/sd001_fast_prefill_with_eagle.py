@@ -3,7 +3,7 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.fixes import ngram_fallback
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.methods import use_eagle
+from wizard.vllm.methods import is_mtp, use_eagle
 
 
 @register
@@ -41,7 +41,9 @@ class FastPrefillWithEagle(Rule):
     ## Fix safety
 
     Dropping the flag is safe (only prefill speed changes); switching
-    method changes acceptance.
+    method changes acceptance. The n-gram fix is offered only for a target whose layers share
+    KV (elsewhere the flag does nothing worth a method) and never in place of an MTP method
+    (the target's own draft layers).
 
     ## Source
 
@@ -65,10 +67,11 @@ class FastPrefillWithEagle(Rule):
             return
         shown = ctx.spec.method or method
         fixes = [Patch(description="Drop --kv-sharing-fast-prefill", unset=["kv_sharing_fast_prefill"])]
-        k = ctx.k or 3
-        fixes.append(
-            ngram_fallback(k, "Keep fast prefill and use n-gram speculation instead")
-        )
+        # trading the method for n-gram keeps the flag only where it does something (a target
+        # whose layers share KV), and never at the price of the target's own MTP layers
+        shares_kv = ctx.target is not None and bool(ctx.target.num_kv_shared_layers)
+        if shares_kv and not is_mtp(method):
+            fixes.append(ngram_fallback(ctx.k or 3, "Keep fast prefill and use n-gram speculation instead"))
         yield self.finding(
             f"--kv-sharing-fast-prefill cannot be used with method '{shown}' (resolved: {method}): "
             "fast prefill gives wrong logits for prompt tokens that hidden-state drafters need. "
