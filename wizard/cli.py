@@ -159,10 +159,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _api():
+    """:mod:`wizard.api`, imported on first use (lazy: `wizard rules`, `wizard models` ... start fast)."""
+    from wizard import api  # lazy: the rules, models and mechanisms load only for commands that check
+
+    return api
+
+
 def load_from_args(args: argparse.Namespace):
     """ServeConfig from --config FILE or the command after `--`. Raises ConfigError."""
-    from wizard import api
-
+    api = _api()
     command = list(args.command or [])
     if command and command[0] == "--":
         command = command[1:]
@@ -187,7 +193,7 @@ def _print_report(report, fmt: str, out=None) -> None:
 
 
 def _cmd_check(args) -> int:
-    from wizard import api
+    api = _api()
 
     cfg = load_from_args(args)
     report = api.check(cfg, vllm_version=args.vllm_version, gpu=args.gpu, allow_hub=not args.offline)
@@ -209,7 +215,7 @@ def _cmd_check(args) -> int:
 
 
 def _cmd_fix(args) -> int:
-    from wizard import api
+    api = _api()
     from wizard.io.forms import export
 
     cfg = load_from_args(args)
@@ -285,9 +291,7 @@ def _cmd_plan(args) -> int:
 
 
 def _cmd_suggest(args) -> int:
-    from wizard import api  # lazy like every command: `wizard rules` must not resolve models
-
-    s = api.suggest(load_from_args(args), vllm_version=args.vllm_version, gpu=args.gpu, allow_hub=not args.offline)
+    s = _api().suggest(load_from_args(args), vllm_version=args.vllm_version, gpu=args.gpu, allow_hub=not args.offline)
     if args.format == "json":
         json.dump(s.as_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -482,7 +482,7 @@ class Suggestions:
         lines.append("methods (fitting ones first):")
         for m in self.methods:
             mark = "*" if m.recommended else " "
-            lines.append(f"  {mark} {m.method:22s} {m.why}" + (f"  [needs: {m.needs}]" if m.needs != m.why else ""))
+            lines.append(f"  {mark} {m.method:22s} {m.why}" + (f"  [{m.needs}]" if m.needs != m.why else ""))
         lines.append("catalog drafters: " + (", ".join(f"{d.id} ({d.method})" for d in self.drafters) or "none"))
         if self.k is not None:
             k = self.k
