@@ -139,6 +139,19 @@ def test_stop_without_server_and_cleared_dropdowns_do_not_raise(page):
     page.locator("#sw-ln-stop").click()
     page.wait_for_function("() => document.querySelector('#sw-ln-status').innerText.includes('No server')")
     no_error_badges(page)
+    pre = page.locator("#sw-preset input").first
+    pre.click()
+    opt = page.locator("[role=option]").first
+    opt.wait_for()
+    n = seq(page)
+    opt.click()
+    wait_seq_above(page, n)
+    pre.click()
+    pre.press("Control+a")
+    pre.press("Backspace")
+    pre.press("Tab")
+    page.wait_for_timeout(800)
+    no_error_badges(page)
     tab(page, "target")
     choose(page, "sw-target-catalog", LLAMA)
     inp = page.locator("#sw-target-catalog input").first
@@ -149,18 +162,6 @@ def test_stop_without_server_and_cleared_dropdowns_do_not_raise(page):
     page.wait_for_timeout(800)
     no_error_badges(page)
     assert page.locator("#f-model textarea, #f-model input").first.input_value() == LLAMA  # nothing lost
-    pre = page.locator("#sw-preset input").first
-    pre.click()
-    opt = page.locator("[role=option]").first
-    n = seq(page)
-    opt.click()
-    wait_seq_above(page, n)
-    pre.click()
-    pre.press("Control+a")
-    pre.press("Backspace")
-    pre.press("Tab")
-    page.wait_for_timeout(800)
-    no_error_badges(page)
 
 
 def test_free_text_in_catalog_offers_closest_ids(page):
