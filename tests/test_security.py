@@ -98,7 +98,7 @@ def test_unsafe_option_table_is_current():
     assert out.returncode == 0, out.stderr[-2000:]
     fresh = json.loads(out.stdout)
     short = ".".join(fresh["vllm_version"].split(".")[:2])
-    committed = json.loads((ROOT / "wizard" / "data" / f"vllm_launch_policy_{short}.json").read_text())
+    committed = json.loads((ROOT / "wizard" / "data" / "vllm" / short / "launch_policy.json").read_text())
     assert fresh == committed, "regenerate: python scripts/dump_vllm_launch_policy.py"
 
 
