@@ -337,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"wizard: {_one_line(msg)}\n")
         return EXIT_USAGE
     except Exception as err:
-        from wizard.launch.process import LaunchError
+        from wizard.launch.errors import LaunchError
 
         if isinstance(err, LaunchError):  # --dry-run: bad port / GPU list / KV space
             sys.stderr.write(f"wizard: {_one_line(err)}\n")
