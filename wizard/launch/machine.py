@@ -28,7 +28,7 @@ from wizard.config import ServeConfig
 from wizard.hardware import nvml
 from wizard.hardware.catalog import lookup, parse_gpu_spec
 from wizard.hardware.spec import Hardware
-from wizard.io.scaleout import gpu_count
+from wizard.io.deploy import gpu_count
 from wizard.launch.errors import LaunchError
 from wizard.launch.install import install_hint
 from wizard.vllm.versions import VllmVersion, installed_vllm
