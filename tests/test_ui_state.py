@@ -375,3 +375,24 @@ def test_cross_check_header_without_vllm_version():
     text = "\n== vLLM cross-check (?, platform ?) ==\nvLLM's own check did not run: boom\n"
     out = _xc_header(text, {"verdict": "unavailable", "message": "boom"})
     assert "(?, platform ?)" not in out and "== vLLM cross-check:" in out
+
+
+def test_every_preset_loads_in_the_ui_and_cleared_dropdowns_skip():
+    """Issue 14: a preset replaces the configuration (and the hardware); clearing the preset or
+    the Catalog dropdown answers with a skip, never Gradio's 'not enough output values'."""
+    from wizard.io.presets import list_presets
+    from wizard.ui import build_app
+
+    demo = build_app()
+    ui = demo.wizard_ui
+    fn = handler(demo, ui.c["preset"], "input")
+    for p in list_presets():
+        out = fn(new_state(), p.name)
+        st = out[ui.c["state"]]
+        assert st["config"]["model"] == p.config.model, p.name
+        assert ui.c["import_status"] not in out  # no error line
+    for value in (None, ""):
+        out = fn(new_state(), value)
+        assert list(out) == [ui.c["panel"]]  # a skip of one output, not an empty answer
+        out = handler(demo, ui.c["target_catalog"], "input")(new_state(), value)
+        assert ui.c["state"] not in out

@@ -191,8 +191,8 @@ def presets() -> list[tuple[str, str]]:
 
 def load_preset(name: str) -> tuple[ServeConfig, str | None]:
     """(config, gpu spec or None) of a preset. Raises the preset module's error."""
-    p = presets_mod.load_preset(name)
-    return p.config, (p.hardware if isinstance(p.hardware, str) else None)
+    cfg, hardware, _meta = presets_mod.load_preset(name)
+    return cfg, (hardware if isinstance(hardware, str) and hardware else None)
 
 
 # ---- cross-check / launch ---------------------------------------------------------------------
