@@ -98,7 +98,7 @@ def dropdowns(page, tab, samples: list[float], server: list[float], ui) -> None:
             ("kv", "f-enable_prefix_caching", ["false", "(default)"])]
     for step, elem, values in plan:
         tab(page, step)
-        for v in values:
+        for v in values * 2:  # there and back, twice: 32 samples over 8 dropdowns
             _pick(page, elem, v, samples, server, ui)
 
 
