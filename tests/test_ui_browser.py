@@ -57,7 +57,11 @@ def walk(page, model: str, name: str):
     shot(page, f"{name}-2-target")
     tab(page, "speculation")
     choose(page, "f-speculative_config-method", "eagle3")
-    choose(page, "f-speculative_config-model", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
+    # the method fills the catalog drafter it names (a local target has none: pick it)
+    drafter = page.locator("#f-speculative_config-model input").first
+    page.wait_for_timeout(500)
+    if drafter.input_value() != "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B":
+        choose(page, "f-speculative_config-model", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
     shot(page, f"{name}-3-speculation")
     tab(page, "kv")
     assert sd001_card(page).count() == 0
@@ -183,6 +187,7 @@ def test_plan_shows_memory_bars_and_speedup_curve(page):
     n = seq(page)
     box.fill(text[:-1])
     box.press_sequentially(text[-1])
+    box.press("Enter")  # imports only on Enter or the Import button, never while typing
     wait_seq_above(page, n)
     tab(page, "hardware")
     choose(page, "f-gpu-name", "H100")
@@ -207,6 +212,7 @@ def test_review_shows_vllm_verdict_beside_wizard(page):
     n = seq(page)
     box.fill(text[:-1])
     box.press_sequentially(text[-1])
+    box.press("Enter")  # imports only on Enter or the Import button, never while typing
     wait_seq_above(page, n)
     tab(page, "review")
     assert page.locator("#sw-xc-wizard [data-verdict=error]").count() == 1
@@ -241,6 +247,7 @@ def test_launch_step_streams_logs_health_and_plots(page, tmp_path):
     n = seq(page)
     box.fill(text[:-1])
     box.press_sequentially(text[-1])
+    box.press("Enter")  # imports only on Enter or the Import button, never while typing
     wait_seq_above(page, n)
     tab(page, "launch")
     page.locator("#sw-ln-force input[type=checkbox]").check()  # CPU: hardware rules may warn; start anyway
@@ -301,7 +308,8 @@ def test_yaml_upload_and_session_roundtrip(page, tmp_path):
         page.locator("#sw-session-save").click()
     saved = Path(dl.value.path()).read_text()
     assert json.loads(saved)["config"]["extra_args"] == {"tokenizer_mode": "slow"}
-    page.locator("#sw-reset").click()
+    page.locator("#sw-reset").click()  # New asks first
+    page.locator("#sw-reset-yes").click()
     page.wait_for_selector("#sw-summary-inner[data-verdict=none]")
     f = tmp_path / "session.json"
     f.write_text(saved)
@@ -336,6 +344,7 @@ def test_launch_failure_is_diagnosed(page, tmp_path):
     n = seq(page)
     box.fill(text[:-1])
     box.press_sequentially(text[-1])
+    box.press("Enter")  # imports only on Enter or the Import button, never while typing
     wait_seq_above(page, n)
     tab(page, "launch")
     page.locator("#sw-ln-force input[type=checkbox]").check()
