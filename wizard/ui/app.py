@@ -749,6 +749,10 @@ def _default_launch_kwargs(demo: gr.Blocks) -> None:
         kwargs.setdefault("css", CSS)
         kwargs.setdefault("theme", gr.themes.Soft())
         kwargs.setdefault("max_file_size", MAX_UPLOAD)
+        # Gradio's start-up probe of its own URL (one HEAD request, 3 s timeout) makes launch()
+        # raise "localhost is not accessible" on a loaded machine; the wizard binds loopback
+        # itself, so that probe can only fail spuriously.
+        kwargs.setdefault("_frontend", False)
         app_kwargs = dict(kwargs.get("app_kwargs") or {})
         app_kwargs["middleware"] = [*app_kwargs.get("middleware", []),
                                     Middleware(guard.RequestGuard, demo=demo, **getattr(demo, "guard_options", {}))]
