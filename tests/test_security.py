@@ -22,7 +22,7 @@ import pytest
 
 from wizard import security
 from wizard.config import config_from_dict
-from wizard.io.importers import parse_command
+from wizard.io.argv import parse_command
 
 ROOT = Path(__file__).resolve().parents[1]
 LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
@@ -199,7 +199,7 @@ sys.path.insert(0, {root!r})
 os.environ.pop("GRADIO_TEMP_DIR", None)
 from wizard.ui import build_app
 from wizard.ui.state import state_from_config
-from wizard.io.importers import parse_command
+from wizard.io.argv import parse_command
 demo = build_app()
 ui = demo.wizard_ui
 st = state_from_config(parse_command({cmd!r}))

@@ -138,7 +138,7 @@ def test_malformed_speculative_config_json(page):
     if "Not imported" in status:
         # importer without import_notes yet: the status still points at the JSON problem
         assert "speculative" in status.lower() or "json" in status.lower() or "Expecting" in status
-        pytest.xfail(f"wizard.io.importers does not record malformed JSON as a finding yet: {status}")
+        pytest.xfail(f"the importer does not record malformed JSON as a finding yet: {status}")
     wait_seq_above(page, n)
     panel = page.locator("#sw-sidebar").inner_text()
     assert "speculative_config" in panel
