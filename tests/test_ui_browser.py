@@ -206,10 +206,10 @@ def test_review_shows_vllm_verdict_beside_wizard(page):
     text = page.locator("#sw-xc-vllm").inner_text()
     shot(page, "review-cross-check")
     try:
-        import wizard.vllm.oracle  # noqa: F401
+        import wizard.vllm.crosscheck  # noqa: F401
     except ImportError:
-        assert "wizard.vllm.oracle" in text
-        pytest.xfail("wizard.vllm.oracle not installed yet: the panel says what it needs")
+        assert "wizard.vllm.crosscheck" in text
+        pytest.xfail("wizard.vllm.crosscheck not installed yet: the panel says what it needs")
     assert "vLLM" in text and "Cross-check is off" not in text
 
 

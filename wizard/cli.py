@@ -187,7 +187,7 @@ def _cmd_check(args) -> int:
     cfg = load_from_args(args)
     report = api.check(cfg, vllm_version=args.vllm_version, gpu=args.gpu, allow_hub=not args.offline)
     if args.with_vllm:
-        from wizard.vllm.oracle import cross_check
+        from wizard.vllm.crosscheck import cross_check
 
         cross = cross_check(cfg, report, timeout=args.timeout, gpu=args.gpu)
         if args.format == "json":
