@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from wizard.config import SERVE_FIELDS, ServeConfig, config_from_dict
 from wizard.io.forms import SINGLE_NODE_FORMATS as FORMATS, export
 from wizard.io.export import spec_dict, to_argv, to_command, to_dotted_command, to_python, to_yaml
-from wizard.security import SECRET_OPTION_DESTS, is_secret_env
+from wizard.privacy import SECRET_OPTION_DESTS, is_secret_env
 from wizard.io.argv import parse_command
 from wizard.io.collector import CLI, SPEC_SHORTHANDS
 from wizard.io.yaml_config import parse_yaml

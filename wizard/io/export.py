@@ -6,7 +6,7 @@ Every form is deterministic and re-imports to the same config
 (``parse_command(to_command(c)) == c``, same for dotted, ``parse_yaml(to_yaml(c)) == c``;
 import notes aside), except credentials: ``HF_TOKEN``-like variables and ``--api-key`` /
 ``--hf-token`` values are written as ``$VAR`` references, never as values
-(:func:`wizard.security.redact_config`; ``to_argv``, which launches, keeps them). Nothing is dropped: ``extra_args`` and ``invalid_values`` are written
+(:func:`wizard.privacy.redact_config`; ``to_argv``, which launches, keeps them). Nothing is dropped: ``extra_args`` and ``invalid_values`` are written
 verbatim, ``env`` as ``VAR=value`` prefixes (command forms), ``os.environ`` lines (Python) or
 ``# env: VAR=value`` comments (YAML; ``vllm serve --config`` itself does not read them).
 
@@ -36,7 +36,7 @@ import yaml
 from wizard.config import SERVE_FIELDS, ServeConfig
 from wizard.io.collector import CLI, POSITIONAL_KEY
 from wizard.io.spec_json import human_readable_int
-from wizard.security import redact_config, secret_ref
+from wizard.privacy import redact_config, secret_ref
 
 __all__ = [
     "to_argv",
@@ -229,7 +229,7 @@ def to_command(cfg: ServeConfig) -> str:
     """One shell line: ``[VAR=val ...] vllm serve MODEL --opt val ... --speculative-config '<json>'``.
 
     Credentials are written as references (``HF_TOKEN="$HF_TOKEN"``, ``--api-key
-    "$VLLM_API_KEY"``), never as values (:func:`wizard.security.redact_config`)."""
+    "$VLLM_API_KEY"``), never as values (:func:`wizard.privacy.redact_config`)."""
     cfg = redact_config(cfg)
     return _env_prefix(cfg) + " ".join(_sh(t) for t in _body(cfg, _DEFAULT_ENTRYPOINT, dotted=False))
 

@@ -285,8 +285,8 @@ def gpu_spec(state: dict[str, Any]) -> str | None:
 
 def redact_state(state: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``state`` whose config holds credentials as ``$VAR`` references
-    (:func:`wizard.security.redact_dict`): what may be written to files or browser storage."""
-    from wizard.security import redact_dict
+    (:func:`wizard.privacy.redact_dict`): what may be written to files or browser storage."""
+    from wizard.privacy import redact_dict
 
     st = dict(state)
     if isinstance(st.get("config"), dict):

@@ -48,7 +48,7 @@ def _yaml_file(text: str) -> str | None:
     wizard's private folder."""
     if text.startswith("# yaml export not available") or text.startswith("# choose"):
         return None
-    from wizard.security import private_dir, write_private
+    from wizard.privacy import private_dir, write_private
 
     h = hashlib.sha1(text.encode()).hexdigest()[:12]
     p = private_dir("downloads") / h / "vllm-serve.yaml"
