@@ -9,6 +9,7 @@ import json
 
 import gradio as gr
 
+from wizard.privacy import private_dir, write_private
 from wizard.ui import services
 
 
@@ -48,8 +49,6 @@ def _yaml_file(text: str) -> str | None:
     wizard's private folder."""
     if text.startswith("# yaml export not available") or text.startswith("# choose"):
         return None
-    from wizard.privacy import private_dir, write_private
-
     h = hashlib.sha1(text.encode()).hexdigest()[:12]
     p = private_dir("downloads") / h / "vllm-serve.yaml"
     if not p.exists():
