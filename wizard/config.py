@@ -44,7 +44,7 @@ __all__ = [
 class ConfigError(ValueError):
     """Unusable input: the message names the field and the fix.
 
-    Raised by importers and by :func:`config_from_dict` only when nothing sensible can be
+    Raised by the importers (wizard.io.argv, wizard.io.yaml_config) and by :func:`config_from_dict` only when nothing sensible can be
     built (e.g. no target model at all). Anything less severe becomes a finding instead.
     """
 

@@ -1,4 +1,4 @@
-"""What text may make a launched server do, what stays private, and where files go.
+"""What text may make a launched server do, and which local folders it may read.
 
 A configuration reaches the launcher from text someone else may have written: a pasted command,
 a YAML file (its ``# env:`` comments), a saved session. This module decides, from tables
