@@ -32,7 +32,9 @@ from factory import make_model_dir
 from wizard import api
 from wizard.config import ConfigError
 from wizard.context import clear_model_cache
-from wizard.io.importers import parse_command, parse_spec_json, parse_yaml
+from wizard.io.argv import parse_command
+from wizard.io.spec_json import parse_spec_json
+from wizard.io.yaml_config import parse_yaml
 from wizard.rules.registry import Severity
 
 ROOT = Path(__file__).resolve().parent.parent

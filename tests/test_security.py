@@ -20,9 +20,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from wizard import security
+from wizard import privacy, security
 from wizard.config import config_from_dict
-from wizard.io.importers import parse_command
+from wizard.io.argv import parse_command
 
 ROOT = Path(__file__).resolve().parents[1]
 LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
@@ -183,7 +183,7 @@ def test_log_lines_and_log_file_mask_secrets(tmp_path):
     code = "import os; print('args: api_key=' + os.environ['K'] + ' token=hf_SeCrEt123456', flush=True)"
     plan = LaunchPlan(argv=[sys.executable, "-c", code, "--api-key", "sk-SeCrEt-987654"], env_changes={}, host="127.0.0.1",
                       port=1, distribution=None, argv_source="test", env=dict(os.environ, K="sk-SeCrEt-987654"),
-                      secrets=security.secret_values(parse_command(SECRET_CMD)))
+                      secrets=privacy.secret_values(parse_command(SECRET_CMD)))
     h = Launcher(tmp_path).start(plan, parse_command(SECRET_CMD))
     h.wait(60)
     assert any("api_key=***" in ln for ln in h.logs(50)), h.logs(50)
@@ -200,7 +200,7 @@ sys.path.insert(0, {root!r})
 os.environ.pop("GRADIO_TEMP_DIR", None)
 from wizard.ui import build_app
 from wizard.ui.state import state_from_config
-from wizard.io.importers import parse_command
+from wizard.io.argv import parse_command
 demo = build_app()
 ui = demo.wizard_ui
 st = state_from_config(parse_command({cmd!r}))
