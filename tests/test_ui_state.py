@@ -95,8 +95,10 @@ def test_app_serves_loopback_by_default(tmp_path):
     try:
         import time
 
-        deadline = time.time() + 90
+        deadline = time.time() + 600  # a safety net for a hung start, never a schedule
         while time.time() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"app.py exited with {proc.returncode}: {proc.stdout.read()[-2000:]}")
             try:
                 r = httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
                 if r.status_code == 200:
