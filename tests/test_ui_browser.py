@@ -255,7 +255,7 @@ def test_launch_step_streams_logs_health_and_plots(page, tmp_path):
     from wizard.ui.steps.launch import HANDLES
 
     for h in HANDLES.values():
-        h.wait(timeout=60)
+        h.wait(timeout=300)
         assert h.remaining_processes() == []
 
 
