@@ -18,7 +18,7 @@ import os
 import gradio as gr
 from starlette.middleware import Middleware
 
-from wizard import security
+from wizard import privacy, security
 from wizard.ui import findings as fp
 from wizard.ui import guard, header, panel
 from wizard.ui.core import WizardUI
@@ -57,7 +57,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard",
     private folder (mode 0700), removed on exit.
     """
     if not os.environ.get("GRADIO_TEMP_DIR"):  # Gradio's uploads and copies: private, removed on exit
-        os.environ["GRADIO_TEMP_DIR"] = str(security.private_dir("gradio"))
+        os.environ["GRADIO_TEMP_DIR"] = str(privacy.private_dir("gradio"))
     dirs = security.default_model_dirs() if allow_model_dirs is None else [os.fspath(d) for d in allow_model_dirs]
     ui = WizardUI(allow_launch=allow_launch,
                   policy=security.PathPolicy(model_dirs=dirs, allow_unsafe_options=bool(allow_unsafe_options)))
@@ -95,6 +95,10 @@ def _default_launch_kwargs(demo: gr.Blocks) -> None:
         kwargs.setdefault("css", CSS)
         kwargs.setdefault("theme", gr.themes.Soft())
         kwargs.setdefault("max_file_size", MAX_UPLOAD)
+        # Gradio's start-up probe of its own URL (one HEAD request, 3 s timeout) makes launch()
+        # raise "localhost is not accessible" on a loaded machine; the wizard binds loopback
+        # itself, so that probe can only fail spuriously.
+        kwargs.setdefault("_frontend", False)
         app_kwargs = dict(kwargs.get("app_kwargs") or {})
         app_kwargs["middleware"] = [*app_kwargs.get("middleware", []),
                                     Middleware(guard.RequestGuard, demo=demo, **getattr(demo, "guard_options", {}))]

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable
 
 import gradio as gr
 
-from wizard import security
+from wizard import privacy, security
 from wizard.ui import findings as fp
 from wizard.ui import guard, services
 from wizard.ui.state import browser_safe, field_value, redact_state, same_inputs, session_json, set_field
@@ -393,10 +393,10 @@ class WizardUI:
 
     def session_file(self, state: dict) -> str:
         """The "Save session" file: credentials redacted (:func:`session_json`), mode 0600 in the
-        wizard's private folder (:func:`wizard.security.private_dir`)."""
+        wizard's private folder (:func:`wizard.privacy.private_dir`)."""
         text = session_json(state)
         h = hashlib.sha1(text.encode()).hexdigest()[:12]
-        p = security.private_dir("sessions") / h / "specwizard-session.json"
+        p = privacy.private_dir("sessions") / h / "specwizard-session.json"
         if not p.exists():
-            security.write_private(p, text)
+            privacy.write_private(p, text)
         return str(p)

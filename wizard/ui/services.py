@@ -3,7 +3,7 @@
 No rule logic here: findings come from :func:`wizard.api.resolve` + :func:`wizard.api.check_context`
 (the two halves of ``api.check``, so the UI keeps the context for its step widgets), choices from
 :mod:`wizard.suggest`, exports from :mod:`wizard.io.forms`, plans from :mod:`wizard.plan`,
-launches from :mod:`wizard.launch`, vLLM's own verdict from :mod:`wizard.vllm.oracle`.
+launches from :mod:`wizard.launch`, vLLM's own verdict from :mod:`wizard.vllm.crosscheck`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from wizard.io.forms import export
 from wizard.models import catalog as model_catalog
 from wizard.plan import plan as make_plan
 from wizard.ui.state import config_of, gpu_count_problem, gpu_spec
-from wizard.vllm import oracle
+from wizard.vllm import crosscheck
 from wizard.vllm.versions import KNOWN_VERSIONS, VllmVersion, default_version, is_known, parse_version
 
 __all__ = [
@@ -198,8 +198,8 @@ def load_preset(name: str) -> tuple[ServeConfig, str | None]:
 # ---- cross-check / launch ---------------------------------------------------------------------
 
 def cross_check(cfg: ServeConfig, report: Any, timeout: float = 180.0) -> Any:
-    """vLLM's own verdict (:func:`wizard.vllm.oracle.cross_check`, a separate process)."""
-    return oracle.cross_check(cfg, report, timeout=timeout)
+    """vLLM's own verdict (:func:`wizard.vllm.crosscheck.cross_check`, a separate process)."""
+    return crosscheck.cross_check(cfg, report, timeout=timeout)
 
 
 def launch_module():

@@ -30,7 +30,7 @@ from typing import Any
 
 from wizard.config import ConfigError, ServeConfig, config_from_dict, get_path, set_path, unset_path
 from wizard.io.safeio import json_loads_bounded
-from wizard.security import redact_dict
+from wizard.privacy import redact_dict
 from wizard.vllm.versions import default_version
 
 __all__ = [
@@ -327,7 +327,7 @@ def same_inputs(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def redact_state(state: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``state`` whose config holds credentials as ``$VAR`` references
-    (:func:`wizard.security.redact_dict`): what may be written to files or browser storage.
+    (:func:`wizard.privacy.redact_dict`): what may be written to files or browser storage.
     The Undo history (whole earlier configurations) is left out."""
     st = {k: v for k, v in state.items() if k not in ("history", "rev")}
     if isinstance(st.get("config"), dict):

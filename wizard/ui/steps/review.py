@@ -1,5 +1,5 @@
 """Step 6 · Review & export: command (JSON and dotted), YAML, Python, scale-out forms, other
-options, and vLLM's own verdict beside the wizard's (wizard.vllm.oracle cross-check)."""
+options, and vLLM's own verdict beside the wizard's (wizard.vllm.crosscheck)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import re
 import gradio as gr
 
 from wizard import security
-from wizard.security import private_dir, write_private
+from wizard.privacy import private_dir, write_private
 from wizard.ui import services
 from wizard.ui.core import WizardUI, sess_of
 from wizard.ui.state import config_of
@@ -142,7 +142,7 @@ def _xc_header(text: str, v: dict) -> str:
 
 
 def cross_check_html(ev, timeout: float = 180.0) -> str:
-    """vLLM's verdict via wizard.vllm.oracle.cross_check, as HTML (says what it needs if unavailable)."""
+    """vLLM's verdict via wizard.vllm.crosscheck.cross_check, as HTML (says what it needs if unavailable)."""
     if ev is None or ev.config is None:
         return '<div class="sw-xc"><b>vLLM</b><div>No configuration yet.</div></div>'
     try:
