@@ -58,9 +58,10 @@ def walk(page, model: str, name: str):
     tab(page, "speculation")
     choose(page, "f-speculative_config-method", "eagle3")
     # the method fills the catalog drafter it names (a local target has none: pick it)
-    drafter = page.locator("#f-speculative_config-model input").first
-    page.wait_for_timeout(500)
-    if drafter.input_value() != "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B":
+    try:
+        page.wait_for_function("v => document.querySelector('#f-speculative_config-model input').value === v",
+                               arg="yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", timeout=10000)
+    except Exception:  # no catalog drafter named for this target: pick it
         choose(page, "f-speculative_config-model", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
     shot(page, f"{name}-3-speculation")
     tab(page, "kv")
@@ -145,7 +146,9 @@ def test_malformed_speculative_config_json(page):
             "'{\"method\": \"ngram\", \"num_speculative_tokens\": 3,}' --my-unmodelled-flag 7")
     box.fill(text[:-1])
     box.press_sequentially(text[-1])
-    page.wait_for_timeout(1500)
+    page.locator("#sw-import-btn").click()  # imports only on the button or Enter, never while typing
+    page.wait_for_function("() => document.querySelector('#sw-import-status').innerText.trim().length > 0",
+                           timeout=30000)
     status = page.locator("#sw-import-status").inner_text()
     shot(page, "import-malformed-json")
     if "Not imported" in status:
