@@ -59,7 +59,7 @@ def walk(page, model: str, name: str):
     choose(page, "f-speculative_config-method", "eagle3")
     # the method fills the catalog drafter it names (a local target has none: pick it)
     try:
-        page.wait_for_function("v => document.querySelector('#f-speculative_config-model input').value === v",
+        page.wait_for_function("v => document.querySelector('#f-speculative_config-model input').value.includes(v)",
                                arg="yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", timeout=10000)
     except Exception:  # no catalog drafter named for this target: pick it
         choose(page, "f-speculative_config-model", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
