@@ -1,8 +1,8 @@
 """The hardware catalog: ``presets/hardware.yaml`` -> :class:`~wizard.hardware.Hardware`.
 
     lookup("H100x8")   -> Hardware(name='H100-SXM', count=8, memory_bytes=85_520_809_984, ...)
-    lookup("l4")       -> Hardware(name='L4', compute_capability=(8, 9), ...)   # .fp8_kv derived: True
-    lookup("cpu")      -> Hardware(name='CPU', vendor='cpu', isa='avx512', ...)
+    lookup("l4")       -> Hardware(name='L4', compute_capability=(8, 9), fp8_kv=True, ...)
+    lookup("cpu")      -> Hardware(name='CPU', vendor='cpu', isa='avx512', fp8_kv=True, ...)
     catalog()          -> every catalog device (count 1)
 
 Names are case-insensitive; ``-``, ``_`` and spaces are ignored when matching, and each device
@@ -100,10 +100,18 @@ def _host_memory_bytes() -> int:
 def _to_hardware(entry: dict[str, Any], count: int) -> Hardware:
     vendor = entry.get("vendor", "nvidia")
     cc = entry.get("compute_capability")
+    kv = list(entry.get("kv_cache_dtypes") or [])
+    fp8 = entry.get("fp8_kv", False)
+    fp8_nc = entry.get("fp8_noncausal_kv", False)
     isa = entry.get("isa")
     mem = entry.get("memory_bytes")
     if vendor == "cpu":
         isa = host_cpu_isa() if isa in (None, "host") else isa
+        host_fp8 = isa in ("avx512", "amx")
+        fp8 = host_fp8 if fp8 == "host" else bool(fp8)
+        fp8_nc = host_fp8 if fp8_nc == "host" else bool(fp8_nc)
+        if not fp8:
+            kv = [d for d in kv if not d.startswith("fp8")]
         if mem is None:
             mem = _host_memory_bytes()
     return Hardware(
@@ -113,6 +121,9 @@ def _to_hardware(entry: dict[str, Any], count: int) -> Hardware:
         compute_capability=tuple(cc) if cc else None,
         count=count,
         supports_bf16=bool(entry.get("supports_bf16", True)),
+        fp8_kv=bool(fp8),
+        fp8_noncausal_kv=bool(fp8_nc),
+        kv_cache_dtypes=kv,
         source=f"{entry.get('source', '')} (memory: {entry.get('memory_source', 'catalog')})".strip(),
         isa=isa,
     )

@@ -10,9 +10,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from wizard.mechanisms.attention_backend import kv_support
-from wizard.vllm.versions import default_version
-
 __all__ = ["Hardware", "HardwareError"]
 
 
@@ -31,6 +28,9 @@ class Hardware(BaseModel):
     compute_capability: tuple[int, int] | None = Field(None, description="CUDA SM version, e.g. (9, 0).")
     count: int = Field(1, ge=1, description="Number of devices.")
     supports_bf16: bool = True
+    fp8_kv: bool = Field(False, description="An attention backend with fp8 KV cache exists for this device.")
+    fp8_noncausal_kv: bool = Field(False, description="fp8 KV with a non-causal attention backend (DFlash/DSpark drafters).")
+    kv_cache_dtypes: list[str] = Field(default_factory=list, description="KV-cache dtypes the device's backends accept.")
     source: str | None = Field(None, description="Where the numbers come from.")
     isa: str | None = Field(None, description="Non-CUDA ISA: AMD gfx target ('gfx942') or CPU ISA ('avx512', 'amx', 'avx2', 'arm').")
     used_bytes: int | None = Field(
@@ -38,29 +38,6 @@ class Hardware(BaseModel):
         description="Memory already in use on the busiest device by OTHER processes (bytes), from NVML "
         "discovery (wizard.hardware.nvml.to_hardware); None = unknown (catalog lookup). Read by SD503.",
     )
-
-    # KV-cache capabilities are not stored: they are a fact of each vLLM release's attention
-    # backends, derived from the generated tables (wizard.mechanisms.attention_backend.kv_support)
-    # for the default release. Rules ask the backend selection for the release being checked.
-    def kv_support(self, release=None) -> dict:
-        """{kv_cache_dtypes, fp8_kv, fp8_noncausal_kv, release} for ``release`` (default: the
-        installed or newest vLLM), derived from vLLM's backend classes."""
-        return kv_support(release or default_version(), self)
-
-    @property
-    def fp8_kv(self) -> bool:
-        """An attention backend of the default release serves an fp8 KV cache on this device."""
-        return bool(self.kv_support()["fp8_kv"])
-
-    @property
-    def fp8_noncausal_kv(self) -> bool:
-        """fp8 KV with non-causal attention (DFlash/DSpark drafters) on the default release."""
-        return bool(self.kv_support()["fp8_noncausal_kv"])
-
-    @property
-    def kv_cache_dtypes(self) -> list[str]:
-        """The ``--kv-cache-dtype`` values the default release serves on this device."""
-        return list(self.kv_support()["kv_cache_dtypes"])
 
     @property
     def sm(self) -> int | None:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from wizard.config import Patch
 from wizard.mechanisms import apply as A
+from wizard.rules.helpers import MLA_ONLY_KV, is_fp8_kv
 from wizard.rules.registry import Rule, Severity, register
 
 
@@ -14,7 +15,7 @@ class NoBackendForDrafter(Rule):
     Runs vLLM's attention-backend selection for the drafter on its own (it never inherits
     ``--attention-backend``): the drafter's head size, its KV dtype (``speculative_config.kv_cache_dtype``
     or the target's), non-causal attention for DFlash/DSpark drafters, sliding windows... Reports
-    when no backend accepts the drafter for a reason other than its KV dtype (that is SD200), naming
+    when no backend accepts the drafter (a KV dtype alone that is fp8 or MLA-only is SD200's), naming
     each candidate's first failing condition and the backend the target gets.
 
     ## Why it matters
@@ -62,11 +63,23 @@ class NoBackendForDrafter(Rule):
         t_sel, d_sel = A.backends(ctx)
         if d_sel is None or d_sel.ok or d_sel.pinned or not d_sel.certain or not d_sel.candidates:
             return
-        if all("kv_cache_dtype" in (c.first_failure or "") for c in d_sel.candidates):
-            return  # the drafter's KV dtype alone: SD200
+        dkv = ctx.drafter_kv_dtype()
+        kv_only = all("kv_cache_dtype" in (c.first_failure or "") for c in d_sel.candidates)
+        if kv_only and (is_fp8_kv(dkv) or dkv in MLA_ONLY_KV):
+            return  # fp8 / MLA-only drafter KV dtypes alone: SD200
         t_lay, d_lay = A.layouts(ctx)
         if t_sel is not None and not t_sel.ok and t_lay == d_lay:
             return  # MTP layers of the target: SD700 already says it
+        if kv_only:
+            yield self.finding(
+                f"No attention backend of vLLM {ctx.version} stores a '{dkv}' KV cache for the {ctx.method} drafter "
+                f"({'non-causal, ' if d_lay is not None and d_lay.use_non_causal else ''}head size "
+                f"{getattr(d_lay, 'head_size', '?')}) on {ctx.hardware.name}: {A.selection_text(d_sel)}. The drafter "
+                "selects its backend on its own; vLLM stops with 'No valid attention backend found' after loading the target.",
+                fields=("speculative_config.kv_cache_dtype", "kv_cache_dtype", "speculative_config.model"),
+                fixes=[Patch(description="Give the drafter a model-dtype KV cache: speculative_config.kv_cache_dtype auto",
+                             set={"speculative_config.kv_cache_dtype": "auto"})])
+            return
         alts = A.alternatives(ctx, "drafter")
         fixes = [Patch(description=f"Pin the drafter's backend: speculative_config.attention_backend {alts[0]}",
                        set={"speculative_config.attention_backend": alts[0]})] if alts else []

@@ -33,8 +33,11 @@ class DecodeStepsRunEager(Rule):
     n*(1+k) tokens, and above the largest captured size vLLM runs the step without a graph.
     A **warning** when that happens for a step of at most vLLM's default graph ceiling (512 tokens,
     1024 on SM 10.x) -- sizes the user's settings (or an older release's sizing) left out, where
-    graphs matter most; **info** when only steps above the ceiling run eagerly and the user set
-    the batch or capture sizes (vLLM never captures those by default).
+    graphs matter most, or for steps at or below a ``--max-num-seqs`` the user set when that
+    full-concurrency step is at most twice the ceiling (the steady state under load runs eagerly
+    while launch overhead is still a sizeable share, vLLM PR #50488); **info** when only steps
+    above the ceiling run eagerly, the user set capture sizes but not the batch (vLLM never
+    captures those by default).
 
     ## Why it matters
 
@@ -89,6 +92,8 @@ class DecodeStepsRunEager(Rule):
         n, seqs = plan.eager_from, inputs["max_num_seqs"]
         ceiling = A.DEFAULT_CEILING[inputs["blackwell"]]
         small = n * q <= ceiling
+        # the user's own concurrency cap: steps at --max-num-seqs are the steady state under load
+        capped = "max_num_seqs" in inputs["given"] and seqs * q <= 2 * ceiling
         if not small and not inputs["given"]:
             return  # vLLM's own defaults: explain() shows the coverage
         sizes = capture_sizes_for(seqs, q, inputs["max_num_batched_tokens"])
@@ -104,9 +109,11 @@ class DecodeStepsRunEager(Rule):
                 unset=[f"extra_args.{k}" for k in _SIZE_KEYS + ("compilation_config.cudagraph_mode",)]))
         why = (f"{n}x{q} = {n * q} tokens is within vLLM's default {ceiling}-token graph range, so these are sizes "
                "your settings (or this release's sizing) left out" if small else
-               f"{n * q} tokens is above vLLM's default {ceiling}-token graph ceiling")
+               f"{n * q} tokens is above vLLM's default {ceiling}-token graph ceiling"
+               + (f", yet at or below the --max-num-seqs {seqs} you set, so every fully loaded step runs eagerly"
+                  if capped else ""))
         yield self.finding(
             f"With {q - 1} draft tokens a decode step of n requests verifies n x {q} tokens; on vLLM {ctx.version} the "
             f"largest CUDA graph is {plan.runner_max_size} tokens, so decode steps with {n} to {seqs} running requests run "
             f"eagerly ({why}). Eager steps pay kernel-launch overhead on every layer; speculation can be slower than none.",
-            severity=Severity.WARNING if small else Severity.INFO, fixes=fixes)
+            severity=Severity.WARNING if small or capped else Severity.INFO, fixes=fixes)
