@@ -186,6 +186,30 @@ def cpu_selection(root: Path) -> dict:
     return {"mla_kv_cache_dtypes": allowed, "cpu_attn_checks_kv_cache_dtype": "supports_kv_cache_dtype" in src}
 
 
+def drafter_quantization(root: Path) -> dict:
+    """Where a drafter's own ``quantization_config`` is honoured or replaced (source text):
+
+    * ``dflash_fused_kv_ignores_quant``: ``qwen3_dflash.py`` fuses the context-KV projection by
+      slicing ``qkv_proj.weight`` and calling ``F.linear`` without checking the layer's
+      ``quant_method`` (a weight-quantized DFlash drafter fails at profiling);
+    * ``dspark_takes_target_quantization``: ``SpeculativeConfig`` sets a DeepSeek-V4 DSpark
+      drafter's ``quantization`` to the target's whatever its checkpoint says;
+    * ``draft_quant_config_helper``: ``get_draft_quant_config`` exists (drafter layers are built
+      with the drafter's own quantization config).
+    """
+    spec_src = (root / "config" / "speculative.py").read_text(encoding="utf-8")
+    dflash = root / "model_executor" / "models" / "qwen3_dflash.py"
+    dsrc = dflash.read_text(encoding="utf-8") if dflash.exists() else ""
+    models = root / "model_executor" / "models"
+    return {
+        "dflash_fused_kv_ignores_quant": bool(dsrc) and "qkv_proj.weight[" in dsrc and "UnquantizedLinearMethod" not in dsrc,
+        "dspark_takes_target_quantization": bool(re.search(
+            r"draft_model_config\.quantization\s*=\s*\(?\s*self\.target_model_config\.quantization", spec_src)),
+        "draft_quant_config_helper": any("def get_draft_quant_config" in f.read_text(encoding="utf-8")
+                                         for f in models.glob("*.py")),
+    }
+
+
 def main():
     root = Path(sys.argv[1])
     checks = scan(root)
@@ -198,6 +222,7 @@ def main():
         "draft_lm_head_quantization": lm_head_quantization(root),
         "cpu_selection": cpu_selection(root),
         "mtp_inherits_target_quantization": "self.quantization = self.target_model_config.quantization" in spec_src,
+        "drafter_quantization": drafter_quantization(root),
     }
     json.dump({"facts": facts, "checks": checks}, sys.stdout)
 

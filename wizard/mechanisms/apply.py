@@ -309,7 +309,8 @@ def quantization(ctx: "CheckContext") -> QD.QuantVerdict | None:
         spec = ctx.spec
         return QD.check_quantized_drafter(
             ctx.version, ctx.method, drafter=_drafter_info(ctx), speculative_quantization=spec.quantization,
-            target_quantization=ctx.config.quantization, draft_lm_head_quantization=spec.draft_lm_head_quantization,
+            target_quantization=ctx.config.quantization or getattr(ctx.target, "quant_method", None),
+            draft_lm_head_quantization=spec.draft_lm_head_quantization,
             hardware=ctx.hardware, runner=runner(ctx) or "v2")
 
     return _cached(ctx, "quantization", go)

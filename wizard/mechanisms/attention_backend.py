@@ -321,7 +321,7 @@ def layout_for(
     ``role``: 'target' or 'drafter'; ``method``: the speculative method (a DFlash drafter with
     any non-causal layer selects with ``use_non_causal``). ``flags`` set any other
     :class:`AttentionLayout` field (e.g. ``use_dcp=True``). None when the model's head size is
-    unknown. Facts used: head_dim (MLA: kv_lora_rank + qk_rope_head_dim), sliding_window /
+    unknown. Facts used: head_dim (the largest: Gemma 4 global_head_dim; MLA: kv_lora_rank + qk_rope_head_dim), sliding_window /
     layer_types, attention sinks (gpt-oss), DeepSeek sparse attention (index_topk).
     """
     raw = getattr(model, "raw_config", None) or {}
@@ -333,6 +333,12 @@ def layout_for(
         head = (r or 0) + (p or 0) if r else None
     else:
         head = getattr(model, "head_dim", None)
+        # Gemma 4: global (full-attention) layers have their own, larger head size; every layer is
+        # checked against the backend, so the largest one decides (vllm/model_executor/models/config.py
+        # Gemma4Config, 0.28-0.33)
+        glob = cfg.get("global_head_dim")
+        if head and isinstance(glob, int) and glob > head:
+            head = glob
     if not head:
         return None
     heads = getattr(model, "num_attention_heads", None)
