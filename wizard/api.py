@@ -18,10 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from wizard.config import ConfigError, Patch, ServeConfig, apply_patch, config_from_dict
 from wizard.context import CheckContext, resolve_context
 from wizard.hardware.spec import Hardware
+from wizard.mechanisms import apply as mechanisms
 from wizard.rules.registry import Finding, Severity, iter_findings
 from wizard.vllm.versions import VllmVersion, default_version, parse_version
 
-__all__ = ["Report", "load", "check", "check_context", "fix_all", "ConfigError"]
+__all__ = ["Report", "load", "check", "check_context", "explain", "fix_all", "ConfigError"]
 
 
 class Report(BaseModel):
@@ -143,6 +144,26 @@ def check(
     """
     ctx = resolve_context(config, _version(vllm_version), _hardware(gpu), allow_hub=allow_hub)
     return check_context(ctx)
+
+
+def explain(
+    config: ServeConfig,
+    *,
+    vllm_version: VllmVersion | str | None = None,
+    gpu: Hardware | str | None = None,
+    allow_hub: bool = True,
+) -> dict[str, Any]:
+    """What vLLM will do with ``config`` on this release and GPU, mechanism by mechanism, as plain
+    JSON (``wizard.mechanisms.apply.explain``): the runner and proposer, the attention backend the
+    target and the drafter each get (or why none fits), the KV-cache groups, CUDA-graph coverage,
+    the drafter context and the drafter's quantization, plus ``unknown`` (facts not computed and
+    why). The "why did nothing fire" view; never raises for a config that :func:`check` accepts.
+
+    Raises:
+        ValueError: bad --vllm-version; HardwareError (a ValueError): unknown GPU name.
+    """
+    ctx = resolve_context(config, _version(vllm_version), _hardware(gpu), allow_hub=allow_hub)
+    return mechanisms.explain(ctx)
 
 
 def fix_all(
