@@ -172,7 +172,14 @@ def select_backend(
 
 
 def _check(table: BackendTable, profile: str, backend: str, layout: AttentionLayout, prio: int | None) -> BackendCheck:
-    r = table.validate(profile, backend, layout.selector_config())
+    return _check_cached(table.key, profile, backend, layout, prio)
+
+
+@functools.lru_cache(maxsize=4096)
+def _check_cached(key: str, profile: str, backend: str, layout: AttentionLayout, prio: int | None) -> BackendCheck:
+    """One backend's verdict; pure in its arguments (frozen layout, one table per release), so
+    a re-check of the same configuration (every UI edit) costs a dictionary look-up."""
+    r = load(key).validate(profile, backend, layout.selector_config())
     return BackendCheck(backend, tuple(r.reasons), tuple(r.unknown), prio)
 
 
