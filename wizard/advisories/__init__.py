@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from wizard.advisories.matcher import evaluate, resolve_field
 from wizard.advisories.schema import Advisory, FAMILIES, ID_PREFIX
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -81,8 +82,6 @@ def _spec(s: str) -> SpecifierSet:
 def _platform_ok(adv: Advisory, ctx: "CheckContext") -> bool | None:
     if not adv.platforms and not adv.compute_capability:
         return True
-    from wizard.advisories.matcher import resolve_field
-
     platform = resolve_field(ctx, "hardware.platform")
     if platform is None:
         return None
@@ -99,18 +98,32 @@ def _platform_ok(adv: Advisory, ctx: "CheckContext") -> bool | None:
 def applies(adv: Advisory, ctx: "CheckContext") -> bool:
     """True when ``ctx``'s vLLM release is affected, the platform matches and the condition is
     known to hold (unknown facts never make an advisory fire)."""
-    from wizard.advisories.matcher import evaluate
-
     if not _spec(adv.affected).contains(ctx.version.version, prereleases=True):
         return False
+    return _applies_in_range(adv, ctx)
+
+
+def _applies_in_range(adv: Advisory, ctx: "CheckContext") -> bool:
     if _platform_ok(adv, ctx) is not True:
         return False
     return evaluate(adv.match, ctx) is True
 
 
+@functools.lru_cache(maxsize=64)
+def _affecting(version: str) -> tuple[Advisory, ...]:
+    """The advisories whose affected range holds ``version``: the range test (a PEP 440 specifier
+    per advisory) runs once per release and process, not once per check."""
+    v = Version(version)
+    return tuple(a for a in _load()[0] if _spec(a.affected).contains(v, prereleases=True))
+
+
+def _candidates(ctx: "CheckContext") -> tuple[Advisory, ...]:
+    return _affecting(str(ctx.version.version))
+
+
 def matching(ctx: "CheckContext") -> list[Advisory]:
     """The advisories that apply to ``ctx`` (see :func:`applies`)."""
-    return [a for a in advisories() if applies(a, ctx)]
+    return [a for a in _candidates(ctx) if _applies_in_range(a, ctx)]
 
 
 def _fixed_text(adv: Advisory) -> str:
@@ -142,12 +155,12 @@ def advisory_findings(ctx: "CheckContext") -> list["Finding"]:
     is skipped (its own tests catch that)."""
     out = []
     try:
-        items = advisories()
+        items = _candidates(ctx)
     except Exception:  # pragma: no cover - _load catches file errors; belt and braces
         return out
     for adv in items:
         try:
-            if applies(adv, ctx):
+            if _applies_in_range(adv, ctx):
                 out.append(finding_for(adv, ctx))
         except Exception:  # a bad condition must never take a user's check down
             continue
