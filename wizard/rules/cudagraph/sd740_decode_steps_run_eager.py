@@ -11,14 +11,21 @@ _SIZE_KEYS = ("max_cudagraph_capture_size", "cudagraph_capture_sizes", "compilat
               "compilation_config.cudagraph_capture_sizes")
 
 
+#: the widest decode step a capture list is offered for (tokens); beyond it the inputs are absurd
+_MAX_LISTED_TOKENS = 1 << 16
+
+
 def capture_sizes_for(max_num_seqs: int, q: int, max_num_batched_tokens: int) -> list[int]:
     """vLLM's default token grid (1, 2, 4, 8..248 by 8, 256.. by 16) up to max_num_seqs*(1+k),
     plus every uniform decode width n*(1+k) on vLLM's request-count grid: a capture list under
     which every decode batch up to ``max_num_seqs`` has a graph."""
     top = min(max_num_seqs * q, max_num_batched_tokens)
+    if top > _MAX_LISTED_TOKENS:  # absurd sizes (SD012's to report): no list to offer
+        return []
+    seqs = min(max_num_seqs, max_num_batched_tokens // q)
     grid = [s for s in (1, 2, 4) if s <= top] + list(range(8, min(top + 1, 256), 8)) + list(range(256, top + 1, 16))
-    counts = sorted({n for n in (1, 2, 4) if n <= max_num_seqs} | set(range(8, max_num_seqs + 1, 8)) | {max_num_seqs})
-    return sorted(set(grid) | {n * q for n in counts if n * q <= max_num_batched_tokens})
+    counts = sorted({n for n in (1, 2, 4) if n <= seqs} | set(range(8, seqs + 1, 8)) | ({seqs} if seqs >= 1 else set()))
+    return sorted(set(grid) | {n * q for n in counts})
 
 
 @register
