@@ -204,7 +204,7 @@ def test_release_prefilter_matches_the_full_scan():
     """advisory_findings scans only the advisories whose range holds the release (cached per
     release); the result equals testing every advisory."""
     from wizard.advisories import _candidates, applies
-    from wizard.io.importers import parse_command
+    from wizard.io.argv import parse_command
 
     cfg = parse_command("vllm serve Qwen/Qwen3-8B --speculative-config "
                         "'{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_max\":4}'")

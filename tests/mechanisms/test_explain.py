@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from wizard import api
-from wizard.io.importers import parse_command
+from wizard.io.argv import parse_command
 
 EAGLE3 = ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 32 --speculative-config "
           "'{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\",\"num_speculative_tokens\":16}'")

@@ -26,6 +26,7 @@ from packaging.version import Version
 
 from wizard.advisories.matcher import evaluate, resolve_field
 from wizard.advisories.schema import Advisory, FAMILIES, ID_PREFIX
+from wizard.rules.registry import Finding, Severity
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.context import CheckContext
@@ -136,8 +137,6 @@ def _fixed_text(adv: Advisory) -> str:
 
 def finding_for(adv: Advisory, ctx: "CheckContext") -> "Finding":
     """The Finding an applying advisory produces (rule id = advisory id; source link in the message)."""
-    from wizard.rules.registry import Finding, Severity
-
     summary = " ".join(adv.summary.split())
     todo = []
     if adv.fix.upgrade:
