@@ -1,6 +1,6 @@
 """Latency of a full wizard check vs vLLM's own config build, on the same configurations.
 
-    python benchmarks/check_latency.py [--repeat 20] [--no-vllm]
+    python benchmarks/check_latency.py [--repeat 20] [--no-vllm] [--gpu H100x8]
 
 Configurations: the hand-written conformance set (``tests/conformance_corpus.hand_written``,
 tiny local models) plus catalog-id configurations (Llama-3.1-8B + EAGLE3, DeepSeek-V3 MTP,
@@ -31,6 +31,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=20, help="timed passes over the configurations")
     ap.add_argument("--no-vllm", action="store_true", help="skip the vLLM comparison")
+    ap.add_argument("--gpu", default="cpu", help="hardware checked against (default cpu; e.g. H100x8 runs the CUDA "
+                                                  "mechanisms: backend selection, CUDA graphs)")
     a = ap.parse_args(argv)
 
     from conformance_corpus import build_models, hand_written
@@ -49,18 +51,19 @@ def main(argv=None) -> int:
         {"model": "meta-llama/Llama-3.1-8B-Instruct", "kv_cache_dtype": "fp8", "speculative_config": {"method": "ngram", "num_speculative_tokens": 3}},
     ]
     cfgs = [config_from_dict(d) for d in local + catalog]
-    hw = parse_gpu_spec("cpu")
+    hw = parse_gpu_spec(a.gpu)
     version = default_version()
 
     for c in cfgs:  # warm-up: imports, model cache
         api.check(c, gpu=hw, allow_hub=False)
-    full, rules_only = [], []
+    full, rules_only, cpu = [], [], []
     ctxs = [resolve_context(c, version, hw, allow_hub=False) for c in cfgs]
     for _ in range(a.repeat):
         for c in cfgs:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             api.check(c, gpu=hw, allow_hub=False)
             full.append(time.perf_counter() - t0)
+            cpu.append(time.thread_time() - c0)
         for ctx in ctxs:
             ctx.cache.clear()
             t0 = time.perf_counter()
@@ -69,6 +72,8 @@ def main(argv=None) -> int:
     ms = lambda x: round(1000 * x, 3)  # noqa: E731
     print(f"wizard full check  ({len(cfgs)} configs x {a.repeat}): p50 {ms(pct(full, 50))} ms, p99 {ms(pct(full, 99))} ms, max {ms(max(full))} ms")
     print(f"wizard rules only  (resolved context):          p50 {ms(pct(rules_only, 50))} ms, p99 {ms(pct(rules_only, 99))} ms")
+    print(f"wizard full check, CPU time of this thread (robust on a shared machine): p50 {ms(pct(cpu, 50))} ms, "
+          f"p99 {ms(pct(cpu, 99))} ms")
     print(f"target p99 < 20 ms: {'met' if pct(full, 99) < 0.020 else 'NOT met'}")
     if a.no_vllm:
         return 0

@@ -24,11 +24,12 @@ from wizard.io.argv import parse_command
 from wizard.io.export import to_command
 from wizard.io.safeio import MAX_YAML_CONFIG_BYTES, InputRefused, read_text_file
 from wizard.io.yaml_config import parse_yaml
+from wizard.mechanisms import apply as mechanisms
 from wizard.rules.registry import Finding, Severity, iter_findings
 from wizard.suggest import Suggestions, suggest as _suggest
 from wizard.vllm.versions import VllmVersion, default_version, parse_version
 
-__all__ = ["Report", "load", "resolve", "check", "check_context", "fix_all", "suggest", "ConfigError"]
+__all__ = ["Report", "load", "resolve", "check", "check_context", "explain", "fix_all", "suggest", "ConfigError"]
 
 
 class Report(BaseModel):
@@ -177,6 +178,25 @@ def suggest(
     ctx = config if isinstance(config, CheckContext) else resolve(config, vllm_version=vllm_version, gpu=gpu,
                                                                    allow_hub=allow_hub)
     return _suggest(ctx)
+
+
+def explain(
+    config: ServeConfig,
+    *,
+    vllm_version: VllmVersion | str | None = None,
+    gpu: Hardware | str | None = None,
+    allow_hub: bool = True,
+) -> dict[str, Any]:
+    """What vLLM will do with ``config`` on this release and GPU, mechanism by mechanism, as plain
+    JSON (``wizard.mechanisms.apply.explain``): the runner and proposer, the attention backend the
+    target and the drafter each get (or why none fits), the KV-cache groups, CUDA-graph coverage,
+    the drafter context and the drafter's quantization, plus ``unknown`` (facts not computed and
+    why). The "why did nothing fire" view; never raises for a config that :func:`check` accepts.
+
+    Raises:
+        ValueError: bad --vllm-version; HardwareError (a ValueError): unknown GPU name.
+    """
+    return mechanisms.explain(resolve(config, vllm_version=vllm_version, gpu=gpu, allow_hub=allow_hub))
 
 
 def fix_all(

@@ -111,6 +111,7 @@ def drafter_context(root: Path) -> dict:
     if m:
         cache_only = sorted(set(re.findall(r"[\"']([a-z0-9_]+)[\"']", m.group(1))))
     return {
+        "v1_length_gate": v1_length_gate(root),
         "raise_positions_condition": enclosing_if(tree, "_maybe_override_draft_max_position_embeddings"),
         "raise_positions_rope_only": "_rope_only_sizes_cache" in spec_src,
         "cache_only_rope_types": cache_only,
@@ -119,6 +120,30 @@ def drafter_context(root: Path) -> dict:
         if "def _limit_max_model_len_to_draft" in vllm_src else None,
         "draft_max_model_len_min_of_target": "_maybe_override_draft_max_model_len" in spec_src,
         "draft_max_model_len_readers": readers,
+    }
+
+
+def v1_length_gate(root: Path) -> dict | None:
+    """The V1 model runner's drafter length gate (``vllm/v1/worker/gpu_model_runner.py``): it keeps
+    ``effective_drafter_max_model_len`` from ``draft_model_config.max_model_len`` (through a local
+    alias, which is why a plain text search for readers misses it) and, when the longest sequence of
+    the batch plus the draft tokens exceeds it, zeroes the draft tokens for the WHOLE batch instead
+    of running the drafter. None when the release has no such gate."""
+    f = root / "v1" / "worker" / "gpu_model_runner.py"
+    if not f.is_file():
+        return None
+    src = f.read_text(encoding="utf-8")
+    tree = ast.parse(src)
+    fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_input_fits_in_drafter"), None)
+    if fn is None or "effective_drafter_max_model_len" not in src:
+        return None
+    body = ast.unparse(fn)
+    line = next((i for i, l in enumerate(src.splitlines(), 1) if "input_fits_in_drafter = self._input_fits_in_drafter" in l), None)
+    return {
+        "where": f"v1/worker/gpu_model_runner.py:{fn.lineno} (_input_fits_in_drafter)",
+        "caller_line": line,
+        "extra_dflash_token": "use_dflash()" in body,
+        "batch_wide": "max_seq_len" in body,
     }
 
 
@@ -161,6 +186,30 @@ def cpu_selection(root: Path) -> dict:
     return {"mla_kv_cache_dtypes": allowed, "cpu_attn_checks_kv_cache_dtype": "supports_kv_cache_dtype" in src}
 
 
+def drafter_quantization(root: Path) -> dict:
+    """Where a drafter's own ``quantization_config`` is honoured or replaced (source text):
+
+    * ``dflash_fused_kv_ignores_quant``: ``qwen3_dflash.py`` fuses the context-KV projection by
+      slicing ``qkv_proj.weight`` and calling ``F.linear`` without checking the layer's
+      ``quant_method`` (a weight-quantized DFlash drafter fails at profiling);
+    * ``dspark_takes_target_quantization``: ``SpeculativeConfig`` sets a DeepSeek-V4 DSpark
+      drafter's ``quantization`` to the target's whatever its checkpoint says;
+    * ``draft_quant_config_helper``: ``get_draft_quant_config`` exists (drafter layers are built
+      with the drafter's own quantization config).
+    """
+    spec_src = (root / "config" / "speculative.py").read_text(encoding="utf-8")
+    dflash = root / "model_executor" / "models" / "qwen3_dflash.py"
+    dsrc = dflash.read_text(encoding="utf-8") if dflash.exists() else ""
+    models = root / "model_executor" / "models"
+    return {
+        "dflash_fused_kv_ignores_quant": bool(dsrc) and "qkv_proj.weight[" in dsrc and "UnquantizedLinearMethod" not in dsrc,
+        "dspark_takes_target_quantization": bool(re.search(
+            r"draft_model_config\.quantization\s*=\s*\(?\s*self\.target_model_config\.quantization", spec_src)),
+        "draft_quant_config_helper": any("def get_draft_quant_config" in f.read_text(encoding="utf-8")
+                                         for f in models.glob("*.py")),
+    }
+
+
 def main():
     root = Path(sys.argv[1])
     checks = scan(root)
@@ -173,6 +222,7 @@ def main():
         "draft_lm_head_quantization": lm_head_quantization(root),
         "cpu_selection": cpu_selection(root),
         "mtp_inherits_target_quantization": "self.quantization = self.target_model_config.quantization" in spec_src,
+        "drafter_quantization": drafter_quantization(root),
     }
     json.dump({"facts": facts, "checks": checks}, sys.stdout)
 

@@ -182,3 +182,34 @@ def test_schema_rejects_inconsistent_ranges():
     data["examples"] = [e for e in data["examples"] if e["expect"] == "match"]
     with pytest.raises(ValueError, match="at least"):
         Advisory.model_validate(data)
+
+
+def test_method_family_predicates_follow_wizard_vllm_methods():
+    """``method: {is: NAME}`` names one of vLLM's method families (wizard.vllm.methods), so an
+    advisory follows the family when vLLM widens it; unknown names and other fields are refused."""
+    matcher.validate_condition({"method": {"is": "use_eagle"}})
+    matcher.validate_condition({"method": {"is_not": ["is_lookup", "is_noncausal"]}})
+    with pytest.raises(matcher.ConditionError, match="unknown method family"):
+        matcher.validate_condition({"method": {"is": "eagle_like"}})
+    with pytest.raises(matcher.ConditionError, match="apply to .method. only"):
+        matcher.validate_condition({"k": {"is": "use_eagle"}})
+    assert matcher._predicate("dflash", {"is": "use_eagle"}) is True
+    assert matcher._predicate("draft_model", {"is": "use_eagle"}) is False
+    assert matcher._predicate("eagle3", {"is": ["use_eagle", "is_eagle_head"]}) is True
+    assert matcher._predicate("ngram_gpu", {"is_not": "is_lookup"}) is False
+    assert matcher._predicate(None, {"is": "use_eagle"}) is None  # unknown stays unknown
+
+
+def test_release_prefilter_matches_the_full_scan():
+    """advisory_findings scans only the advisories whose range holds the release (cached per
+    release); the result equals testing every advisory."""
+    from wizard.advisories import _candidates, applies
+    from wizard.io.argv import parse_command
+
+    cfg = parse_command("vllm serve Qwen/Qwen3-8B --speculative-config "
+                        "'{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_max\":4}'")
+    for v in ("0.20.0", "0.28.0", "0.33.0"):
+        ctx = resolve_context(cfg, parse_version(v), None, allow_hub=False)
+        full = [a.id for a in advisories() if applies(a, ctx)]
+        fast = [a.id for a in _candidates(ctx) if applies(a, ctx)]
+        assert full == fast and len(_candidates(ctx)) < len(advisories()), v

@@ -31,10 +31,26 @@ def test_draft_model_with_short_context_crashes_before_033_and_reduces_length_in
     old = drafter_context("0.32", "draft_model", drafter=d, served_len=32768)
     assert old.outcome == "crash_on_long_prompts" and old.severity == "error"
     assert "--max-model-len 4096" in old.fixes
-    assert any("no code path reads" in n for n in old.notes)
+    assert any("V2 speculators" in n for n in old.notes)
     new = drafter_context("0.33", "draft_model", drafter=d, served_len=32768, runner="v2")
     assert new.outcome == "served_length_reduced" and new.effective_max_model_len == 4096
     assert new.severity == "warning"
+
+
+def test_v1_runner_skips_drafting_for_the_whole_batch_instead(tmp_path):
+    """V1 GPUModelRunner._input_fits_in_drafter (every release 0.28-0.33): the batch's longest sequence
+    plus k draft tokens (+1 for DFlash) past draft_model_config.max_model_len -> no draft tokens."""
+    d = _llama_drafter(tmp_path, mpe=4096)
+    for rel in ("0.28", "0.32", "0.33"):
+        r = drafter_context(rel, "draft_model", drafter=d, served_len=32768, runner="v1", num_speculative_tokens=3)
+        assert r.outcome == "speculation_skipped" and r.severity == "warning", rel
+        assert r.skip_from == 4094 and r.effective_max_model_len == 32768
+        assert "_input_fits_in_drafter" in r.source
+    r = drafter_context("0.32", "dflash", drafter=d, served_len=32768, runner="v1", num_speculative_tokens=8)
+    assert r.skip_from == 4096 - 8 - 1 + 1
+    # speculative_config.max_model_len moves the gate
+    r = drafter_context("0.32", "draft_model", drafter=d, served_len=32768, runner="v1", speculative_max_model_len=2048)
+    assert r.outcome == "speculation_skipped" and r.skip_from == 2048
 
 
 def test_mtp_and_dflash_are_raised_only_from_033(tmp_path):

@@ -52,3 +52,35 @@ def test_draft_lm_head_quantization_only_in_033_on_v2_for_shared_heads(tmp_path)
     assert any("Model Runner V1" in e for e in
                check_quantized_drafter("0.33", "mtp", draft_lm_head_quantization="nvfp4", runner="v1").errors)
     assert check_quantized_drafter("0.33", "eagle3", draft_lm_head_quantization="int4").errors
+
+
+def _dflash_fp8(tmp_path):
+    cfg = {"architectures": ["DFlashDraftModel"], "model_type": "qwen3", "hidden_size": 4096, "num_hidden_layers": 5,
+           "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 12288,
+           "vocab_size": 151936, "max_position_embeddings": 40960, "torch_dtype": "bfloat16",
+           "dflash_config": {"mask_token_id": 151669, "target_layer_ids": [1, 9, 17, 25, 33]},
+           "quantization_config": {"quant_method": "compressed-tensors", "format": "float-quantized"}}
+    return inspect_folder(make_model_dir(tmp_path / "dflash-fp8", cfg))
+
+
+def test_weight_quantized_dflash_drafter_fails_before_031(tmp_path):
+    """features.json drafter_quantization.dflash_fused_kv_ignores_quant: qwen3_dflash.py slices
+    qkv_proj.weight for F.linear in 0.28-0.30; 0.31 runs quantized projections through quant_method."""
+    d = _dflash_fp8(tmp_path)
+    for rel in ("0.28", "0.29", "0.30"):
+        v = check_quantized_drafter(rel, "dflash", drafter=d)
+        assert v.quantization == "compressed-tensors" and any("F.linear" in e for e in v.errors), rel
+    for rel in ("0.31", "0.32", "0.33"):
+        assert not check_quantized_drafter(rel, "dflash", drafter=d).errors, rel
+
+
+def test_deepseek_v4_dspark_drafter_takes_the_targets_quantization(tmp_path):
+    base = {"model_type": "deepseek_v4", "hidden_size": 7168, "num_hidden_layers": 1, "num_attention_heads": 128,
+            "num_key_value_heads": 128, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+            "v_head_dim": 128, "vocab_size": 129280, "quantization_config": {"quant_method": "mxfp4"}}
+    v4 = inspect_folder(make_model_dir(tmp_path / "v4", {**base, "architectures": ["DeepseekV4DSparkModel"]}))
+    v = check_quantized_drafter("0.32", "dspark", drafter=v4, target_quantization="modelopt")
+    assert v.warnings and "modelopt" in v.warnings[0] and "mxfp4" in v.warnings[0]
+    assert not check_quantized_drafter("0.32", "dspark", drafter=v4, target_quantization="mxfp4").warnings
+    own = inspect_folder(make_model_dir(tmp_path / "q3", {**base, "architectures": ["Qwen3DSparkModel"]}))
+    assert not check_quantized_drafter("0.32", "dspark", drafter=own, target_quantization="modelopt").warnings

@@ -200,7 +200,7 @@ def test_method_case_and_version_sets():
 
 def test_mtp_alias_warning():
     (f,) = by(run({"model": DSV3, "speculative_config": sc(method="deepseek_mtp", num_speculative_tokens=1)})[1], "SD041")
-    assert f.severity == Severity.WARNING and f.fixes[0].set == {"speculative_config.method": "mtp"}
+    assert f.severity == Severity.INFO and f.fixes[0].set == {"speculative_config.method": "mtp"}  # docs/severity.md
 
 
 def test_detection_overrides_explicit_method():

@@ -101,14 +101,30 @@ def applies(adv: Advisory, ctx: "CheckContext") -> bool:
     known to hold (unknown facts never make an advisory fire)."""
     if not _spec(adv.affected).contains(ctx.version.version, prereleases=True):
         return False
+    return _applies_in_range(adv, ctx)
+
+
+def _applies_in_range(adv: Advisory, ctx: "CheckContext") -> bool:
     if _platform_ok(adv, ctx) is not True:
         return False
     return evaluate(adv.match, ctx) is True
 
 
+@functools.lru_cache(maxsize=64)
+def _affecting(version: str) -> tuple[Advisory, ...]:
+    """The advisories whose affected range holds ``version``: the range test (a PEP 440 specifier
+    per advisory) runs once per release and process, not once per check."""
+    v = Version(version)
+    return tuple(a for a in _load()[0] if _spec(a.affected).contains(v, prereleases=True))
+
+
+def _candidates(ctx: "CheckContext") -> tuple[Advisory, ...]:
+    return _affecting(str(ctx.version.version))
+
+
 def matching(ctx: "CheckContext") -> list[Advisory]:
     """The advisories that apply to ``ctx`` (see :func:`applies`)."""
-    return [a for a in advisories() if applies(a, ctx)]
+    return [a for a in _candidates(ctx) if _applies_in_range(a, ctx)]
 
 
 def _fixed_text(adv: Advisory) -> str:
@@ -138,12 +154,12 @@ def advisory_findings(ctx: "CheckContext") -> list["Finding"]:
     is skipped (its own tests catch that)."""
     out = []
     try:
-        items = advisories()
+        items = _candidates(ctx)
     except Exception:  # pragma: no cover - _load catches file errors; belt and braces
         return out
     for adv in items:
         try:
-            if applies(adv, ctx):
+            if _applies_in_range(adv, ctx):
                 out.append(finding_for(adv, ctx))
         except Exception:  # a bad condition must never take a user's check down
             continue

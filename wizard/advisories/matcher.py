@@ -17,7 +17,9 @@ A leaf names a *field* and a *predicate*; a mapping with several fields is their
     hardware.platform: rocm
 
 Predicate operators: ``eq ne in not_in gt ge lt le startswith endswith contains regex set``
-(``set: true`` = the value is known/given), and ``eq_field ne_field gt_field ge_field lt_field
+(``set: true`` = the value is known/given), ``is`` / ``is_not`` (``method`` only: a named method
+family of :mod:`wizard.vllm.methods`, e.g. ``method: {is: use_eagle}``, ``{is_not: is_lookup}``;
+a list names several families that must all hold / none hold), and ``eq_field ne_field gt_field ge_field lt_field
 le_field`` whose operand is another field (``drafter.hidden_size: {ne_field: target.hidden_size}``).
 Several operators in one predicate must all hold.
 ``default`` (not an operator) is the value assumed when the field is unset; state it only where
@@ -57,17 +59,27 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
+
+from wizard.vllm import methods as M
 
 from wizard.models.info import ModelInfo
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.context import CheckContext
 
-__all__ = ["validate_condition", "evaluate", "resolve_field", "OPERATORS", "ROOTS"]
+__all__ = ["validate_condition", "evaluate", "resolve_field", "OPERATORS", "ROOTS", "METHOD_PREDICATES"]
 
 OPERATORS = ("eq", "ne", "in", "not_in", "gt", "ge", "lt", "le", "startswith", "endswith", "contains", "regex", "set",
-             "eq_field", "ne_field", "gt_field", "ge_field", "lt_field", "le_field")
+             "is", "is_not", "eq_field", "ne_field", "gt_field", "ge_field", "lt_field", "le_field")
+#: the method families an advisory may name (``method: {is: NAME}``): vLLM's own predicates, as
+#: mirrored in wizard/vllm/methods.py -- so an advisory follows a family when vLLM widens it
+METHOD_PREDICATES: dict[str, Callable[[str | None], bool]] = {
+    name: getattr(M, name) for name in (
+        "use_eagle", "uses_draft_kv_cache", "uses_aux_hidden_states", "is_noncausal", "is_mtp", "use_ngram",
+        "is_lookup", "needs_drafter_checkpoint", "drafts_from_target", "has_no_model", "keeps_method",
+        "async_scheduling_ok", "v2_runner_ok", "lm_head_quantizable", "is_eagle_head")
+}
 _FIELD_OPS = {"eq_field": "eq", "ne_field": "ne", "gt_field": "gt", "ge_field": "ge", "lt_field": "lt", "le_field": "le"}
 ROOTS = ("method", "k", "speculating", "kv_cache_dtype", "draft_kv_cache_dtype", "runner",
          "spec", "options", "env", "target", "drafter", "hardware", "parallel")
@@ -108,6 +120,8 @@ def validate_condition(node: Any, where: str = "match") -> None:
         else:
             _validate_field(key, where)
             _validate_predicate(value, f"{where}.{key}")
+            if isinstance(value, dict) and ("is" in value or "is_not" in value) and key != "method":
+                raise ConditionError(f"{where}.{key}: 'is'/'is_not' name method families and apply to 'method' only")
 
 
 def _validate_field(path: str, where: str) -> None:
@@ -157,6 +171,12 @@ def _validate_predicate(pred: Any, where: str) -> None:
                 raise ConditionError(f"{where}.regex: {err}") from None
         if op == "set" and not isinstance(x, bool):
             raise ConditionError(f"{where}.set: needs true or false")
+        if op in ("is", "is_not"):
+            names = x if isinstance(x, list) else [x]
+            bad = [n for n in names if n not in METHOD_PREDICATES]
+            if not names or bad:
+                raise ConditionError(f"{where}.{op}: unknown method family {bad or names}; "
+                                     f"one of {', '.join(METHOD_PREDICATES)}")
         if op in _FIELD_OPS:
             if not isinstance(x, str):
                 raise ConditionError(f"{where}.{op}: needs a field name")
@@ -326,6 +346,9 @@ def _apply(op: str, v: Any, x: Any) -> bool | None:
         return x in v if isinstance(v, (list, str, dict)) else None
     if op == "regex":
         return re.search(str(x), str(v)) is not None
+    if op in ("is", "is_not"):
+        held = [METHOD_PREDICATES[n](str(v)) for n in (x if isinstance(x, list) else [x])]
+        return all(held) if op == "is" else not any(held)
     return None  # pragma: no cover
 
 

@@ -28,6 +28,7 @@ when every deciding fact was computed; otherwise ``Selection.certain`` is False 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -35,7 +36,8 @@ from wizard.vllm import methods as M
 from wizard.vllm import releases
 from wizard.vllm.backends import BackendTable, load
 
-__all__ = ["AttentionLayout", "BackendCheck", "Selection", "select_backend", "layout_for", "select_for_pair"]
+__all__ = ["AttentionLayout", "BackendCheck", "Selection", "select_backend", "layout_for", "select_for_pair",
+           "kernel_checks", "kv_support"]
 
 _QUANT_PREFIXES = ("fp8", "nvfp4", "int4", "int8", "turboquant", "ultraquant", "octave")
 
@@ -170,7 +172,14 @@ def select_backend(
 
 
 def _check(table: BackendTable, profile: str, backend: str, layout: AttentionLayout, prio: int | None) -> BackendCheck:
-    r = table.validate(profile, backend, layout.selector_config())
+    return _check_cached(table.key, profile, backend, layout, prio)
+
+
+@functools.lru_cache(maxsize=4096)
+def _check_cached(key: str, profile: str, backend: str, layout: AttentionLayout, prio: int | None) -> BackendCheck:
+    """One backend's verdict; pure in its arguments (frozen layout, one table per release), so
+    a re-check of the same configuration (every UI edit) costs a dictionary look-up."""
+    r = load(key).validate(profile, backend, layout.selector_config())
     return BackendCheck(backend, tuple(r.reasons), tuple(r.unknown), prio)
 
 
@@ -319,7 +328,7 @@ def layout_for(
     ``role``: 'target' or 'drafter'; ``method``: the speculative method (a DFlash drafter with
     any non-causal layer selects with ``use_non_causal``). ``flags`` set any other
     :class:`AttentionLayout` field (e.g. ``use_dcp=True``). None when the model's head size is
-    unknown. Facts used: head_dim (MLA: kv_lora_rank + qk_rope_head_dim), sliding_window /
+    unknown. Facts used: head_dim (the largest: Gemma 4 global_head_dim; MLA: kv_lora_rank + qk_rope_head_dim), sliding_window /
     layer_types, attention sinks (gpt-oss), DeepSeek sparse attention (index_topk).
     """
     raw = getattr(model, "raw_config", None) or {}
@@ -331,6 +340,12 @@ def layout_for(
         head = (r or 0) + (p or 0) if r else None
     else:
         head = getattr(model, "head_dim", None)
+        # Gemma 4: global (full-attention) layers have their own, larger head size; every layer is
+        # checked against the backend, so the largest one decides (vllm/model_executor/models/config.py
+        # Gemma4Config, 0.28-0.33)
+        glob = cfg.get("global_head_dim")
+        if head and isinstance(glob, int) and glob > head:
+            head = glob
     if not head:
         return None
     heads = getattr(model, "num_attention_heads", None)
@@ -387,3 +402,99 @@ def select_for_pair(
     t = select_backend(release, hardware, target, target_pinned, platform=platform) if target else None
     d = select_backend(release, hardware, drafter, drafter_pinned, platform=platform) if drafter else None
     return t, d
+
+
+# ------------------------------------------------------------------------------------------
+# after selection: what the chosen backend's kernels refuse at load / first request
+
+#: KV dtypes that name the model dtype (no quantization); CPU kernels store the model dtype for them
+_FLOAT_KV = ("auto", "bfloat16", "float16", "half", "float")
+
+
+def kernel_checks(selection: Selection | None, layout: AttentionLayout | None, hardware: Any = None) -> list[str]:
+    """Failures of the SELECTED backend that ``validate_configuration`` does not see: vLLM
+    selects it, then its kernels refuse the layout at load or at the first request. Each entry
+    is the failure in vLLM's (or the kernel library's) words. Sources:
+
+    * CPU_ATTN (``vllm/v1/attention/backends/cpu_attn.py``, 0.28-0.33): head sizes outside the
+      backend's ``get_supported_head_sizes`` ('Unsupported CPU attention configuration'); fp8 KV
+      needs an x86 host with AVX-512 or AMX (``_get_attn_isa``) and a head size divisible by 32;
+      KV dtypes the class does not list (0.28-0.32 select it without checking);
+    * Triton backends (TRITON_ATTN, TRITON_MLA) on CUDA below SM 8.9 with an e4m3 fp8 KV cache
+      (fp8, fp8_e4m3, fp8_per_token_head): Triton has no ``fp8e4nv`` type
+      there ('type fp8e4nv not supported in this architecture'), the kernel fails to compile at
+      warm-up.
+    """
+    if selection is None or layout is None or selection.backend is None:
+        return []
+    out: list[str] = []
+    kv = str(layout.kv_cache_dtype or "auto")
+    b = selection.backend
+    if b == "CPU_ATTN":
+        c = selection.check(b)
+        for r in (c.reasons if c is not None else ()):
+            if "head" in r.lower():
+                out.append(f"Unsupported CPU attention configuration: head_dim={layout.head_size} ({r})")
+            elif "kv_cache_dtype" in r.lower() and kv not in _FLOAT_KV:
+                out.append(f"CPU attention does not support --kv-cache-dtype {kv} ({r})")
+            elif "sink" in r.lower():
+                out.append(f"CPU attention: {r}")
+        if kv.startswith("fp8"):
+            isa = getattr(hardware, "isa", None)
+            if isa is not None and isa not in ("avx512", "amx"):
+                out.append(f"FP8 KV cache on CPU requires x86 with AVX-512 or AMX (this host: {isa})")
+            if layout.head_size % 32:
+                out.append(f"FP8 KV cache on CPU needs a head size divisible by 32 (head_dim={layout.head_size})")
+    elif b in ("CPU_MLA", "AMX_MLA") and kv not in _FLOAT_KV:
+        out.append(f"MLA attention on CPU supports only the model dtype KV cache, not {kv}")
+    elif b.startswith("TRITON") and kv.startswith("fp8") and "e5m2" not in kv:
+        cc = getattr(hardware, "compute_capability", None)
+        if getattr(hardware, "vendor", "nvidia") == "nvidia" and cc is not None and tuple(cc) < (8, 9):
+            out.append(f"{b} stores an e4m3 fp8 KV cache as Triton's fp8e4nv, which SM {cc[0]}.{cc[1]} lacks "
+                       "('type fp8e4nv not supported in this architecture'): the kernel fails to compile at warm-up")
+    return out
+
+
+def kv_support(release: Any, hardware: Any) -> dict[str, Any]:
+    """See :func:`_kv_support` (cached per release and device profile)."""
+    table = load(release)
+    profile = table.profile_for(hardware)
+    cc = getattr(hardware, "compute_capability", None)
+    return dict(_kv_support(table.key, profile, tuple(cc) if cc else None, getattr(hardware, "isa", None),
+                            getattr(hardware, "vendor", None)))
+
+
+@functools.lru_cache(maxsize=256)
+def _kv_support(key: str, profile: str | None, cc: tuple[int, int] | None, isa: str | None, vendor: str | None) -> tuple:
+    """Which KV-cache dtypes vLLM ``release`` can serve on ``hardware`` for an ordinary dense model
+    (head size 128, bf16) or an MLA model (head size 576): a dtype counts when selection succeeds
+    and :func:`kernel_checks` finds nothing. ``fp8_noncausal_kv``: fp8 with non-causal attention
+    (DFlash/DSpark drafters). Derived for the hardware catalog and the UI; rules ask
+    :func:`select_backend` with the real layouts. Returns {kv_cache_dtypes, fp8_kv,
+    fp8_noncausal_kv, release}; empty lists when the device has no table."""
+    table = load(key)
+    out: dict[str, Any] = {"release": table.release, "kv_cache_dtypes": [], "fp8_kv": False, "fp8_noncausal_kv": False}
+    if profile is None:
+        return tuple(out.items())
+    hw = _Device(vendor or "nvidia", cc, isa)
+
+    def ok(layout: AttentionLayout) -> bool:
+        sel = select_backend(key, None, layout, platform=profile)
+        return sel.ok and not kernel_checks(sel, layout, hw)
+
+    dense = AttentionLayout(head_size=128)
+    mla = AttentionLayout(head_size=576, use_mla=True, num_heads=128)
+    sparse = replace(mla, use_sparse=True)
+    kinds = [d for d in table.cache_dtypes if d != "auto"]
+    out["kv_cache_dtypes"] = ["auto"] + [d for d in kinds if any(ok(replace(x, kv_cache_dtype=d)) for x in (dense, mla, sparse))]
+    out["fp8_kv"] = ok(replace(dense, kv_cache_dtype="fp8"))
+    out["fp8_noncausal_kv"] = ok(replace(dense, kv_cache_dtype="fp8", use_non_causal=True))
+    return tuple(out.items())
+
+
+@dataclass(frozen=True)
+class _Device:
+    vendor: str
+    compute_capability: tuple[int, int] | None
+    isa: str | None
+

@@ -12,13 +12,17 @@ the source into ``wizard/data/vllm/<X.Y>/features.json`` -> ``facts.drafter_cont
   length only sizes the cache (``_CACHE_ONLY_ROPE_TYPES``);
 * 0.33 ``VllmConfig._limit_max_model_len_to_draft``: with the V2 model runner a shorter drafter
   that is not raised *lowers the served* ``max_model_len`` to the drafter's (logged warning);
-* otherwise positions past the drafter's cache index out of range on the first prompt that long:
-  the engine crashes (device-side assert) after loading.
+* the **V1 model runner** (every release here; facts ``v1_length_gate``) keeps
+  ``effective_drafter_max_model_len = draft_model_config.max_model_len`` and, in
+  ``_input_fits_in_drafter``, skips drafting for the WHOLE batch (draft tokens zeroed) as soon as
+  its longest sequence plus the k draft tokens (+1 for DFlash) would pass it: the server keeps
+  serving correctly, without speculation, while any long request is running (vLLM #58080);
+* otherwise (the V2 runner, 0.28-0.32) positions past the drafter's cache index out of range on
+  the first prompt that long: the engine crashes (device-side assert) after loading.
 
-``speculative_config.max_model_len`` only sets ``draft_model_config.max_model_len``
-(``_maybe_override_draft_max_model_len``: min(draft, target), ValueError when larger than
-either); the generator lists every reader of that value (none outside the config in 0.28-0.32),
-so it does not make vLLM skip speculation for long sequences in these releases.
+``speculative_config.max_model_len`` sets ``draft_model_config.max_model_len``
+(``_maybe_override_draft_max_model_len``: min(draft, target), ValueError when larger than either),
+so it moves the V1 gate; the V2 speculators size positions by the target's length only.
 """
 
 from __future__ import annotations
@@ -45,8 +49,9 @@ def release_for(version: Any) -> str:
 class DrafterContext:
     """outcome: 'ok' (drafter covers the served length or has no model), 'raised' (vLLM raises the
     drafter's positions to the served length), 'served_length_reduced' (vLLM lowers
-    max_model_len to the drafter's), 'crash_on_long_prompts', 'config_error' (vLLM refuses
-    ``speculative_config.max_model_len``), 'unknown' (drafter length unknown).
+    max_model_len to the drafter's), 'speculation_skipped' (V1 runner: no drafting for any batch
+    holding a sequence past ``skip_from`` tokens), 'crash_on_long_prompts', 'config_error' (vLLM
+    refuses ``speculative_config.max_model_len``), 'unknown' (drafter length unknown).
     severity follows docs/severity policy: error / warning / info / None.
     """
 
@@ -61,6 +66,7 @@ class DrafterContext:
     fixes: tuple[str, ...] = ()
     source: str = ""
     notes: tuple[str, ...] = field(default=())
+    skip_from: int | None = None
 
 
 def _rope_params(cfg: dict[str, Any]) -> list[dict[str, Any]]:
@@ -130,11 +136,13 @@ def drafter_context(
     served_len: int | None,
     runner: str = "v2",
     speculative_max_model_len: int | None = None,
+    num_speculative_tokens: int = 1,
 ) -> DrafterContext:
     """What happens when prompts approach ``served_len`` (the target's ``max_model_len``).
 
     ``drafter``: the drafter's ModelInfo (``drafter_len`` overrides its derived length);
-    ``runner``: 'v1' or 'v2' (:func:`wizard.mechanisms.method_support.route`). Never raises.
+    ``runner``: 'v1' or 'v2' (:func:`wizard.mechanisms.method_support.route`);
+    ``num_speculative_tokens``: k (the V1 gate counts the k draft positions). Never raises.
     """
     key = release_for(release)
     t = releases.load(key, "features.json")
@@ -156,6 +164,9 @@ def drafter_context(
     if dlen is None or served_len is None:
         return DrafterContext(rel, method, "unknown", dlen, served_len, served_len, None,
                               "drafter or served length unknown", source=src)
+    gate = facts.get("v1_length_gate")
+    if runner == "v1" and gate and speculative_max_model_len is not None and speculative_max_model_len < served_len:
+        return _skipped(rel, method, dlen, served_len, speculative_max_model_len, num_speculative_tokens, gate, [])
     if dlen >= served_len:
         return DrafterContext(rel, method, "ok", dlen, served_len, served_len, None,
                               f"drafter context {dlen} covers the served length {served_len}", source=src)
@@ -179,8 +190,11 @@ def drafter_context(
             f"max_model_len to {dlen}, so longer prompts are rejected",
             (f"--max-model-len {dlen} (say so explicitly)", "a drafter trained for the full context"),
             "vllm/config/vllm.py (_limit_max_model_len_to_draft)", tuple(notes))
+    if runner == "v1" and gate:
+        return _skipped(rel, method, dlen, served_len, min(dlen, speculative_max_model_len or dlen),
+                        num_speculative_tokens, gate, notes)
     readers = facts.get("draft_max_model_len_readers") or []
-    notes.append("no code path reads draft_model_config.max_model_len at run time in this release"
+    notes.append("the V2 speculators size positions by the target's max_model_len only"
                  if not readers else f"draft_model_config.max_model_len read at {', '.join(readers)}")
     return DrafterContext(
         rel, method, "crash_on_long_prompts", dlen, served_len, served_len, "error",
@@ -188,3 +202,19 @@ def drafter_context(
         f"{served_len}: the first prompt longer than {dlen} tokens crashes the engine",
         (f"--max-model-len {dlen}", "a drafter trained for the full context"),
         "vllm/v1/spec_decode/llm_base_proposer.py (positions up to the target's max_model_len)", tuple(notes))
+
+
+def _skipped(rel: str, method: str, dlen: int | None, served_len: int, draft_len: int, k: int, gate: dict[str, Any],
+             notes: list[str]) -> DrafterContext:
+    """The V1 runner's batch-wide drafter length gate (``_input_fits_in_drafter``)."""
+    extra = 1 if (method == M.DFLASH and gate.get("extra_dflash_token")) else 0
+    skip_from = max(1, draft_len - max(1, k) - extra + 1)
+    return DrafterContext(
+        rel, method, "speculation_skipped", dlen, served_len, served_len, "warning",
+        f"the {method} drafter's context is {draft_len} tokens but --max-model-len is {served_len}: on vLLM {rel}'s "
+        f"V1 model runner, whenever any running sequence reaches {skip_from} tokens the drafter is skipped for the "
+        f"whole batch (no draft tokens, verification overhead kept), so long requests switch speculation off "
+        f"for every request served with them",
+        (f"--max-model-len {draft_len}", "a drafter trained for the full context"),
+        f"vllm/{gate.get('where', 'v1/worker/gpu_model_runner.py (_input_fits_in_drafter)')}", tuple(notes), skip_from)
+

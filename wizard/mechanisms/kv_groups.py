@@ -29,6 +29,7 @@ checked against each release's real ``get_kv_cache_groups`` in ``tests/mechanism
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Literal
@@ -218,7 +219,13 @@ def kv_cache_groups(
     get a larger one chosen by vLLM so the attention page covers the Mamba state).
     Never raises: vLLM's refusal comes back as ``error``.
     """
-    key = release_for(release)
+    return _kv_cache_groups(release_for(release), tuple(layers), block_size, bool(disable_hybrid_kv_cache_manager))
+
+
+@functools.lru_cache(maxsize=1024)
+def _kv_cache_groups(key: str, layers: tuple[LayerKV, ...], block_size: int,
+                     disable_hybrid_kv_cache_manager: bool) -> GroupingResult:
+    """:func:`kv_cache_groups`, memoised (frozen layers in, frozen result out)."""
     table = releases.load(key, "kv_groups.json")
     rel = table.get("release", key)
     features = table.get("features", {})

@@ -13,6 +13,9 @@ Sources per release (generated into ``wizard/data/vllm/<X.Y>/``):
 * ``get_min_capability()`` of each quantization config class (``proposers.json``
   ``quantization_min_capability``): ``ModelConfig`` refuses a method below the device's
   compute capability.
+* ``features.json`` ``drafter_quantization``: a weight-quantized DFlash drafter fails in the
+  fused context-KV precompute (0.28-0.30); a DeepSeek-V4 DSpark drafter always takes the target's
+  quantization, whatever its checkpoint says (0.28-0.33).
 * ``draft_lm_head_quantization`` (0.33, ``features.json`` fact): 'fp8' or 'nvfp4' copy of the
   *target's* lm_head for EAGLE / EAGLE3 / MTP drafters that share it (not Gemma-4 MTP); Model
   Runner V2 only; the drafter must share the target's lm_head and run it in the model dtype.
@@ -35,6 +38,11 @@ _FAMILIES = [
     {"awq", "awq_marlin", "auto_awq"},
     {"mxfp4", "gpt_oss_mxfp4"},
 ]
+
+
+#: DSpark drafters that keep their own config (speculative.py): every other architecture is
+#: rewritten to the DeepSeek-V4 DSpark model with the target's quantization
+_OWN_CONFIG_DSPARK = frozenset({"Qwen3DSparkModel", "Qwen3OmniDSparkModel", "Gemma4DSparkModel", "K3DSparkModel"})
 
 
 @dataclass(frozen=True)
@@ -110,6 +118,21 @@ def check_quantized_drafter(
         if sm < caps[q]:
             errors.append(f"the drafter's quantization {q} needs compute capability {caps[q] / 10:.1f}; "
                           f"{getattr(hardware, 'name', 'this GPU')} has {sm / 10:.1f}")
+    dq = facts.get("drafter_quantization") or {}
+    if method == M.DFLASH and q and dq.get("dflash_fused_kv_ignores_quant"):
+        errors.append(
+            f"the DFlash drafter loads {q}-quantized weights, but vLLM {rel}'s fused context-KV precompute slices "
+            "qkv_proj.weight and calls F.linear without the layer's quant_method: start-up profiling fails "
+            "('expected mat1 and mat2 to have the same dtype'; packed 4-bit weights: AttributeError) "
+            "(vllm/model_executor/models/qwen3_dflash.py, fixed in 0.31)")
+    archs = set(getattr(drafter, "architectures", None) or ()) if drafter is not None else set()
+    if method == M.DSPARK and dq.get("dspark_takes_target_quantization") and not archs & _OWN_CONFIG_DSPARK \
+            and ckpt and target_quantization and ckpt not in _family(target_quantization):
+        warnings.append(
+            f"vLLM {rel} builds this DeepSeek-V4-style DSpark drafter with the target's quantization "
+            f"({target_quantization}) although its checkpoint is quantized with {ckpt}: its weights are read under the "
+            "wrong scheme (load failure, or acceptance collapsing towards 1 token per step) "
+            "(vllm/config/speculative.py, draft_model_config.quantization = target_model_config.quantization)")
     lm = facts.get("draft_lm_head_quantization")
     if draft_lm_head_quantization is not None:
         if lm is None:

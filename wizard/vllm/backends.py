@@ -72,8 +72,13 @@ def release_for(version: Any) -> str:
 
 @functools.lru_cache(maxsize=None)
 def load(release: Any) -> "BackendTable":
-    """The backend table of ``release`` ('0.32', '0.33.0', a VllmVersion...; nearest known)."""
-    key = release_for(release)
+    """The backend table of ``release`` ('0.32', '0.33.0', a VllmVersion...; nearest known).
+    One read-only instance per release and process (its parsed conditions are reused)."""
+    return _table(release_for(release))
+
+
+@functools.lru_cache(maxsize=None)
+def _table(key: str) -> "BackendTable":
     return BackendTable(key, releases.load(key, "backends.json"))
 
 

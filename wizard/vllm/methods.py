@@ -40,6 +40,11 @@ predicate                    vLLM
 ``lm_head_quantizable(m)``   ``draft_lm_head_quantization`` (0.33 R077): eagle, eagle3, mtp
 ``is_eagle_head(m)``         EAGLE-1 / EAGLE-3 heads (``load_eagle_model`` drafters that
                              share the target's embedding and lm_head): eagle, eagle3
+``drafter_may_span_groups``  V1 proposers that override ``validate_same_kv_cache_group``
+                             (their drafter layers may sit in several KV-cache groups):
+                             extract_hidden_states, gemma4_mtp, step3p5_mtp
+                             (vllm/v1/spec_decode/{extract_hidden_states,gemma4,step3p5}.py,
+                             0.28-0.33); every other V1 proposer asserts one group
 ===========================  ===========================================================
 """
 
@@ -61,7 +66,7 @@ __all__ = [
     "use_eagle", "uses_draft_kv_cache", "uses_aux_hidden_states", "is_noncausal", "is_mtp", "use_ngram",
     "is_lookup", "needs_drafter_checkpoint", "drafts_from_target", "has_no_model", "keeps_method",
     "arch_prefix", "async_scheduling_ok", "v2_runner_ok", "lm_head_quantizable", "is_eagle_head",
-    "repeats_mtp_layer", "names_no_checkpoint",
+    "repeats_mtp_layer", "names_no_checkpoint", "drafter_may_span_groups",
 ]
 
 NGRAM = "ngram"
@@ -121,16 +126,17 @@ class MethodTraits:
     eagle_head: bool = False
     multi_step_mtp: bool = False
     lookup: bool = False
+    multi_kv_group: bool = False
 
     def exists_in(self, version: VllmVersion) -> bool:
         """Whether ``version`` accepts this name (its release's generated method list)."""
         return self.name in allowed_methods(version)
 
 
-def _mtp_alias(name: str, multi_step: bool = False) -> MethodTraits:
+def _mtp_alias(name: str, multi_step: bool = False, multi_kv_group: bool = False) -> MethodTraits:
     return MethodTraits(name, "target", "deprecated alias of mtp (vLLM rewrites it to mtp)", mtp_family=True,
                         eagle=True, draft_kv_cache=True, async_ok=True, lm_head_quantization=True,
-                        multi_step_mtp=multi_step)
+                        multi_step_mtp=multi_step, multi_kv_group=multi_kv_group)
 
 
 _MTP_ROW = MethodTraits(MTP, "target", "multi-token prediction layers of the checkpoint", mtp_family=True, eagle=True,
@@ -153,15 +159,15 @@ _ROWS: tuple[MethodTraits, ...] = (
                  aux_hidden_states=True, draft_kv_cache=True, keeps_method=True, arch_prefix="Eagle3", async_ok=True,
                  lm_head_quantization=True, eagle_head=True),
     MethodTraits(EXTRACT_HIDDEN_STATES, "none", "extracts hidden states for training drafters; not a serving speed-up",
-                 aux_hidden_states=True, draft_kv_cache=True, async_ok=True),
+                 aux_hidden_states=True, draft_kv_cache=True, async_ok=True, multi_kv_group=True),
     _mtp_alias(DEEPSEEK_MTP), _mtp_alias("dots3_note_mtp"), _mtp_alias("mimo_mtp"), _mtp_alias("mimo_v2_mtp"),
     _mtp_alias("glm4_moe_mtp"), _mtp_alias("glm4_moe_lite_mtp"), _mtp_alias("glm_ocr_mtp"), _mtp_alias("ernie_mtp"),
     _mtp_alias("nemotron_h_mtp"), _mtp_alias("exaone_moe_mtp"), _mtp_alias("exaone4_5_mtp"),
     _mtp_alias("qwen3_next_mtp"), _mtp_alias("qwen4_exp_mtp"), _mtp_alias("qwen3_5_mtp"),
     _mtp_alias("longcat_flash_mtp"), _mtp_alias("bailing_hybrid_v3_mtp"), _mtp_alias("minimax_m3_mtp"),
     _mtp_alias("bailing_hybrid_mtp"), _MTP_ROW, _mtp_alias("kimi_k3_mtp"), _mtp_alias("pangu_ultra_moe_mtp"),
-    _mtp_alias("step3p5_mtp", multi_step=True), _mtp_alias("hy_v3_mtp"), _mtp_alias("hy_v4_mtp"),
-    _mtp_alias(GEMMA4_MTP), _mtp_alias("inkling_mtp", multi_step=True), _mtp_alias("glm5_next_mtp"),
+    _mtp_alias("step3p5_mtp", multi_step=True, multi_kv_group=True), _mtp_alias("hy_v3_mtp"), _mtp_alias("hy_v4_mtp"),
+    _mtp_alias(GEMMA4_MTP, multi_kv_group=True), _mtp_alias("inkling_mtp", multi_step=True), _mtp_alias("glm5_next_mtp"),
     MethodTraits(DFLASH, "checkpoint", "needs a DFlash drafter trained for this target", eagle=True,
                  aux_hidden_states=True, draft_kv_cache=True, noncausal=True, keeps_method=True, arch_prefix="DFlash",
                  async_ok=True),
@@ -371,3 +377,11 @@ def names_no_checkpoint(model: str | None) -> bool:
     """``speculative_config.model`` values that stand for a model-free method, not a
     checkpoint (``ngram``, ``[ngram]``, ``ngram_gpu``, ``suffix``, ``extract_hidden_states``)."""
     return model in NGRAM_MODEL_NAMES or _drafter(model) == "none"
+
+
+def drafter_may_span_groups(method_or_mtp_type: str | None) -> bool:
+    """The V1 proposer of this method (or MTP model type) accepts drafter layers in several
+    KV-cache groups (it overrides ``validate_same_kv_cache_group``); every other V1 proposer
+    asserts 'All drafting layers should belong to the same kv cache group' (0.28-0.33)."""
+    return _has(method_or_mtp_type, "multi_kv_group")
+

@@ -47,7 +47,7 @@ class MtpAliasDeprecated(Rule):
     """
 
     id = "SD041"
-    severity = Severity.WARNING
+    severity = Severity.INFO  # docs/severity.md: serves correctly; advice
     fields = ("speculative_config.method",)
     topic = "mtp"
     phase = "config"

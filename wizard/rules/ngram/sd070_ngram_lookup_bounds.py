@@ -74,9 +74,16 @@ class NgramLookupBounds(Rule):
         if lo is None and hi is None:
             return
         given, other, v = ("prompt_lookup_max", "prompt_lookup_min", hi) if hi is not None else ("prompt_lookup_min", "prompt_lookup_max", lo)
+        # docs/severity.md: min copied into max makes every short match propose k tokens (frequent
+        # rejected drafts: likely slower than no speculation) -> warning; max copied into min -> info
+        min_only = given == "prompt_lookup_min"
         yield self.finding(
-            f"Only {given}={v} is given: vLLM sets {other}={v} too (not its default of 5), so n-grams of exactly {v} tokens are matched.",
+            f"Only {given}={v} is given: vLLM sets {other}={v} too (not its default of 5), so n-grams of exactly {v} tokens are matched."
+            + (" Short matches propose k tokens each: many drafts are rejected and speculation can be slower than none."
+               if min_only else ""),
             fields=[f"speculative_config.{other}"],
-            severity=Severity.INFO,
+            fixes=[Patch(description="Set prompt_lookup_max 5 (vLLM's default upper bound)",
+                         set={"speculative_config.prompt_lookup_max": max(5, v)})] if min_only else [],
+            severity=Severity.WARNING if min_only else Severity.INFO,
             title="n-gram: one lookup bound copies the other",
         )

@@ -50,7 +50,7 @@ class NgramIgnoredKeys(Rule):
     """
 
     id = "SD071"
-    severity = Severity.WARNING
+    severity = Severity.INFO  # docs/severity.md: serves correctly; advice
     fields = ("speculative_config",)
     topic = "ngram"
     phase = "config"

@@ -46,7 +46,7 @@ class DuplicateDottedKey(Rule):
     """
 
     id = "SD004"
-    severity = Severity.WARNING
+    severity = Severity.INFO  # docs/severity.md: serves correctly; advice
     fields = ("speculative_config",)
     topic = "cli_syntax"
     phase = "parse"

@@ -1,0 +1,441 @@
+"""The mechanisms applied to one check: what vLLM will do with this configuration, on this
+release and hardware -- computed once per :class:`~wizard.context.CheckContext` (``ctx.cache``)
+and shared by the rules SD700-SD799, the older rules that use the same facts, and
+:func:`explain`.
+
+Each function takes the context and returns the mechanism's answer, or None when the facts it
+needs are unknown (no hardware given, a model that could not be read, no speculation):
+
+* :func:`route` -- the model runner and proposer (:mod:`.method_support`);
+* :func:`layouts` / :func:`backends` -- attention-backend selection for target and drafter
+  (:mod:`.attention_backend`);
+* :func:`kv_grouping` -- KV-cache groups of target + drafter layers (:mod:`.kv_groups`);
+* :func:`capture` -- CUDA-graph capture sizes and eager decode (:mod:`.cudagraph`);
+* :func:`drafter_length` -- drafter context vs served length (:mod:`.drafter_context`);
+* :func:`quantization` -- the drafter's quantization (:mod:`.quantized_drafter`).
+
+:func:`explain` puts them together as plain JSON (the "why nothing fired" view of the UI):
+per model the backend it gets and why, the KV-cache groups, the CUDA-graph coverage, the drafter
+context, the runner; :mod:`wizard.api` exposes it as ``api.explain``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from wizard import resolve
+from wizard.mechanisms import attention_backend as AB
+from wizard.mechanisms import cudagraph as CG
+from wizard.mechanisms import drafter_context as DC
+from wizard.mechanisms import kv_groups as KG
+from wizard.mechanisms import method_support as MS
+from wizard.mechanisms import quantized_drafter as QD
+from wizard.vllm import methods as M
+
+if TYPE_CHECKING:  # pragma: no cover
+    from wizard.context import CheckContext
+
+__all__ = ["platform", "route", "runner", "layouts", "backends", "kv_grouping", "capture", "capture_inputs",
+           "drafter_length", "quantization", "served_length", "explain", "pinned_backends", "compilation_option",
+           "DEFAULT_CEILING", "alternatives", "selection_text"]
+
+_EXPERT_KEYS = ("n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts")
+#: vLLM's default largest CUDA-graph size in tokens (``_set_cudagraph_sizes``): 512, 1024 on SM 10.x
+DEFAULT_CEILING = {False: 512, True: 1024}
+
+
+def _cached(ctx: "CheckContext", key: str, fn):
+    k = f"mech:{key}"
+    if k not in ctx.cache:
+        try:
+            ctx.cache[k] = fn()
+        except Exception as err:  # a mechanism bug must not take the check down; explain() shows it
+            ctx.cache[k] = None
+            ctx.cache.setdefault("mech:errors", {})[key] = f"{type(err).__name__}: {err}"
+    return ctx.cache[k]
+
+
+def platform(ctx: "CheckContext") -> str | None:
+    """'cuda', 'rocm', 'cpu' or None (no hardware given)."""
+    hw = ctx.hardware
+    if hw is None:
+        return None
+    return {"nvidia": "cuda", "amd": "rocm", "cpu": "cpu"}.get(hw.vendor)
+
+
+def _drafter_info(ctx: "CheckContext"):
+    """The drafter's ModelInfo as vLLM builds it: the target for MTP layers, else ctx.drafter."""
+    m = ctx.method
+    if m is None or M.has_no_model(m):
+        return None
+    if M.is_mtp(m) and (ctx.drafter is None or ctx.drafter is ctx.target):
+        return ctx.target
+    return ctx.drafter
+
+
+def _is_moe(info) -> bool:
+    raw = getattr(info, "raw_config", None) or {}
+    text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
+    return any(isinstance(src.get(k), int) and src.get(k) > 1 for src in (raw, text) for k in _EXPERT_KEYS)
+
+
+def route(ctx: "CheckContext") -> MS.Route | None:
+    """The runner and proposer vLLM uses for the resolved method (None without speculation)."""
+    if ctx.spec is None or not ctx.method:
+        return None
+
+    def go():
+        env = str((ctx.config.env or {}).get("VLLM_USE_V2_MODEL_RUNNER", "")).strip().lower()
+        force = "v2" if env in ("1", "true") else "v1" if env in ("0", "false") else None
+        if force is None and not ctx.version.at_least("0.22"):
+            force = "v1"  # VLLM_USE_V2_MODEL_RUNNER defaulted to False up to 0.21 (vllm/envs.py)
+        spec = ctx.spec
+        d = _drafter_info(ctx)
+        rw = resolve.mtp_rewrite(d) if d is not None else None
+        nextn = (rw[1] if rw else None) or (getattr(d, "mtp_layers", None) if d is not None else None) or 1
+        return MS.route(
+            ctx.version, ctx.method,
+            draft_model_type=(rw[0] if rw else getattr(d, "model_type", None)),
+            draft_architectures=getattr(d, "architectures", None) or (),
+            num_nextn_predict_layers=nextn, num_speculative_tokens=ctx.k or 1,
+            parallel_drafting=bool(spec.parallel_drafting), heterogeneous_vocab=bool(spec.use_heterogeneous_vocab),
+            adaptive_verification=bool(spec.enable_adaptive_verification), pipeline_parallel_size=ctx.pp,
+            target_is_moe=_is_moe(ctx.target), target_architectures=getattr(ctx.target, "architectures", None) or (),
+            force_runner=force, platform="cpu" if platform(ctx) == "cpu" else "cuda")
+
+    return _cached(ctx, "route", go)
+
+
+def runner(ctx: "CheckContext") -> str | None:
+    """'v1' / 'v2' for the speculative method (None without speculation or when refused earlier)."""
+    r = route(ctx)
+    return r.runner if r is not None else None
+
+
+def compilation_option(ctx: "CheckContext", name: str) -> Any:
+    """A ``--compilation-config`` field as given (JSON, dotted ``-cc.X`` / ``compilation_config.X``
+    or the top-level ``--X`` flag), None when unset. JSON strings are decoded."""
+    extra = ctx.config.extra_args
+    for key in (name, name.replace("_", "-"), f"compilation_config.{name}"):
+        if key in extra:
+            return _decode(extra[key])
+    for key in ("compilation_config", "compilation-config", "optimization_level"):
+        v = _decode(extra.get(key))
+        if isinstance(v, dict) and name in v:
+            return v[name]
+    return None
+
+
+def _decode(v: Any) -> Any:
+    if isinstance(v, list):
+        return [_decode(x) for x in v]
+    if isinstance(v, str):
+        s = v.strip()
+        if s[:1] in "{[":
+            try:
+                return json.loads(s)
+            except ValueError:
+                return v
+        if s.lstrip("-").isdigit():
+            return int(s)
+    return v
+
+
+def pinned_backends(ctx: "CheckContext") -> tuple[str | None, str | None]:
+    """(target, drafter) backends the user forced: ``--attention-backend`` (or
+    ``--attention-config.backend``) and ``speculative_config.attention_backend`` ('auto' = None)."""
+    t = ctx.config.attention_backend or _decode(ctx.config.extra_args.get("attention_config.backend"))
+    if t is None:
+        ac = _decode(ctx.config.extra_args.get("attention_config"))
+        t = ac.get("backend") if isinstance(ac, dict) else None
+    env = (ctx.config.env or {}).get("VLLM_ATTENTION_BACKEND")
+    t = t or env
+    d = ctx.spec.attention_backend if ctx.spec is not None else None
+    norm = lambda x: None if x is None or str(x).strip().lower() in ("", "auto", "none") else str(x).strip().upper()  # noqa: E731
+    return norm(t), norm(d)
+
+
+def layouts(ctx: "CheckContext") -> tuple[AB.AttentionLayout | None, AB.AttentionLayout | None]:
+    """What vLLM's selector sees for the target and for the drafter (None = unknown / none)."""
+
+    def go():
+        cfg = ctx.config
+        t = AB.layout_for(ctx.target, kv_cache_dtype=ctx.target_kv_dtype(), dtype=cfg.dtype, block_size=cfg.block_size,
+                          tensor_parallel_size=ctx.tp, role="target") if ctx.target is not None else None
+        d = None
+        m = ctx.method
+        info = _drafter_info(ctx) if (ctx.spec is not None and M.uses_draft_kv_cache(m)) else None
+        if info is not None:
+            d = AB.layout_for(info, kv_cache_dtype=ctx.drafter_kv_dtype(), dtype=cfg.dtype, block_size=cfg.block_size,
+                              tensor_parallel_size=ctx.tp, role="drafter", method=m)
+            if d is not None and m == M.DSPARK:
+                d = replace(d, use_non_causal=True)
+        return t, d
+
+    return _cached(ctx, "layouts", go) or (None, None)
+
+
+def backends(ctx: "CheckContext") -> tuple[AB.Selection | None, AB.Selection | None]:
+    """(target, drafter) selections on ``ctx.hardware``; (None, None) without hardware."""
+    if ctx.hardware is None:
+        return None, None
+
+    def go():
+        t, d = layouts(ctx)
+        tp, dp = pinned_backends(ctx)
+        return AB.select_for_pair(ctx.version, ctx.hardware, t, d, target_pinned=tp, drafter_pinned=dp)
+
+    return _cached(ctx, "backends", go) or (None, None)
+
+
+def _drafter_layers(ctx: "CheckContext", kv: str) -> list[KG.LayerKV]:
+    m = ctx.method
+    info = _drafter_info(ctx)
+    if info is None or not M.uses_draft_kv_cache(m):
+        return []
+    if info is ctx.target:  # MTP layers of the target checkpoint: full attention of the target's geometry
+        rw = resolve.mtp_rewrite(info)
+        n = (rw[1] if rw else None) or getattr(info, "mtp_layers", None) or 1
+        proto = KG.layers_for(info.model_copy(update={"num_hidden_layers": 1, "layer_types": None, "num_kv_shared_layers": 0}),
+                              "drafter", kv_cache_dtype=kv, tensor_parallel_size=ctx.tp)
+        return [replace(proto[0], name=f"draft.layers.{i}.attn") for i in range(n)] if proto else []
+    return KG.layers_for(info, "drafter", kv_cache_dtype=kv, tensor_parallel_size=ctx.tp)
+
+
+def kv_grouping(ctx: "CheckContext") -> KG.GroupingResult | None:
+    """vLLM's KV-cache groups for target + drafter layers (None without speculation or models)."""
+    if ctx.spec is None or ctx.target is None or not M.uses_draft_kv_cache(ctx.method):
+        return None
+
+    def go():
+        tl = KG.layers_for(ctx.target, "target", kv_cache_dtype=ctx.target_kv_dtype(), tensor_parallel_size=ctx.tp)
+        dl = _drafter_layers(ctx, ctx.drafter_kv_dtype())
+        if not dl:
+            return None
+        hybrid = any(layer.kind == "mamba" for layer in tl)
+        if hybrid:  # recurrent state sizes are model-class specific (docs/mechanisms.md): not modelled
+            return None
+        disable = bool(_decode(ctx.config.extra_args.get("disable_hybrid_kv_cache_manager")))
+        return KG.kv_cache_groups(ctx.version, tl + dl, block_size=ctx.config.block_size or 16,
+                                  disable_hybrid_kv_cache_manager=disable)
+
+    return _cached(ctx, "kv_grouping", go)
+
+
+def _default_batch(ctx: "CheckContext") -> tuple[int, int]:
+    """vLLM's API-server defaults for (max_num_seqs, max_num_batched_tokens) on this device
+    (``EngineArgs.get_batch_defaults``, 0.28-0.33): >= 160 GiB 1024/16384, >= 70 GiB (not A100)
+    1024/8192, else 256/2048."""
+    hw = ctx.hardware
+    gib = (hw.memory_bytes / (1 << 30)) if hw is not None else 0
+    if gib >= 160:
+        return 1024, 16384
+    if gib >= 70 and "a100" not in (hw.name or "").lower():
+        return 1024, 8192
+    return 256, 2048
+
+
+def capture_inputs(ctx: "CheckContext") -> dict[str, Any]:
+    """The arguments of :func:`~wizard.mechanisms.cudagraph.capture_plan` for this check, with
+    which were given by the user (``given``) and which are vLLM's defaults."""
+    cfg = ctx.config
+    seqs_default, mnt_default = _default_batch(ctx)
+    sizes = compilation_option(ctx, "cudagraph_capture_sizes")
+    mx = compilation_option(ctx, "max_cudagraph_capture_size")
+    mode = compilation_option(ctx, "cudagraph_mode")
+    hw = ctx.hardware
+    cc = getattr(hw, "compute_capability", None) if hw is not None else None
+    return {
+        "max_num_seqs": cfg.max_num_seqs or seqs_default,
+        "max_num_batched_tokens": cfg.max_num_batched_tokens or max(mnt_default, 0),
+        "num_speculative_tokens": ctx.k or 0,
+        "cudagraph_mode": str(mode).upper() if isinstance(mode, str) else None,
+        "max_cudagraph_capture_size": mx if isinstance(mx, int) and not isinstance(mx, bool) else None,
+        "cudagraph_capture_sizes": ([s for s in sizes if isinstance(s, int) and not isinstance(s, bool)]
+                                    if isinstance(sizes, list) else [sizes] if isinstance(sizes, int) else None),
+        "enforce_eager": bool(cfg.enforce_eager),
+        "blackwell": bool(cc and cc[0] == 10),
+        "runner": runner(ctx) or "v1",
+        "given": sorted(k for k, v in (("max_num_seqs", cfg.max_num_seqs), ("max_num_batched_tokens", cfg.max_num_batched_tokens),
+                                       ("max_cudagraph_capture_size", mx), ("cudagraph_capture_sizes", sizes),
+                                       ("cudagraph_mode", mode)) if v is not None),
+    }
+
+
+def capture(ctx: "CheckContext") -> CG.CudaGraphPlan | None:
+    """CUDA-graph capture plan with speculation (None without speculation, or on CPU)."""
+    if ctx.spec is None or not ctx.k or platform(ctx) == "cpu" or runner(ctx) is None:
+        return None
+
+    def go():
+        a = {k: v for k, v in capture_inputs(ctx).items() if k != "given"}
+        return CG.capture_plan(ctx.version, **a)
+
+    return _cached(ctx, "capture", go)
+
+
+def served_length(ctx: "CheckContext") -> int | None:
+    """``--max-model-len`` as given, else the target's derived maximum (None = unknown)."""
+    v = ctx.config.max_model_len
+    if isinstance(v, int) and v > 0:
+        return v
+    return DC.drafter_max_len(ctx.target) if ctx.target is not None else None
+
+
+def drafter_length(ctx: "CheckContext") -> DC.DrafterContext | None:
+    """What happens when prompts approach the served length with this drafter."""
+    if ctx.spec is None or not ctx.method or M.has_no_model(ctx.method):
+        return None
+    info = _drafter_info(ctx)
+    if info is None:
+        return None
+
+    def go():
+        return DC.drafter_context(ctx.version, ctx.method, drafter=info, served_len=served_length(ctx),
+                                  runner=runner(ctx) or "v2", speculative_max_model_len=ctx.spec.max_model_len,
+                                  num_speculative_tokens=ctx.k or 1)
+
+    return _cached(ctx, "drafter_length", go)
+
+
+def quantization(ctx: "CheckContext") -> QD.QuantVerdict | None:
+    """The drafter's quantization verdict (None without a drafter network)."""
+    if ctx.spec is None or not ctx.method or M.has_no_model(ctx.method):
+        return None
+
+    def go():
+        spec = ctx.spec
+        return QD.check_quantized_drafter(
+            ctx.version, ctx.method, drafter=_drafter_info(ctx), speculative_quantization=spec.quantization,
+            target_quantization=ctx.config.quantization or getattr(ctx.target, "quant_method", None),
+            draft_lm_head_quantization=spec.draft_lm_head_quantization,
+            hardware=ctx.hardware, runner=runner(ctx) or "v2")
+
+    return _cached(ctx, "quantization", go)
+
+
+# ---- explain ------------------------------------------------------------------------------
+
+def _why(sel: AB.Selection | None, layout: AB.AttentionLayout | None, who: str, release: str, hw_name: str) -> dict[str, Any]:
+    if layout is None:
+        return {"backend": None, "why": f"the {who}'s head size is unknown (its config could not be read)"}
+    facts = []
+    if layout.use_non_causal:
+        facts.append("non-causal")
+    if layout.use_mla:
+        facts.append("MLA" + (" sparse" if layout.use_sparse else ""))
+    if layout.kv_cache_dtype not in (None, "auto"):
+        facts.append(f"{layout.kv_cache_dtype} KV")
+    if layout.has_sliding_window:
+        facts.append("sliding window")
+    if layout.has_sink:
+        facts.append("attention sinks")
+    facts.append(f"head size {layout.head_size}")
+    desc = " + ".join(facts)
+    if sel is None:
+        return {"backend": None, "layout": desc, "why": "no hardware given: give --gpu to see the backend"}
+    rejected = sel.why_not()
+    out: dict[str, Any] = {"backend": sel.backend, "pinned": sel.pinned, "layout": desc, "profile": sel.profile,
+                           "rejected": rejected, "certain": sel.certain, "notes": list(sel.notes)}
+    if sel.backend:
+        skipped = "; ".join(f"{b}: {r}" for b, r in rejected.items())
+        out["why"] = (f"{who}: {desc} on {release}/{hw_name} -> {sel.backend} accepts it"
+                      + (f" (pinned)" if sel.pinned else "") + (f"; passed over: {skipped}" if skipped else ""))
+    else:
+        out["why"] = f"{who}: {desc} on {release}/{hw_name} -> no backend fits: {sel.error}"
+    return out
+
+
+def explain(ctx: "CheckContext") -> dict[str, Any]:
+    """What vLLM will do with this configuration, mechanism by mechanism, as plain JSON: why a
+    rule stays quiet as much as why one fires. Keys: release, hardware, platform, speculating,
+    method, k, runner, attention {target, drafter}, kv_cache, cuda_graphs, drafter_context,
+    quantization, unknown (facts not computed and why). Never raises."""
+    hw = ctx.hardware
+    hw_name = getattr(hw, "name", None) or "unknown hardware"
+    release = ctx.version.key
+    out: dict[str, Any] = {
+        "release": str(ctx.version), "hardware": getattr(hw, "name", None), "platform": platform(ctx),
+        "speculating": bool(ctx.spec is not None and ctx.method), "method": ctx.method, "k": ctx.k, "unknown": [],
+    }
+    unknown = out["unknown"]
+    if hw is None:
+        unknown.append("hardware: not given, so attention backends and CUDA graphs are not predicted")
+    for role, info in (("target", ctx.target), ("drafter", ctx.drafter)):
+        err = ctx.lookup_errors.get("model" if role == "target" else "speculative_config.model")
+        if err:
+            unknown.append(f"{role} model: {err}")
+    r = route(ctx)
+    out["runner"] = None if r is None else {"runner": r.runner, "proposer": r.proposer, "error": r.error,
+                                            "v2_blockers": list(r.v2_blockers), "notes": list(r.notes)}
+    t_lay, d_lay = layouts(ctx)
+    t_sel, d_sel = backends(ctx)
+    att = {"target": _why(t_sel, t_lay, "target", release, hw_name)}
+    if ctx.spec is not None and M.uses_draft_kv_cache(ctx.method):
+        att["drafter"] = _why(d_sel, d_lay, "drafter", release, hw_name)
+    out["attention"] = att
+    g = kv_grouping(ctx)
+    if g is None:
+        if ctx.spec is not None and M.uses_draft_kv_cache(ctx.method) and ctx.target is not None and \
+                any(layer.kind == "mamba" for layer in KG.layers_for(ctx.target, "target")):
+            unknown.append("KV-cache groups: the target has recurrent-state layers whose page size is model specific")
+        out["kv_cache"] = None
+    else:
+        out["kv_cache"] = {"groups": [{"spec": x.spec, "layers": len(x.layers), "block_size": x.block_size,
+                                       "page_size_bytes": x.page_size, "roles": list(x.roles)} for x in g.groups],
+                           "num_groups": g.num_groups, "drafter_groups": list(g.drafter_groups),
+                           "padding_layers": g.padding_layers, "error": g.error, "notes": list(g.notes)}
+    plan = capture(ctx)
+    if plan is not None:
+        inputs = capture_inputs(ctx)
+        out["cuda_graphs"] = {"mode": plan.mode, "decode_query_len": plan.decode_query_len, "largest_graph_tokens": plan.runner_max_size,
+                              "graphs_up_to_requests": plan.max_graph_requests, "eager_from_requests": plan.eager_from,
+                              "max_num_seqs": inputs["max_num_seqs"], "given": inputs["given"], "error": plan.error,
+                              "notes": list(plan.notes)}
+    else:
+        out["cuda_graphs"] = None
+    dc = drafter_length(ctx)
+    out["drafter_context"] = None if dc is None else {
+        "outcome": dc.outcome, "drafter_len": dc.drafter_len, "served_len": dc.served_len, "skip_from": dc.skip_from,
+        "effective_max_model_len": dc.effective_max_model_len, "severity": dc.severity, "message": dc.message,
+        "source": dc.source}
+    q = quantization(ctx)
+    out["quantization"] = None if q is None else {"drafter_quantization": q.quantization, "errors": list(q.errors),
+                                                   "warnings": list(q.warnings), "notes": list(q.notes), "certain": q.certain}
+    for key, err in (ctx.cache.get("mech:errors") or {}).items():
+        unknown.append(f"{key}: internal error {err}")
+    return out
+
+
+def alternatives(ctx: "CheckContext", role: str) -> list[str]:
+    """Backends of this device's table that accept the model's layout (``role``: 'target' or
+    'drafter') without kernel refusals, in table order: what a pinned backend could be when
+    auto-selection fails. [] when unknown."""
+    t_lay, d_lay = layouts(ctx)
+    layout = t_lay if role == "target" else d_lay
+    if layout is None or ctx.hardware is None:
+        return []
+    table = AB.load(ctx.version)
+    profile = table.profile_for(ctx.hardware)
+    if profile is None or table.kind(profile) not in ("cuda", "rocm"):
+        return []
+    out = []
+    for name in table.data["profiles"][profile].get("backends", {}):
+        sel = AB.select_backend(ctx.version, ctx.hardware, layout, name)
+        if sel.ok and sel.certain and not AB.kernel_checks(sel, layout, ctx.hardware):
+            out.append(name)
+    return out
+
+
+def selection_text(sel: AB.Selection | None) -> str:
+    """One line: the backend chosen, or each candidate's first failing condition (vLLM's words)."""
+    if sel is None:
+        return "unknown"
+    if sel.backend:
+        return sel.backend
+    why = sel.why_not()
+    if why:
+        return "none (" + "; ".join(f"{b}: {r}" for b, r in why.items()) + ")"
+    return f"none ({sel.error})"

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+from wizard.config import Patch
+from wizard.mechanisms import apply as A
+from wizard.rules.helpers import MLA_ONLY_KV, is_fp8_kv
+from wizard.rules.registry import Rule, Severity, register
+
+
+@register
+class NoBackendForTarget(Rule):
+    r"""No attention backend fits the target on this GPU
+
+    ## What it does
+
+    Runs vLLM's attention-backend selection for the target (``wizard.mechanisms.attention_backend``,
+    per release and device: the platform's priority list and each backend's declared support for
+    head size, dtype, block size, sinks, sliding window, MLA, non-causal...) and reports when no
+    backend accepts it. When the KV dtype alone is refused, fp8 and MLA-only dtypes are left to SD201/SD203;
+    other KV dtypes (nvfp4 on a device or release without an nvfp4 backend...) are reported here, on ``kv_cache_dtype``. The finding names every
+    candidate with its first failing condition in vLLM's words, and the backend the drafter gets.
+
+    ## Why it matters
+
+    vLLM raises ``No valid attention backend found for cuda`` after the weights have loaded.
+
+    ## Example
+
+    DeepSeek-V3.2's sparse MLA (DeepSeek Sparse Attention) on 8 x A100: every sparse-MLA backend
+    needs SM 9.0 or newer, the dense MLA backends answer 'sparse not supported':
+
+    ```sh
+    vllm serve deepseek-ai/DeepSeek-V3.2-Exp -tp 8
+    ```
+
+    ## Use instead
+
+    The same model on Hopper (FLASH_ATTN_MLA_SPARSE) or Blackwell (FLASHMLA_SPARSE), or a dense
+    model on the A100s:
+
+    ```sh
+    vllm serve deepseek-ai/DeepSeek-V3 -tp 8
+    ```
+
+    ## Fix safety
+
+    Pinning another backend changes kernels, not outputs; check speed.
+
+    ## Source
+
+    vllm/v1/attention/selector.py, vllm/platforms/cuda.py ``get_attn_backend_cls`` and
+    ``_get_backend_priorities``, vllm/v1/attention/backend.py ``validate_configuration``
+    (0.28-0.33, generated into wizard/data/vllm/<X.Y>/backends.json).
+    """
+
+    id = "SD700"
+    severity = Severity.ERROR
+    fields = ("model", "attention_backend")
+    topic = "attention_backend"
+    phase = "load"
+
+    def check(self, ctx):
+        t_sel, d_sel = A.backends(ctx)
+        if t_sel is None or t_sel.ok or t_sel.pinned or not t_sel.certain or not t_sel.candidates:
+            return
+        kv = ctx.target_kv_dtype()
+        kv_only = all("kv_cache_dtype" in (c.first_failure or "") for c in t_sel.candidates)
+        if kv_only and (is_fp8_kv(kv) or kv in MLA_ONLY_KV):
+            return  # fp8 / MLA-only KV dtypes alone: SD201 / SD203 say it with their own fixes
+        if kv_only:  # another KV dtype (nvfp4, int8...) no backend of this device stores
+            yield self.finding(
+                f"No attention backend of vLLM {ctx.version} stores a '{kv}' KV cache for the target on "
+                f"{ctx.hardware.name} ({t_sel.profile}): {A.selection_text(t_sel)}. vLLM stops with 'No valid attention "
+                "backend found' after loading the weights.", fields=("kv_cache_dtype", "model"),
+                fixes=[Patch(description="Use --kv-cache-dtype auto (model-dtype KV cache)", set={"kv_cache_dtype": "auto"})])
+            return
+        alts = A.alternatives(ctx, "target")
+        drafter = f" The drafter gets {A.selection_text(d_sel)}." if d_sel is not None else ""
+        fixes = [Patch(description=f"Pin --attention-backend {alts[0]} (it accepts the target's layout)",
+                       set={"attention_backend": alts[0]})] if alts else []
+        yield self.finding(
+            f"No attention backend fits the target on vLLM {ctx.version} / {ctx.hardware.name} ({t_sel.profile}): "
+            f"{A.selection_text(t_sel)}. vLLM stops with 'No valid attention backend found' after loading the weights."
+            + drafter, fixes=fixes)

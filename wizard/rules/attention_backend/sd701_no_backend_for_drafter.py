@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+from wizard.config import Patch
+from wizard.mechanisms import apply as A
+from wizard.rules.helpers import MLA_ONLY_KV, is_fp8_kv
+from wizard.rules.registry import Rule, Severity, register
+
+
+@register
+class NoBackendForDrafter(Rule):
+    r"""No attention backend fits the drafter on this GPU
+
+    ## What it does
+
+    Runs vLLM's attention-backend selection for the drafter on its own (it never inherits
+    ``--attention-backend``): the drafter's head size, its KV dtype (``speculative_config.kv_cache_dtype``
+    or the target's), non-causal attention for DFlash/DSpark drafters, sliding windows... Reports
+    when no backend accepts the drafter (a KV dtype alone that is fp8 or MLA-only is SD200's), naming
+    each candidate's first failing condition and the backend the target gets.
+
+    ## Why it matters
+
+    The target loads, then drafter backend selection raises ``No valid attention backend found``
+    and the engine stops: the whole model load is wasted.
+
+    ## Example
+
+    On 8 x A100, DeepSeek-V3 (dense MLA: TRITON_MLA) with a one-layer draft model built from
+    DeepSeek-V3.2 (sparse MLA, ``index_topk``): the target gets a backend, the drafter's sparse MLA
+    has none below SM 9.0:
+
+    ```sh
+    vllm serve deepseek-ai/DeepSeek-V3 -tp 8 \
+      --speculative-config '{"method":"draft_model","model":"./sd701-draft-v32","num_speculative_tokens":3}'
+    ```
+
+    ## Use instead
+
+    The target's own MTP layers (dense MLA, the target's backend), or Hopper for the sparse drafter:
+
+    ```sh
+    vllm serve deepseek-ai/DeepSeek-V3 -tp 8 --speculative-config '{"method":"mtp","num_speculative_tokens":1}'
+    ```
+
+    ## Fix safety
+
+    Pinning another drafter backend changes kernels only; a different drafter changes acceptance.
+
+    ## Source
+
+    vllm/v1/spec_decode/llm_base_proposer.py ``_create_draft_vllm_config`` (the drafter never
+    inherits the target's backend, 0.28-0.33); vllm/platforms/cuda.py; vllm/v1/attention/backend.py
+    ``validate_configuration`` (generated into wizard/data/vllm/<X.Y>/backends.json).
+    """
+
+    id = "SD701"
+    severity = Severity.ERROR
+    fields = ("speculative_config.model", "speculative_config.attention_backend")
+    topic = "attention_backend"
+    phase = "load"
+
+    def check(self, ctx):
+        t_sel, d_sel = A.backends(ctx)
+        if d_sel is None or d_sel.ok or d_sel.pinned or not d_sel.certain or not d_sel.candidates:
+            return
+        dkv = ctx.drafter_kv_dtype()
+        kv_only = all("kv_cache_dtype" in (c.first_failure or "") for c in d_sel.candidates)
+        if kv_only and (is_fp8_kv(dkv) or dkv in MLA_ONLY_KV):
+            return  # fp8 / MLA-only drafter KV dtypes alone: SD200
+        t_lay, d_lay = A.layouts(ctx)
+        if t_sel is not None and not t_sel.ok and t_lay == d_lay:
+            return  # MTP layers of the target: SD700 already says it
+        if kv_only:
+            yield self.finding(
+                f"No attention backend of vLLM {ctx.version} stores a '{dkv}' KV cache for the {ctx.method} drafter "
+                f"({'non-causal, ' if d_lay is not None and d_lay.use_non_causal else ''}head size "
+                f"{getattr(d_lay, 'head_size', '?')}) on {ctx.hardware.name}: {A.selection_text(d_sel)}. The drafter "
+                "selects its backend on its own; vLLM stops with 'No valid attention backend found' after loading the target.",
+                fields=("speculative_config.kv_cache_dtype", "kv_cache_dtype", "speculative_config.model"),
+                fixes=[Patch(description="Give the drafter a model-dtype KV cache: speculative_config.kv_cache_dtype auto",
+                             set={"speculative_config.kv_cache_dtype": "auto"})])
+            return
+        alts = A.alternatives(ctx, "drafter")
+        fixes = [Patch(description=f"Pin the drafter's backend: speculative_config.attention_backend {alts[0]}",
+                       set={"speculative_config.attention_backend": alts[0]})] if alts else []
+        yield self.finding(
+            f"No attention backend fits the {ctx.method} drafter on vLLM {ctx.version} / {ctx.hardware.name} "
+            f"({d_sel.profile}): {A.selection_text(d_sel)}. The target gets {A.selection_text(t_sel)}; the drafter "
+            "selects on its own and vLLM stops with 'No valid attention backend found' after loading the target.",
+            fixes=fixes)

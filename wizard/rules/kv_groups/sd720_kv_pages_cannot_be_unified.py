@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+from wizard.fixes import ngram_fallback
+from wizard.mechanisms import apply as A
+from wizard.rules.registry import Rule, Severity, register
+
+
+@register
+class KvPagesCannotBeUnified(Rule):
+    r"""KV-cache pages of target and drafter cannot be unified
+
+    ## What it does
+
+    Runs vLLM's KV-cache grouping over the target's and the drafter's layers
+    (``wizard.mechanisms.kv_groups``, per release): layers of different kinds (full, sliding window,
+    MLA) are given one page size; an MLA page that does not divide the largest page cannot be
+    padded, and sliding windows that differ between full-attention layers cannot share a group.
+    Reports vLLM's exception.
+
+    ## Why it matters
+
+    ``get_kv_cache_config`` raises (``NotImplementedError: ... cannot be padded``, or ``ValueError``)
+    after both models have loaded, before serving.
+
+    ## Example
+
+    On vLLM 0.28, gpt-oss-20b (sliding + full layers, 8 KV heads of 64: 32 KiB pages) with a draft
+    model of one KV head of 96 elements (6 KiB pages): 32 KiB is not a multiple of 6 KiB and 0.28
+    does not pad attention pages:
+
+    ```sh
+    vllm serve openai/gpt-oss-20b \
+      --speculative-config '{"method":"draft_model","model":"./sd720-kv1x96-draft","num_speculative_tokens":3}'
+    ```
+
+    ## Use instead
+
+    A drafter whose page size divides the target's (the EAGLE-3 head trained for gpt-oss):
+
+    ```sh
+    vllm serve openai/gpt-oss-20b \
+      --speculative-config '{"method":"eagle3","model":"RedHatAI/gpt-oss-20b-speculator.eagle3","num_speculative_tokens":3}'
+    ```
+
+    ## Fix safety
+
+    n-gram needs no drafter but accepts less; another drafter (or 0.29+, which pads attention
+    pages) keeps the drafter's acceptance.
+
+    ## Source
+
+    vllm/v1/core/kv_cache_utils.py ``get_kv_cache_groups`` / ``unify_kv_cache_spec_page_size``
+    (``kv_cache_planning.py`` in 0.33), vllm/v1/kv_cache_interface.py (0.28-0.33,
+    wizard/data/vllm/<X.Y>/kv_groups.json).
+    """
+
+    id = "SD720"
+    severity = Severity.ERROR
+    fields = ("speculative_config.model",)
+    topic = "kv_groups"
+    phase = "load"
+
+    def check(self, ctx):
+        g = A.kv_grouping(ctx)
+        if g is None or not g.error:
+            return
+        yield self.finding(
+            f"vLLM {ctx.version} cannot put the target's and the {ctx.method} drafter's KV caches into groups: "
+            f"{g.error.rstrip('.')}. vLLM raises this after loading both models.",
+            fixes=[ngram_fallback(ctx.k or 3, "Use n-gram speculation instead of this drafter")])
