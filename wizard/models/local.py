@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from wizard.models.info import ModelInfo, TensorInfo
+from wizard.models.layers import count_state_layers
 from wizard.vllm.methods import MEDUSA
 
 __all__ = [
@@ -58,8 +59,6 @@ DTYPE_BYTES: dict[str, float] = {
 _MAX_HEADER = 100 * 1024 * 1024
 _MAX_CONFIG = 50 * 1024 * 1024
 
-# hybrid layer-type spellings that carry recurrent state instead of KV
-_STATE_LAYER_TYPES = {"mamba", "mamba2", "linear_attention", "gdn", "gated_deltanet", "ssm", "m", "recurrent", "conv", "short_conv", "lightning_attention"}
 _PURE_SSM_TYPES = {"mamba", "mamba2", "falcon_mamba"}
 
 # Sparse multimodal configs rely on transformers defaults; these are the defaults of the
@@ -280,11 +279,12 @@ def _kv_cache_quant(q: Mapping[str, Any], notes: list[str]) -> str | None:
 
 
 def _count_state_layers(merged: dict[str, Any], layers: int | None, layer_types: list[str] | None, model_type: str | None) -> int:
+    # which entries hold state instead of KV: wizard.models.layers (vLLM's attention spellings)
     if layer_types:
-        return sum(1 for t in layer_types if t.lower() in _STATE_LAYER_TYPES)
+        return count_state_layers(layer_types)
     lbt = merged.get("layers_block_type")
     if isinstance(lbt, list) and all(isinstance(x, str) for x in lbt):
-        return sum(1 for t in lbt if t.lower() in _STATE_LAYER_TYPES)
+        return count_state_layers(lbt)
     pat = merged.get("hybrid_override_pattern")
     if isinstance(pat, str):
         return pat.count("M")

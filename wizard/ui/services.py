@@ -197,7 +197,7 @@ def export_forms(cfg: ServeConfig, forms: tuple[str, ...] = EXPORT_FORMS) -> dic
 
 def plan_for(ctx: Any) -> Any:
     """wizard.plan.plan(ctx) -> Plan. Raises Unavailable (module missing) or its own error."""
-    mod = _module("wizard.plan")
+    mod = _module("wizard.plan.planner")
     if not hasattr(mod, "plan"):
         raise Unavailable("needs wizard.plan.plan(ctx)")
     return mod.plan(ctx)
