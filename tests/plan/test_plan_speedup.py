@@ -153,3 +153,12 @@ def test_cli_plan_bad_acceptance_exit_2(capsys):
         main(["plan", "--gpu", "H100", "--acceptance", "0.7,x", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"])
     assert e.value.code == 2
     assert "--acceptance" in capsys.readouterr().err
+
+
+def test_ui_plan_chart_has_one_line_per_batch_size():
+    from wizard.ui.steps.plan import plan_dict, speedup_chart, speedup_frame  # gradio: heavy, only here
+
+    p = api.plan(_llama_eagle3(max_num_seqs=4), gpu="H100")
+    frame = speedup_chart(speedup_frame(plan_dict(p)), p)
+    assert sorted(set(frame["batch"])) == ["batch 1", "batch 2", "batch 4"]
+    assert len(frame) == sum(len(b.points) for b in p.speedup.batches)
