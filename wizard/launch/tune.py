@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from wizard.config import Patch, ServeConfig, apply_patch
-from wizard.launch import LaunchError, launch, scrape
+from wizard.launch.errors import LaunchError
+from wizard.launch.launcher import launch
+from wizard.launch.metrics import scrape
 from wizard.launch.bench import BenchError, BenchSpec, run_bench
 
 __all__ = ["TuneRun", "TuneResult", "TuneError", "tune", "DEFAULT_PROMPTS", "plan_inputs_from_results",
