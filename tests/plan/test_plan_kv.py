@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from factory import HF, fixture_config
-from wizard.models import resolve_model
+from wizard.models.resolve import resolve_model
 from wizard.models.config_json import ATTENTION_LAYER_TYPES, info_from_config, layer_kind
 from wizard.models.local import inspect_folder
 from wizard.plan.kv import kv_dtype_bytes, kv_layout

@@ -16,7 +16,7 @@ from wizard.cli import main
 from wizard.config import Patch, apply_patch, config_from_dict
 from wizard.context import CheckContext
 from wizard.hardware.catalog import lookup
-from wizard.models import resolve_model
+from wizard.models.resolve import resolve_model
 from wizard.models.config_json import info_from_config
 from wizard.plan.kv import GiB
 from wizard.plan.planner import plan
