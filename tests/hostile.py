@@ -630,7 +630,8 @@ def folder_case(root: Path, spec: dict[str, Any], budget: Budget) -> None:
     from wizard import api
     from wizard.context import clear_model_cache, resolve_context
     from wizard.io.argv import parse_command
-    from wizard.plan import PlanInputError, plan
+    from wizard.plan.inputs import PlanInputError
+    from wizard.plan.planner import plan
     from wizard.vllm.versions import default_version
 
     folder = build_folder(root / uuid.uuid4().hex, spec)

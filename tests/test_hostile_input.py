@@ -84,7 +84,7 @@ def test_plan_huge_k_is_bounded_and_check_warns():
     assert p.returncode in (0, 1), p.stderr[-1000:]
     table = json.loads(p.stdout)["speedup"]["table"]
     assert len(table) <= 65 and table[-1]["k"] == 100000  # rows 1..64 and the configured k
-    from wizard.plan import expected_tokens_per_step
+    from wizard.plan.acceptance import expected_tokens_per_step
 
     assert expected_tokens_per_step([0.5], 10 ** 15) == pytest.approx(2.0)  # closed-form geometric tail
     report = api.check(parse_command(f"vllm serve {LLAMA} --speculative-config '{sc}'"), gpu="H100", allow_hub=False)

@@ -21,7 +21,7 @@ from factory import make_model_dir
 from wizard import api
 from wizard.hardware.catalog import lookup
 from wizard.models.info import ModelInfo, TensorInfo
-from wizard.plan import plan
+from wizard.plan.planner import plan
 from wizard.resolve import model_dtype, supported_dtypes
 
 

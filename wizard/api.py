@@ -25,11 +25,14 @@ from wizard.io.export import to_command
 from wizard.io.safeio import MAX_YAML_CONFIG_BYTES, InputRefused, read_text_file
 from wizard.io.yaml_config import parse_yaml
 from wizard.mechanisms import apply as mechanisms
+from wizard.plan.planner import Plan
+from wizard.plan.planner import plan as _plan
 from wizard.rules.registry import Finding, Severity, iter_findings
 from wizard.suggest import Suggestions, suggest as _suggest
 from wizard.vllm.versions import VllmVersion, default_version, parse_version
 
-__all__ = ["Report", "load", "resolve", "check", "check_context", "explain", "fix_all", "suggest", "ConfigError"]
+__all__ = ["Report", "load", "resolve", "check", "check_context", "explain", "fix_all", "suggest", "ConfigError",
+           "plan", "speedup_chart_rows", "tune"]
 
 
 class Report(BaseModel):
@@ -223,3 +226,80 @@ def fix_all(
         applied.append(f.fixes[0])
         report = check(config, vllm_version=vllm_version, gpu=gpu, allow_hub=allow_hub)
     return config, applied, report
+
+
+# ---- plan and tune (faces: the UI's Plan step and Launch step's Tune section, the notebook) -------------
+
+def plan(
+    config: ServeConfig | CheckContext,
+    *,
+    vllm_version: VllmVersion | str | None = None,
+    gpu: Hardware | str | None = None,
+    allow_hub: bool = False,
+    kv_cache_space_gib: float | None = None,
+    acceptance: Sequence[float] | None = None,
+    acceptance_kind: str = "cumulative",
+    acceptance_source: str | None = None,
+    tune_result: dict[str, Any] | str | Path | None = None,
+    context_tokens: int | None = None,
+    baseline_tpot_ms: float | None = None,
+    baseline_batch: int | None = None,
+    k_max: int = 8,
+) -> Plan:
+    """The memory and speed-up plan (:func:`wizard.plan.planner.plan`) for ``config`` on ``gpu``.
+
+    ``acceptance``: per-position rates ('cumulative' as vLLM reports them, or 'conditional');
+    ``tune_result``: a ``wizard tune`` result (dict or tune.json path) whose measured acceptance
+    and baseline time per output token are used unless given explicitly. The speed-up per batch
+    size is in ``plan.speedup.batches`` (chart rows: :func:`speedup_chart_rows`).
+
+    Raises:
+        ValueError: bad --vllm-version; HardwareError: unknown GPU; TuneError: unreadable tune
+            result; PlanInputError: a size no plan can be made for.
+    """
+    ctx = config if isinstance(config, CheckContext) else resolve_context(
+        config, _version(vllm_version), _hardware(gpu), allow_hub=allow_hub)
+    if isinstance(config, CheckContext) and gpu is not None:
+        ctx = CheckContext(config=ctx.config, version=ctx.version, target=ctx.target, drafter=ctx.drafter,
+                           hardware=_hardware(gpu), lookup_errors=dict(ctx.lookup_errors))
+    if tune_result is not None:
+        inp = _plan_inputs(tune_result)
+        if acceptance is None:
+            acceptance, acceptance_source, acceptance_kind = inp["per_position"], inp["acceptance_source"], "cumulative"
+        if baseline_tpot_ms is None and inp.get("baseline_tpot_ms"):
+            baseline_tpot_ms, baseline_batch = inp["baseline_tpot_ms"], baseline_batch or inp.get("concurrency")
+    return _plan(ctx, kv_cache_space_gib=kv_cache_space_gib, acceptance=acceptance, acceptance_kind=acceptance_kind,
+                 acceptance_source=acceptance_source or ("entered" if acceptance is not None else None), k_max=k_max,
+                 context_tokens=context_tokens, baseline_step_s=baseline_tpot_ms / 1e3 if baseline_tpot_ms else None,
+                 baseline_batch=baseline_batch or 1)
+
+
+def speedup_chart_rows(p: Plan) -> list[dict[str, Any]]:
+    """Rows for a speed-up vs k chart with one line per batch size: ``{"k", "speedup",
+    "batch" (str, the series name), "best" (this k is that batch's best), "fits_kv"}``."""
+    rows = []
+    for b in p.speedup.batches:
+        for pt in b.points:
+            rows.append({"k": pt.k, "speedup": pt.speedup, "batch": str(b.batch), "best": pt.k == b.best_k,
+                         "fits_kv": b.fits_kv})
+    return rows
+
+
+def _plan_inputs(tune_result: dict[str, Any] | str | Path) -> dict[str, Any]:
+    # wizard.launch imports this module (check before start): imported here, not at the top
+    from wizard.launch.tune import plan_inputs_from_results
+
+    return plan_inputs_from_results(tune_result)
+
+
+def tune(config: ServeConfig, *, progress: Any = None, **kwargs: Any):
+    """Measure output speed vs k on real servers (:func:`wizard.launch.tune.tune`; same keyword
+    arguments: ks, concurrency, num_prompts, output_len, prompts, url, baseline, out_dir,
+    kv_cache_space_gib, allow_hub, force ...). ``progress`` gets one dict per step
+    ``{stage, k, index, total, message, run?}``. Returns a TuneResult (``.as_json()``, ``.runs``,
+    ``.baseline``, ``.recommended_k``, ``.json_path``, ``.chart_path``). Raises TuneError for
+    unusable input; a failed run is reported in its ``error``, never raised."""
+    # wizard.launch imports this module (check before start): imported here, not at the top
+    from wizard.launch.tune import tune as _tune
+
+    return _tune(config, progress=progress, **kwargs)

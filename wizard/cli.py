@@ -6,7 +6,9 @@
     python -m wizard export --to command|dotted|yaml|python|... [same inputs]
     python -m wizard rules  [--format text|json|markdown]
     python -m wizard advisories [--format text|json|markdown]   known vLLM bugs (wizard/data/advisories)
-    python -m wizard plan   [--format json] [--gpu NAME[xN]] [--kv-cache-space-gib G] (inputs)
+    python -m wizard plan   [--format json] [--gpu NAME[xN]] [--kv-cache-space-gib G] [--acceptance 0.7,0.5,0.3]
+                            [--from-tune tune.json] [--context-tokens N] [--baseline-tpot-ms MS] (inputs)
+    python -m wizard tune   [--k 1,2,4] [--concurrency N] [--prompts FILE.jsonl] [--url URL] [--out DIR] (inputs)
     python -m wizard suggest [--format text|json] [--gpu NAME[xN]] (inputs)   methods, drafters, k, KV dtypes
     python -m wizard serve  [--dry-run] [--smoke N] (inputs)
     python -m wizard models [--role target|drafter]   the offline model catalog
@@ -33,7 +35,7 @@ from wizard.io.presets import list_presets
 from wizard.launch.cli import cli_serve
 from wizard.launch.errors import LaunchError
 from wizard.models import catalog
-from wizard.plan import cli_plan
+from wizard import cli_plan
 from wizard.rules.docs import render_rules
 from wizard.textreport import render_text
 from wizard.vllm.crosscheck import cross_check
@@ -153,6 +155,32 @@ def build_parser() -> argparse.ArgumentParser:
     _add_inputs(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--kv-cache-space-gib", type=_gib, default=None, help="CPU: VLLM_CPU_KVCACHE_SPACE (GiB) to plan for")
+    p.add_argument("--acceptance", type=cli_plan.rates_arg, default=None, metavar="RATES",
+                   help="per-position acceptance, e.g. 0.7,0.5,0.3 (cumulative, as vLLM reports it, unless --acceptance-kind)")
+    p.add_argument("--acceptance-kind", choices=("cumulative", "conditional"), default="cumulative")
+    p.add_argument("--from-tune", metavar="FILE", default=None, help="a `wizard tune` result: measured acceptance + baseline")
+    p.add_argument("--context-tokens", type=_count, default=None, metavar="N", help="KV tokens per sequence in the speed model")
+    p.add_argument("--baseline-tpot-ms", type=_positive_seconds, default=None, metavar="MS",
+                   help="measured time per output token without speculation (ms), calibrates the speed model")
+    p.add_argument("--baseline-batch", type=_count, default=None, metavar="N", help="concurrency of --baseline-tpot-ms")
+    p.add_argument("--k-max", type=_count, default=None, metavar="K", help="largest k in the tables (default 8)")
+
+    p = sub.add_parser("tune", help="measure output speed vs num_speculative_tokens on a real server")
+    _add_inputs(p)
+    p.add_argument("--k", type=cli_plan.ks_arg, default=[1, 2, 4], help="k values to sweep, e.g. 1,2,4 or 1-5")
+    p.add_argument("--concurrency", type=_count, default=4, help="requests in flight (default 4)")
+    p.add_argument("--num-prompts", type=_count, default=32, help="requests per k (default 32)")
+    p.add_argument("--output-len", type=_count, default=128, help="output tokens per request (EOS ignored; default 128)")
+    p.add_argument("--prompts", metavar="FILE.jsonl", default=None, help="JSONL of {\"prompt\": ...} (default: built-in set)")
+    p.add_argument("--url", default=None, help="measure a running server instead of starting one per k")
+    p.add_argument("--no-baseline", action="store_true", help="skip the no-speculation run")
+    p.add_argument("--out", metavar="DIR", default=None, help="results folder (default ./wizard-tune-<time>)")
+    p.add_argument("--kv-cache-space-gib", type=_gib, default=None, help="CPU build: VLLM_CPU_KVCACHE_SPACE (GiB)")
+    p.add_argument("--force", action="store_true", help="launch even with error findings")
+    p.add_argument("--start-timeout", type=_positive_seconds, default=900.0, help="seconds to wait for each server")
+    p.add_argument("--temperature", type=_finite, default=0.0)
+    p.add_argument("--chat", action="store_true", help="use /v1/chat/completions (the model's chat template)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("suggest", help="what fits: methods, catalog drafters, k range, KV dtypes and attention backends")
     _add_inputs(p)
@@ -269,7 +297,11 @@ def _cmd_presets(args) -> int:
 
 
 def _cmd_plan(args) -> int:
-    return cli_plan(args, load_from_args(args))
+    return cli_plan.cmd_plan(args, load_from_args(args))
+
+
+def _cmd_tune(args) -> int:
+    return cli_plan.cmd_tune(args, load_from_args(args))
 
 
 def _cmd_suggest(args) -> int:
@@ -312,6 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "advisories": _cmd_advisories,
         "plan": _cmd_plan,
         "suggest": _cmd_suggest,
+        "tune": _cmd_tune,
         "models": _cmd_models,
         "presets": _cmd_presets,
         "serve": _cmd_serve,

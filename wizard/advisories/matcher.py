@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from wizard.vllm import methods as M
 
 from wizard.models.info import ModelInfo
+from wizard.models.config_json import layer_kind
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.context import CheckContext
@@ -223,7 +224,7 @@ def _model_field(info, parts: list[str]) -> Any:
         return info.architectures[0] if info.architectures else None
     if name == "is_hybrid":
         return bool(info.num_mamba_layers) or bool(info.layer_types and any(
-            t in ("linear_attention", "mamba", "mamba2", "conv", "short_conv") for t in info.layer_types))
+            layer_kind(t) == "state" for t in info.layer_types))
     if name == "has_sliding_window":
         return bool(info.sliding_window) or bool(info.layer_types and "sliding_attention" in info.layer_types)
     if name == "is_moe":

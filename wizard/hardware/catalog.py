@@ -126,7 +126,17 @@ def _to_hardware(entry: dict[str, Any], count: int) -> Hardware:
         kv_cache_dtypes=kv,
         source=f"{entry.get('source', '')} (memory: {entry.get('memory_source', 'catalog')})".strip(),
         isa=isa,
+        memory_bandwidth_bytes_per_s=_positive(entry.get("memory_bandwidth_bytes_per_s")),
+        dense_flops={str(k): float(v) for k, v in (entry.get("dense_flops") or {}).items() if _positive(v)},
+        perf_source=entry.get("perf_source"),
     )
+
+
+def _positive(v: Any) -> float | None:
+    """A positive finite number from the YAML, else None (unknown)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < float("inf"):
+        return None
+    return float(v)
 
 
 def names() -> list[str]:

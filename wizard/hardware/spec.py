@@ -33,6 +33,12 @@ class Hardware(BaseModel):
     kv_cache_dtypes: list[str] = Field(default_factory=list, description="KV-cache dtypes the device's backends accept.")
     source: str | None = Field(None, description="Where the numbers come from.")
     isa: str | None = Field(None, description="Non-CUDA ISA: AMD gfx target ('gfx942') or CPU ISA ('avx512', 'amx', 'avx2', 'arm').")
+    memory_bandwidth_bytes_per_s: float | None = Field(
+        None, description="Peak memory bandwidth per device (bytes/s, datasheet); None = unknown (CPU: host-dependent).")
+    dense_flops: dict[str, float] = Field(
+        default_factory=dict,
+        description="Peak dense tensor FLOP/s per device by operand type ('bf16', 'fp16', 'fp8'); no sparsity.")
+    perf_source: str | None = Field(None, description="Where the bandwidth and FLOP/s figures come from.")
     used_bytes: int | None = Field(
         None,
         description="Memory already in use on the busiest device by OTHER processes (bytes), from NVML "

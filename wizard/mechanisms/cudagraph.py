@@ -174,8 +174,12 @@ def _decode_runs(sizes: list[int], mx: int, mode: str, q: int, max_num_seqs: int
     j = 0
     for n in range(1, max_num_seqs + 1):
         t = n * q
-        if t > mx:
-            m = "NONE"
+        if t > mx:  # every larger batch is past the capture sizes too: one run to max_num_seqs
+            if runs and runs[-1][2] == "NONE":
+                runs[-1][1] = max_num_seqs
+            else:
+                runs.append([n, max_num_seqs, "NONE"])
+            break
         else:
             while sizes[j] < t:
                 j += 1

@@ -20,7 +20,7 @@ from wizard.hardware import nvml
 from wizard.io import presets as presets_mod
 from wizard.io.forms import export
 from wizard.models import catalog as model_catalog
-from wizard.plan import plan as make_plan
+from wizard.plan.planner import plan as make_plan
 from wizard.ui.state import config_of, gpu_count_problem, gpu_spec
 from wizard.vllm import crosscheck
 from wizard.vllm.versions import KNOWN_VERSIONS, VllmVersion, default_version, is_known, parse_version
@@ -172,7 +172,7 @@ def parse_acceptance(text: Any) -> tuple[list[float] | None, str | None]:
 
 
 def plan_for(ctx: Any, acceptance: list[float] | None = None, source: str | None = None) -> Any:
-    """:func:`wizard.plan.plan` of a context, with measured/entered per-position ``acceptance``."""
+    """:func:`wizard.plan.planner.plan` of a context, with measured/entered per-position ``acceptance``."""
     if acceptance:
         return make_plan(ctx, acceptance=acceptance, acceptance_source=source or "entered")
     return make_plan(ctx)

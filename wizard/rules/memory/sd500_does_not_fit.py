@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from wizard.config import Patch
 from wizard.fixes import ngram_fallback
-from wizard.plan import PlanInputError, plan
+from wizard.plan.inputs import PlanInputError
+from wizard.plan.planner import plan
 from wizard.rules.helpers import gib, patched_ctx
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import is_lookup

@@ -3,7 +3,7 @@ from __future__ import annotations
 import math
 
 from wizard.config import Patch
-from wizard.plan import default_scheduler_limits
+from wizard.plan.memory import default_scheduler_limits
 from wizard.rules.helpers import patched_ctx
 from wizard.rules.registry import Rule, Severity, register
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import math
 
 from wizard.config import Patch
-from wizard.plan import plan
+from wizard.plan.planner import plan
 from wizard.rules.helpers import gib, patched_ctx
 from wizard.rules.registry import Rule, Severity, register
 

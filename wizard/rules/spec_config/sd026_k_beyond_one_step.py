@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from wizard.config import Patch
-from wizard.plan import default_scheduler_limits
+from wizard.plan.memory import default_scheduler_limits
 from wizard.rules.registry import Rule, Severity, register
 
 

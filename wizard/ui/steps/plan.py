@@ -9,6 +9,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
+from wizard.api import speedup_chart_rows
 from wizard.ui import services
 from wizard.ui.core import WizardUI, sess_of
 from wizard.ui.state import browser_safe
@@ -133,14 +134,25 @@ def _empty_speedup() -> pd.DataFrame:
 
 
 def _empty_speedup_chart() -> pd.DataFrame:
-    return pd.DataFrame({"k": pd.Series(dtype="str"), "speedup": pd.Series(dtype="float64")})
+    return pd.DataFrame({"k": pd.Series(dtype="str"), "speedup": pd.Series(dtype="float64"),
+                         "batch": pd.Series(dtype="str")})
 
 
-def speedup_chart(sp: pd.DataFrame) -> pd.DataFrame:
-    """The speed-up frame with k as text (ordinal axis: whole k ticks only)."""
+def speedup_chart(sp: pd.DataFrame, plan: Any = None) -> pd.DataFrame:
+    """Chart rows with k as text (ordinal axis: whole k ticks only), one line per batch size
+    (:func:`wizard.api.speedup_chart_rows`); without per-batch rows, the batch-1 table."""
+    try:
+        rows = speedup_chart_rows(plan) if plan is not None else []
+    except (AttributeError, TypeError):  # not a Plan (a stand-in without per-batch rows)
+        rows = []
+    if rows:
+        return pd.DataFrame({"k": [str(int(r["k"])) for r in rows],
+                             "speedup": [float(r["speedup"]) for r in rows],
+                             "batch": [f"batch {r['batch']}" for r in rows]})
     if sp.empty:
         return _empty_speedup_chart()
-    return pd.DataFrame({"k": [str(int(k)) for k in sp["k"]], "speedup": sp["speedup"].astype("float64")})
+    return pd.DataFrame({"k": [str(int(k)) for k in sp["k"]], "speedup": sp["speedup"].astype("float64"),
+                         "batch": ["batch 1"] * len(sp)})
 
 
 def compute_safe(ui, state: dict) -> dict:
@@ -179,8 +191,8 @@ def build(ui: WizardUI) -> None:
                                       elem_id="sw-plan-mem", height=340, x_label_angle=-30, sort=list(MEM_PARTS))
         # k as text: an ordinal axis shows whole k only (a number axis ticks 1.5, 2.5, ... and
         # runs "7.5" into "8.0")
-        ui.c["plan_speedup"] = gr.LinePlot(_empty_speedup_chart(), x="k", y="speedup",
-                                           title="Expected speed-up vs num_speculative_tokens", elem_id="sw-plan-speedup",
+        ui.c["plan_speedup"] = gr.LinePlot(_empty_speedup_chart(), x="k", y="speedup", color="batch",
+                                           title="Expected speed-up vs num_speculative_tokens (per batch size)", elem_id="sw-plan-speedup",
                                            height=340, x_label_angle=0, sort=[str(k) for k in range(1, 65)])
     with gr.Accordion("Plan (raw figures)", open=False):
         ui.c["plan_json"] = gr.JSON(label="Plan (raw figures)", visible=False)
@@ -231,6 +243,12 @@ def compute(ui, ev, state: dict | None = None) -> dict:
                      "has error findings") + " and would not load; fix that first (see the Live check).")
     elif sp_d.get("best_k"):
         lines.append(f"best k by the estimate: **{sp_d['best_k']}** (configured k = {sp_d.get('k')})")
+    by_batch = sp_d.get("best_k_by_batch")
+    if isinstance(by_batch, dict) and len(by_batch) > 1:
+        lines.append("best k per batch size: " + ", ".join(f"{b} → {k if k is not None else 'none'}"
+                                                          for b, k in by_batch.items()))
+    if "stops_paying_above" in sp_d and sp_d.get("stops_paying_above") is not None:
+        lines.append(f"speculation stops paying above **{_fmt(sp_d['stops_paying_above'])}** concurrent requests")
     if sp_d.get("acceptance_source"):
         rates_txt = ", ".join(f"{x:.2f}" for x in (sp_d.get("acceptance_rates") or [])[:8])
         lines.append(f"acceptance: {sp_d['acceptance_source']}" + (f" ({rates_txt})" if rates_txt else ""))
@@ -249,7 +267,7 @@ def compute(ui, ev, state: dict | None = None) -> dict:
         lines.append("_The plan has no memory figures (it needs the hardware, step 1)._")
     if sp.empty:
         lines.append("_No speed-up curve (it needs a speculative method, step 3)._")
-    return {c["plan_md"]: "  \n".join(lines) or "Plan computed.", c["plan_mem"]: mem, c["plan_speedup"]: speedup_chart(sp),
+    return {c["plan_md"]: "  \n".join(lines) or "Plan computed.", c["plan_mem"]: mem, c["plan_speedup"]: speedup_chart(sp, p),
             c["plan_json"]: gr.JSON(value=browser_safe(d), visible=True)}
 
 

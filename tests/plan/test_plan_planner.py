@@ -1,5 +1,7 @@
-"""Planner unit tests: KV bytes per token of real configs (hand arithmetic shown), vLLM's
-block/page capacity arithmetic, the speed-up formula, the CLI and the SD5xx rules."""
+"""wizard.plan.planner: vLLM's block/page capacity arithmetic, budgets, drafter layers, KV dtype
+variants, the CLI and the SD5xx rules. Model facts come from the one config.json parser
+(wizard.models: resolve_model / info_from_config); KV per token is in test_plan_kv.py, the
+speed-up in test_plan_speedup.py."""
 
 from __future__ import annotations
 
@@ -14,26 +16,16 @@ from wizard.cli import main
 from wizard.config import Patch, apply_patch, config_from_dict
 from wizard.context import CheckContext
 from wizard.hardware.catalog import lookup
-from wizard.plan import (
-    GiB,
-    expected_tokens_per_step,
-    kv_layout,
-    model_info_from_config,
-    plan,
-    render_text,
-    speedup_table,
-)
+from wizard.models.resolve import resolve_model
+from wizard.models.config_json import info_from_config
+from wizard.plan.kv import GiB
+from wizard.plan.planner import plan
 from wizard.vllm.versions import default_version
 
 
 def info(name: str):
-    """ModelInfo from the fixture folder via the model inspector, else from config.json."""
-    try:
-        from wizard.models.resolve import resolve_model
-
-        return resolve_model(str(HF / name), allow_hub=False)
-    except Exception:  # inspector not available: the same facts from the config fields
-        return model_info_from_config(fixture_config(name), id=name)
+    """ModelInfo of a fixture folder through the model inspector (the one parser)."""
+    return resolve_model(str(HF / name), allow_hub=False)
 
 
 def ctx_for(cfg_dict, target, drafter=None, hardware=None):
@@ -41,41 +33,7 @@ def ctx_for(cfg_dict, target, drafter=None, hardware=None):
     return CheckContext(config=cfg, version=default_version(), target=target, drafter=drafter, hardware=hardware)
 
 
-# ---- KV bytes per token of real configs --------------------------------------------------------
-
-def test_llama31_8b_kv_bytes_per_token():
-    m = info("meta-llama--Llama-3.1-8B-Instruct")
-    # 32 layers, 8 KV heads, head_dim 4096/32 = 128, bf16 (2 bytes):
-    # 2 (K and V) x 8 x 128 x 2 = 4096 bytes per layer; x 32 layers = 131072 bytes/token
-    lay = kv_layout(m, "auto", dtype="bfloat16")
-    assert lay.layer_bytes_per_token == 2 * 8 * 128 * 2 == 4096
-    assert lay.bytes_per_token == 4096 * 32 == 131072
-    # fp8: 1 byte per element -> 2 x 8 x 128 x 1 x 32 = 65536
-    assert kv_layout(m, "fp8", dtype="bfloat16").bytes_per_token == 65536
-    # TP 2: 8 / 2 = 4 KV heads per rank -> 2 x 4 x 128 x 2 x 32 = 65536
-    assert kv_layout(m, "auto", dtype="bfloat16", tp=2).bytes_per_token == 65536
-    # TP 16 > 8 KV heads: vLLM replicates, 1 head per rank -> 2 x 1 x 128 x 2 x 32 = 16384
-    assert kv_layout(m, "auto", dtype="bfloat16", tp=16).bytes_per_token == 16384
-    # PP 2: the rank holds 32 / 2 = 16 layers -> 4096 x 16 = 65536
-    assert kv_layout(m, "auto", dtype="bfloat16", pp=2).bytes_per_token == 65536
-
-
-def test_deepseek_v3_mla_kv_bytes_per_token():
-    m = info("deepseek-ai--DeepSeek-V3")
-    # MLA: one latent of kv_lora_rank 512 + qk_rope_head_dim 64 = 576 elements per layer and token
-    # bf16: 576 x 2 = 1152 bytes per layer; x 61 layers = 70272 bytes/token
-    lay = kv_layout(m, "auto", dtype="bfloat16")
-    assert lay.attention == "mla"
-    assert lay.layer_bytes_per_token == (512 + 64) * 2 == 1152
-    assert lay.bytes_per_token == 1152 * 61 == 70272
-    # MLA latents are not split by TP (num_kv_heads=1, max_tp_shards=1): TP 8 -> same 70272
-    assert kv_layout(m, "auto", dtype="bfloat16", tp=8).bytes_per_token == 70272
-    # fp8: 576 x 1 x 61 = 35136
-    assert kv_layout(m, "fp8", dtype="bfloat16").bytes_per_token == 576 * 61 == 35136
-    # fp8_ds_mla: DeepSeek's packed row = 512 fp8 NoPE + 4 fp32 scales (16) + 64 bf16 RoPE (128)
-    # = 656 bytes per layer; x 61 = 40016
-    assert kv_layout(m, "fp8_ds_mla", dtype="bfloat16").bytes_per_token == (512 + 16 + 128) * 61 == 40016
-
+# ---- drafter layers and hybrid capacity ----------------------------------------------------------
 
 def test_deepseek_v3_mtp_drafter_has_one_mla_layer():
     m = info("deepseek-ai--DeepSeek-V3")
@@ -85,18 +43,6 @@ def test_deepseek_v3_mtp_drafter_has_one_mla_layer():
     # num_nextn_predict_layers = 1 -> one MLA layer: (512 + 64) x 2 = 1152 bytes/token
     assert p.kv_bytes_per_token == {"target": 70272, "drafter": 1152}
     assert p.weights_bytes["drafter"] == 0  # MTP weights are inside the target checkpoint
-
-
-def test_gpt_oss_120b_sliding_window_layers():
-    m = info("openai--gpt-oss-120b")
-    # 36 layers alternating sliding (window 128) / full; 8 KV heads, head_dim 64, bf16:
-    # 2 x 8 x 64 x 2 = 2048 bytes per layer
-    lay = kv_layout(m, "auto", dtype="bfloat16")
-    assert (lay.full_layers, lay.sliding_layers, lay.sliding_window) == (18, 18, 128)
-    assert lay.layer_bytes_per_token == 2 * 8 * 64 * 2 == 2048
-    assert lay.full_bytes_per_token == 2048 * 18 == 36864
-    assert lay.sliding_bytes_per_token == 2048 * 18 == 36864
-    assert lay.bytes_per_token == 73728
 
 
 def test_gpt_oss_120b_hybrid_capacity_mirrors_vllm_groups():
@@ -116,34 +62,9 @@ def test_gpt_oss_120b_hybrid_capacity_mirrors_vllm_groups():
     assert p.kv_cache_bytes == 10 * GiB
 
 
-def test_qwen3_30b_a3b_kv_bytes_per_token():
-    m = info("Qwen--Qwen3-30B-A3B")
-    # 48 layers, 4 KV heads, head_dim 128, bf16: 2 x 4 x 128 x 2 = 2048 per layer; x 48 = 98304
-    lay = kv_layout(m, "auto", dtype="bfloat16")
-    assert lay.bytes_per_token == 2 * 4 * 128 * 2 * 48 == 98304
-    # TP 4: one KV head per rank -> 2 x 1 x 128 x 2 x 48 = 24576
-    assert kv_layout(m, "auto", dtype="bfloat16", tp=4).bytes_per_token == 24576
-
-
-def test_cross_layer_sharing_and_mamba_are_counted_as_documented():
-    raw = {"num_hidden_layers": 10, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 64,
-           "hidden_size": 512, "num_kv_shared_layers": 4}
-    m = model_info_from_config(raw)
-    lay = kv_layout(m, "auto", dtype="bfloat16")
-    # 10 - 4 shared = 6 layers with KV: 2 x 2 x 64 x 2 x 6 = 3072
-    assert (lay.layers, lay.shared_layers, lay.bytes_per_token) == (6, 4, 3072)
-    hybrid = model_info_from_config({**raw, "num_kv_shared_layers": 0,
-                                     "layer_types": ["linear_attention"] * 3 + ["full_attention"]
-                                     + ["linear_attention"] * 3 + ["full_attention"] * 3})
-    lay = kv_layout(hybrid, "auto", dtype="bfloat16")
-    # 4 full-attention layers hold KV: 2 x 2 x 64 x 2 x 4 = 2048; 6 linear layers hold a state
-    assert (lay.full_layers, lay.mamba_layers, lay.bytes_per_token) == (4, 6, 2048)
-    assert any("mamba" in n for n in lay.notes)
-
-
 def test_eagle3_drafter_is_one_layer(tmp_path):
     t = info("meta-llama--Llama-3.1-8B-Instruct")
-    d = model_info_from_config(fixture_config("Tencent--AngelSlim", "configs/qwen3-8b-eagle3.json"))
+    d = info_from_config(fixture_config("Tencent--AngelSlim", "configs/qwen3-8b-eagle3.json"), id="x/eagle3")
     ctx = ctx_for({"model": "meta-llama/Llama-3.1-8B-Instruct", "max_model_len": 8192,
                    "speculative_config": {"method": "eagle3", "model": "x/eagle3", "num_speculative_tokens": 3}},
                   t, d, lookup("H100"))
@@ -157,7 +78,7 @@ def test_eagle3_drafter_is_one_layer(tmp_path):
 
 def test_fp8_target_bf16_drafter_variant():
     t = info("meta-llama--Llama-3.1-8B-Instruct")
-    d = model_info_from_config(fixture_config("Tencent--AngelSlim", "configs/qwen3-8b-eagle3.json"))
+    d = info_from_config(fixture_config("Tencent--AngelSlim", "configs/qwen3-8b-eagle3.json"), id="x/eagle3")
     ctx = ctx_for({"model": "meta-llama/Llama-3.1-8B-Instruct", "max_model_len": 8192,
                    "speculative_config": {"method": "eagle3", "model": "x/eagle3", "num_speculative_tokens": 3}},
                   t, d, lookup("H100"))
@@ -210,32 +131,23 @@ def test_gpu_budget_subtracts_weights_and_reserve():
     assert p.max_num_batched_tokens == 8192 and p.max_num_seqs == 1024  # vLLM serve defaults >= 70 GiB
 
 
-# ---- speed-up ------------------------------------------------------------------------------------
+# ---- speed-up (details in test_plan_speedup.py) ------------------------------------------------------
 
-def test_expected_tokens_per_step_formula():
-    # E = 1 + a1 + a1 a2 + a1 a2 a3 (rates past the list repeat the last one)
-    assert expected_tokens_per_step([0.8, 0.6], 3) == pytest.approx(1 + 0.8 + 0.8 * 0.6 + 0.8 * 0.6 * 0.6)  # 2.568
-    # constant alpha: Leviathan et al. 2023 eq. 1: (1 - a^(k+1)) / (1 - a)
-    assert expected_tokens_per_step([0.7], 4) == pytest.approx((1 - 0.7**5) / (1 - 0.7))
-    assert expected_tokens_per_step([], 4) == 1.0 and expected_tokens_per_step([0.9], 0) == 1.0
-    rows = speedup_table([0.8, 0.6], 0.05, 8)
-    assert [r.k for r in rows] == list(range(1, 9))
-    assert rows[2].speedup == pytest.approx(2.568 / 1.15, abs=1e-4)
-
-
-def test_speedup_from_synthetic_rates_and_best_k():
+def test_synthetic_acceptance_rates_are_vllms_unconditional_rates():
+    # vllm/config/speculative.py 0.32 L537-543: "Per-position *unconditional* acceptance rates"
     t = info("meta-llama--Llama-3.1-8B-Instruct")
     ctx = ctx_for({"model": "meta-llama/Llama-3.1-8B-Instruct",
-                   "speculative_config": {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4,
+                   "speculative_config": {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4,
                                           "synthetic_acceptance_rates": [0.9, 0.5, 0.2]}}, t, None, lookup("H100"))
-    p = plan(ctx)
-    s = p.speedup
-    assert s.acceptance_source == "speculative_config.synthetic_acceptance_rates" and s.drafter_cost == 0.0
-    assert s.k == 4 and len(s.table) == 8 and s.best_k == 8  # free drafts: more never hurts
-    p2 = plan(ctx, acceptance=[0.9, 0.5, 0.2], drafter_cost=0.2, acceptance_source="measured")
+    s = plan(ctx).speedup
+    assert s.acceptance_source.startswith("speculative_config.synthetic_acceptance_rates")
+    assert s.acceptance_rates == [0.9, 0.5, 0.2]
+    # MAL(3) = 1 + 0.9 + 0.5 + 0.2 = 2.6 (not 1 + .9 + .45 + .09 as if conditional)
+    assert s.table[2].expected_tokens_per_step == pytest.approx(2.6)
+    assert s.drafter_cost == 0.0 and s.k == 3
+    p2 = plan(ctx, acceptance=[0.9, 0.5, 0.2], acceptance_source="measured")
     assert p2.speedup.acceptance_source == "measured"
-    assert p2.speedup.best_k == max(p2.speedup.table, key=lambda r: r.speedup).k < 8
-    assert "Speed-up" in render_text(p2)
+    assert p2.speedup.best_k == max((r for r in p2.speedup.table), key=lambda r: (r.speedup, -r.k)).k
 
 
 # ---- CLI ------------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ import pytest
 from factory import llama_tensor_shapes, make_model_dir, make_tiny_llama, write_tokenizer
 from wizard.config import config_from_dict
 from wizard.hardware.catalog import host_cpu_isa, lookup
-from wizard.plan import plan
+from wizard.plan.planner import plan
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 

