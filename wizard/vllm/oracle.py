@@ -74,7 +74,9 @@ _DEVICE_PATTERNS = ("Failed to infer device type", "No CUDA GPUs are available",
 
 _UNAVAILABLE_PATTERNS = ("Invalid repository ID or local directory", "couldn't connect", "Cannot find the requested files",
                          "is not a local folder and is not a valid model identifier", "offline mode",
-                         "LocalEntryNotFoundError", "RepositoryNotFoundError", "GatedRepoError")
+                         "LocalEntryNotFoundError", "RepositoryNotFoundError", "GatedRepoError",
+                         # --trust-remote-code on a folder holding config.json without the repository's code files
+                         "does not appear to have a file named")
 
 
 @dataclass
