@@ -7,7 +7,7 @@ Mirrors vllm/engine/arg_utils.py (0.28-0.33): ``_set_default_chunked_prefill_and
 (chunked prefill on unless ``--no-enable-chunked-prefill``), ``get_batch_defaults`` (per hardware,
 :func:`wizard.plan.default_scheduler_limits`) and ``_set_default_max_num_seqs_and_batched_tokens_args``
 (the default budget is raised to ``max_model_len`` without chunked prefill, doubled by
-``--performance-mode throughput``, capped at ``max_num_seqs x max_model_len``). ``max_model_len``
+``--performance-mode throughput``, capped at ``max_num_seqs x max_model_len``; a defaulted ``max_num_seqs`` capped at the token budget). ``max_model_len``
 is the one ModelConfig settles on: the given one, else the derived length (:mod:`wizard.vllm.checks`).
 """
 
@@ -71,6 +71,8 @@ def budget(ctx) -> Budget | None:
                 if not chunked:
                     eff_tokens = max(mml, eff_tokens)
                 eff_tokens = min(eff_seqs * mml, eff_tokens)
+        if seqs is None and eff_tokens is not None:  # a defaulted max_num_seqs never exceeds the token budget
+            eff_seqs = min(eff_seqs, eff_tokens)
         result = Budget(eff_tokens, eff_seqs, mml, chunked, tokens is not None, seqs is not None)
     ctx.cache["scheduler_budget"] = result
     return result

@@ -26,7 +26,7 @@ from wizard.vllm.releases import load, nearest_release
 __all__ = ["DerivedLen", "checks", "derived_max_len", "rope_parameters", "quant_method", "online_shorthands",
            "deprecated_quantization", "reasoning_parsers", "needs_remote_code", "allow_long_max_model_len",
            "quant_without_checkpoint_config", "num_experts", "checkpoint_quantization", "resolve_quantization",
-           "quantization_methods", "NAME"]
+           "quantization_methods", "user_quantization", "NAME"]
 
 NAME = "checks.json"
 
@@ -239,6 +239,12 @@ def checkpoint_quantization(quant_method: str, user: str | None, version: Any) -
 def quantization_methods(version: Any) -> tuple[str, ...]:
     """``QUANTIZATION_METHODS`` of the release (``--quantization`` values)."""
     return tuple(checks(version)["quantization"]["methods"])
+
+
+def user_quantization(value: Any) -> Any:
+    """``--quantization`` as ModelConfig receives it: lower-cased (``validate_quantization_before``,
+    vllm/config/model.py 0.28-0.33), anything not a string unchanged."""
+    return value.lower() if isinstance(value, str) else value
 
 
 def resolve_quantization(checkpoint_method: str | None, user: str | None, version: Any) -> tuple[str | None, str | None]:

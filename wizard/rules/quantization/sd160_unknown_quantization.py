@@ -3,7 +3,7 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.rules.helpers import closest
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.checks import quantization_methods
+from wizard.vllm.checks import quantization_methods, user_quantization
 
 
 @register
@@ -53,7 +53,7 @@ class UnknownQuantization(Rule):
     phase = "config"
 
     def check(self, ctx):
-        q = ctx.config.invalid_values.get("quantization", ctx.config.quantization)
+        q = user_quantization(ctx.config.invalid_values.get("quantization", ctx.config.quantization))
         methods = quantization_methods(ctx.version)
         if q is None or not methods or q in methods:
             return

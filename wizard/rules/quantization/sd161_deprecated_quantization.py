@@ -3,7 +3,7 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.rules.optionvalues import option, set_option_patch, truthy
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.checks import deprecated_quantization, resolve_quantization
+from wizard.vllm.checks import deprecated_quantization, resolve_quantization, user_quantization
 
 
 @register
@@ -53,7 +53,7 @@ class DeprecatedQuantization(Rule):
 
     def check(self, ctx):
         ckpt = ctx.target.quant_method if ctx.target is not None else None
-        method, err = resolve_quantization(ckpt, ctx.config.quantization, ctx.version)
+        method, err = resolve_quantization(ckpt, user_quantization(ctx.config.quantization), ctx.version)
         if err or method not in deprecated_quantization(ctx.version):
             return
         if truthy(option(ctx, "allow_deprecated_quantization", False)):

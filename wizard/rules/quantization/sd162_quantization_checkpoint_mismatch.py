@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.checks import quantization_methods, resolve_quantization
+from wizard.vllm.checks import quantization_methods, resolve_quantization, user_quantization
 
 
 @register
@@ -56,7 +56,7 @@ class QuantizationCheckpointMismatch(Rule):
     phase = "config"
 
     def check(self, ctx):
-        user = ctx.config.quantization
+        user = user_quantization(ctx.config.quantization)
         target = ctx.target
         if not user or target is None or not target.quant_method or user not in quantization_methods(ctx.version):
             return

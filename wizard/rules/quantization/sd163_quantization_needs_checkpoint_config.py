@@ -3,7 +3,7 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.rules.optionvalues import option
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.checks import online_shorthands, quant_without_checkpoint_config, quantization_methods
+from wizard.vllm.checks import online_shorthands, quant_without_checkpoint_config, quantization_methods, user_quantization
 
 
 @register
@@ -61,7 +61,7 @@ class QuantizationNeedsCheckpointConfig(Rule):
     phase = "config"
 
     def check(self, ctx):
-        user = ctx.config.quantization
+        user = user_quantization(ctx.config.quantization)
         target = ctx.target
         if not user or target is None or target.quant_method or not target.raw_config:
             return

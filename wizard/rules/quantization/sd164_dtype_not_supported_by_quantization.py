@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.checks import quant_method, quant_without_checkpoint_config, resolve_quantization
+from wizard.vllm.checks import quant_method, quant_without_checkpoint_config, resolve_quantization, user_quantization
 
 
 @register
@@ -55,7 +55,7 @@ class DtypeNotSupportedByQuantization(Rule):
     def check(self, ctx):
         target = ctx.target
         ckpt = target.quant_method if target is not None else None
-        method, err = resolve_quantization(ckpt, ctx.config.quantization, ctx.version)
+        method, err = resolve_quantization(ckpt, user_quantization(ctx.config.quantization), ctx.version)
         if err or not method:
             return
         if not ckpt and target is not None and quant_without_checkpoint_config(method, ctx.version, target.json_files):

@@ -16,7 +16,9 @@ class BatchedTokensBelowMaxSeqs(Rule):
     the defaults ``EngineArgs`` fills in for the hardware (``get_batch_defaults``: CPU 2048 x /
     128 x world size, GPUs 2048/256, 8192/1024 from 70 GiB, 16384/1024 from 160 GiB; doubled
     by ``--performance-mode throughput``), with the default budget raised to ``max_model_len``
-    when chunked prefill is off and capped at ``max_num_seqs x max_model_len``.
+    when chunked prefill is off and capped at ``max_num_seqs x max_model_len``. A defaulted
+    ``max_num_seqs`` is itself capped at the token budget, so only a given ``--max-num-seqs``
+    (or a given one with a default budget) can trip it.
 
     ## Why it matters
 
