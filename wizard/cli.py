@@ -122,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("export", help="print the configuration in another form")
     _add_inputs(p)
-    p.add_argument("--to", default="command", help="command | dotted | yaml | python | k8s | helm | ray | docker | multi-gpu")
+    p.add_argument("--to", default="command", help="command | dotted | yaml | python | k8s | lws | helm | ray | docker | multi-gpu")
 
     p = sub.add_parser("rules", help="list every rule with its docs")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
@@ -337,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"wizard: {_one_line(msg)}\n")
         return EXIT_USAGE
     except Exception as err:
-        from wizard.launch.process import LaunchError
+        from wizard.launch.errors import LaunchError
 
         if isinstance(err, LaunchError):  # --dry-run: bad port / GPU list / KV space
             sys.stderr.write(f"wizard: {_one_line(err)}\n")

