@@ -61,7 +61,7 @@ def excluded_class(d: dict) -> str | None:
 
 
 def config_errors(report):
-    from wizard.vllm.oracle import rule_phase
+    from wizard.vllm.crosscheck import rule_phase
 
     return [f for f in report.findings if f.severity.value == "error" and rule_phase(f.rule) == "config"]
 
@@ -104,7 +104,8 @@ def collect(release: str, corpus: str = "space", n: int = 1000, seed: int = 0, c
     """Run the corpus against ``release``; save and return ``{"summary", "rows"}``."""
     from wizard import api
     from wizard.config import config_from_dict
-    from wizard.vllm.oracle import VllmOracle, compare, engine_kwargs
+    from wizard.vllm.crosscheck import compare
+    from wizard.vllm.oracle import VllmOracle, engine_kwargs
     from wizard.vllm.venvs import release_python
 
     python = release_python(release, create=create, log=lambda m: print(m, flush=True))

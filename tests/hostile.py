@@ -589,7 +589,9 @@ def reader_case(kind: str, value: Any, budget: Budget) -> None:
     exports in every form and re-imports."""
     from wizard.config import ConfigError
     from wizard.io.export import to_command, to_dotted_command, to_python, to_yaml
-    from wizard.io.importers import parse_command, parse_spec_json, parse_yaml
+    from wizard.io.argv import parse_command
+    from wizard.io.spec_json import parse_spec_json
+    from wizard.io.yaml_config import parse_yaml
     from wizard.io.safeio import InputRefused, json_loads_bounded
 
     with budget.measure(f"{kind}: {value!r}"[:400]):
@@ -627,7 +629,7 @@ def folder_case(root: Path, spec: dict[str, Any], budget: Budget) -> None:
 
     from wizard import api
     from wizard.context import clear_model_cache, resolve_context
-    from wizard.io.importers import parse_command
+    from wizard.io.argv import parse_command
     from wizard.plan import PlanInputError, plan
     from wizard.vllm.versions import default_version
 

@@ -13,19 +13,19 @@ from hypothesis import strategies as st
 from wizard.config import SERVE_FIELDS, ServeConfig, config_from_dict
 from wizard.io.forms import SINGLE_NODE_FORMATS as FORMATS, export
 from wizard.io.export import spec_dict, to_argv, to_command, to_dotted_command, to_python, to_yaml
-from wizard.security import SECRET_OPTION_DESTS, is_secret_env
-from wizard.io.importers import (
-    DEPRECATED_FLAGS, SPEC_SHORTHANDS, VLLM_APPEND_FLAGS, VLLM_BOOL_OPTIONAL_FLAGS, VLLM_NARGS_FLAGS,
-    VLLM_STORE_TRUE_FLAGS, parse_command, parse_yaml,
-)
+from wizard.privacy import SECRET_OPTION_DESTS, is_secret_env
+from wizard.io.argv import parse_command
+from wizard.io.collector import CLI, SPEC_SHORTHANDS
+from wizard.io.yaml_config import parse_yaml
+from wizard.vllm import legacy
 
 # ---- strategies (shared with tests/test_vllm_argparse.py) ----------------------------------
 
 WORD = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_./\-]{0,18}", fullmatch=True)
 METHODS = ["ngram", "eagle", "eagle3", "mtp", "draft_model", "suffix", "dflash", "dspark", "deepseek_mtp"]
 KV = ["auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla"]
-_RESERVED = (set(SERVE_FIELDS) | set(SPEC_SHORTHANDS) | set(DEPRECATED_FLAGS) | VLLM_BOOL_OPTIONAL_FLAGS
-             | VLLM_STORE_TRUE_FLAGS | VLLM_NARGS_FLAGS | VLLM_APPEND_FLAGS
+_RESERVED = (set(SERVE_FIELDS) | set(SPEC_SHORTHANDS) | set(legacy.SPEC_FLAGS) | CLI.boolean_optional
+             | CLI.store_true | CLI.store_boolean | CLI.nargs | CLI.append
              | {"config", "model", "speculative_config", "sc", "hf_token", "help", "optimization_level"})
 EXTRA_NAME = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True).filter(
     lambda n: n not in _RESERVED and n not in SECRET_OPTION_DESTS and not n.startswith("no_") and not n.endswith("_"))

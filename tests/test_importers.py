@@ -1,4 +1,4 @@
-"""wizard.io.importers: `vllm serve` argv / YAML -> ServeConfig (real values; no vLLM needed)."""
+"""wizard.io.argv / wizard.io.yaml_config: `vllm serve` argv / YAML -> ServeConfig (real values; no vLLM needed)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wizard.config import ConfigError
-from wizard.io.importers import parse_command, parse_spec_json, parse_yaml
+from wizard.io.argv import parse_command
+from wizard.io.spec_json import parse_spec_json
+from wizard.io.yaml_config import parse_yaml
 
 DATA = Path(__file__).parent / "data"
 

@@ -7,7 +7,8 @@ import time
 import pytest
 
 from factory import make_model_dir
-from wizard.models import ModelLookupError, resolve_model
+from wizard.models.info import ModelLookupError
+from wizard.models.resolve import resolve_model
 from wizard.models import catalog
 from wizard.models.local import inspect_folder
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from wizard.models import ModelLookupError
+from wizard.models.info import ModelLookupError
 from wizard.models.info import ModelInfo
-from wizard.models.local import info_from_config, inspect_folder
+from wizard.models.config_json import info_from_config
+from wizard.models.local import inspect_folder
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

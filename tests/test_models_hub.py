@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from wizard.models import ModelLookupError, resolve_model
+from wizard.models.info import ModelLookupError
+from wizard.models.resolve import resolve_model
 from wizard.models import hub
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from factory import HF, fixture_config, llama_tensor_shapes, make_model_dir, make_tiny_llama
-from wizard.models import ModelLookupError
-from wizard.models.local import inspect_folder, read_safetensors_header, SafetensorsHeaderError
+from wizard.models.info import ModelLookupError
+from wizard.models.local import inspect_folder
+from wizard.models.tensors import SafetensorsHeaderError, read_safetensors_header
 
 
 def _folder(tmp_path: Path, fixture: str, *files: str) -> Path:

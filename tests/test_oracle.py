@@ -51,13 +51,14 @@ def _check(cfg):
 
 
 def _config_errors(report):
-    from wizard.vllm.oracle import rule_phase
+    from wizard.vllm.crosscheck import rule_phase
 
     return [f for f in report.findings if f.severity.value == "error" and rule_phase(f.rule) == "config"]
 
 
 def _compare_all(cases, oracle):
-    from wizard.vllm.oracle import compare, engine_kwargs
+    from wizard.vllm.crosscheck import compare
+    from wizard.vllm.oracle import engine_kwargs
 
     rows = []
     for cid, d in cases:
@@ -131,7 +132,7 @@ def test_generated_configs_match_vllm(models, oracle):
 
 @pytest.mark.vllm
 def test_cross_check_text_and_json(models, oracle):
-    from wizard.vllm.oracle import cross_check
+    from wizard.vllm.crosscheck import cross_check
 
     cfg = config_from_dict({"model": models["target"], "max_model_len": 512,
                             "speculative_config": {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 5,
@@ -259,10 +260,11 @@ def test_engine_kwargs_conversion():
 
 def test_cross_check_without_vllm(monkeypatch):
     import wizard.vllm.oracle as oracle_mod
+    from wizard.vllm.crosscheck import cross_check
 
     monkeypatch.setattr(oracle_mod.importlib.util, "find_spec", lambda name: None)
     cfg = config_from_dict({"model": "meta-llama/Llama-3.1-8B-Instruct"})
-    cc = oracle_mod.cross_check(cfg, api.check(cfg, allow_hub=False))
+    cc = cross_check(cfg, api.check(cfg, allow_hub=False))
     assert cc.agreement == "unavailable"
     text = cc.render_text().strip().splitlines()
     assert text[-1].startswith("vLLM's own check did not run: vLLM is not installed")
@@ -271,7 +273,8 @@ def test_cross_check_without_vllm(monkeypatch):
 def test_host_problems_are_not_disagreements():
     """vLLM failing for reasons of this host (model files, a package, no device, a platform hook of
     another platform than the target) reads "vLLM cannot validate on this host (reason)"."""
-    from wizard.vllm.oracle import VllmVerdict, cannot_validate_message, compare, host_reason
+    from wizard.vllm.crosscheck import compare
+    from wizard.vllm.oracle import VllmVerdict, cannot_validate_message, host_reason
 
     cfg = config_from_dict({"model": "meta-llama/Llama-3.1-8B-Instruct"})
     rep = api.check(cfg, allow_hub=False)
@@ -310,7 +313,7 @@ def test_raise_site_looks_inside_pydantic_errors():
     ValueError pydantic wraps in a ValidationError; pydantic's own field errors are listed."""
     import pydantic
 
-    from wizard.vllm.oracle import _raise_site
+    from wizard.vllm.oracle_worker import raise_site as _raise_site
 
     @pydantic.dataclasses.dataclass
     class Cfg:

@@ -29,7 +29,7 @@ from wizard.vllm.versions import default_version
 def info(name: str):
     """ModelInfo from the fixture folder via the model inspector, else from config.json."""
     try:
-        from wizard.models import resolve_model
+        from wizard.models.resolve import resolve_model
 
         return resolve_model(str(HF / name), allow_hub=False)
     except Exception:  # inspector not available: the same facts from the config fields

@@ -113,13 +113,13 @@ def _vllm_kv_line(kwargs: dict, timeout: float = 300.0) -> tuple[int, int, float
         if proc.poll() is None:
             try:
                 os.killpg(proc.pid, signal.SIGTERM)  # our own session: the engine and its children
-                proc.wait(timeout=20)
+                proc.wait(timeout=300)
             except (ProcessLookupError, subprocess.TimeoutExpired):
                 try:
                     os.killpg(proc.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-                proc.wait(timeout=10)
+                proc.wait(timeout=300)
 
 
 @pytest.fixture(scope="module")

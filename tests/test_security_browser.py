@@ -46,7 +46,7 @@ def test_uploaded_sitecustomize_never_runs(tmp_path):
     payload = f"open({str(marker)!r}, 'w').write('ran')\n".encode()
     with serve_app(allow_model_dirs=[str(models)]) as (demo, url):
         # 1. real HTTP upload: Gradio stores any file, whatever the components accept
-        r = httpx.post(url + "gradio_api/upload", files=[("files", ("sitecustomize.py", payload))], timeout=60,
+        r = httpx.post(url + "gradio_api/upload", files=[("files", ("sitecustomize.py", payload))], timeout=300,
                        trust_env=False)
         assert r.status_code == 200, r.text
         uploaded = Path(r.json()[0])
@@ -92,6 +92,6 @@ def test_uploaded_sitecustomize_never_runs(tmp_path):
                 page.wait_for_selector("#sw-ln-status [data-state=stopped], #sw-ln-status [data-state=exited]",
                                        timeout=120000)
             for h in list(HANDLES.values()):
-                h.wait(timeout=60)
+                h.wait(timeout=300)
                 assert h.remaining_processes() == []
     assert not marker.exists()

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from test_export import config_strategy
 from wizard.config import SERVE_FIELDS, ServeConfig, config_from_dict
 from wizard.io.export import spec_dict, to_argv, to_dotted_command, to_yaml
-from wizard.io.importers import parse_command
+from wizard.io.argv import parse_command
 
 pytestmark = pytest.mark.vllm
 

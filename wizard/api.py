@@ -15,9 +15,15 @@ from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from wizard.advisories import advisory_findings
 from wizard.config import ConfigError, Patch, ServeConfig, apply_patch, config_from_dict
 from wizard.context import CheckContext, resolve_context
+from wizard.hardware.catalog import parse_gpu_spec
 from wizard.hardware.spec import Hardware
+from wizard.io.argv import parse_command
+from wizard.io.export import to_command
+from wizard.io.safeio import MAX_YAML_CONFIG_BYTES, InputRefused, read_text_file
+from wizard.io.yaml_config import parse_yaml
 from wizard.rules.registry import Finding, Severity, iter_findings
 from wizard.vllm.versions import VllmVersion, default_version, parse_version
 
@@ -67,16 +73,12 @@ def load(
     Raises:
         ConfigError: unusable input (no model, unreadable file, not YAML); the message names the field.
     """
-    from wizard.io import importers
-
     given = [x is not None for x in (command, config_file, yaml_text, data)]
     if sum(given) != 1:
         raise ConfigError("give exactly one of: a vllm serve command, --config FILE, YAML text or a dict")
     if command is not None:
-        return importers.parse_command(command)
+        return parse_command(command)
     if config_file is not None:
-        from wizard.io.safeio import MAX_YAML_CONFIG_BYTES, InputRefused, read_text_file
-
         p = Path(config_file)
         try:
             text = read_text_file(p, limit=MAX_YAML_CONFIG_BYTES, what="--config")
@@ -86,9 +88,9 @@ def load(
             raise ConfigError(f"config: --config {p}: cannot read file ({err.strerror or err})", field="config") from None
         except ValueError as err:  # e.g. a NUL byte in the path
             raise ConfigError(f"config: --config {p!r}: not a usable path ({err})", field="config") from None
-        return importers.parse_yaml(text, source=str(p))
+        return parse_yaml(text, source=str(p))
     if yaml_text is not None:
-        return importers.parse_yaml(yaml_text)
+        return parse_yaml(yaml_text)
     return config_from_dict(data)  # type: ignore[arg-type]
 
 
@@ -103,17 +105,11 @@ def _version(v: VllmVersion | str | None) -> VllmVersion:
 def _hardware(gpu: Hardware | str | None) -> Hardware | None:
     if gpu is None or isinstance(gpu, Hardware):
         return gpu
-    from wizard.hardware.catalog import parse_gpu_spec
-
     return parse_gpu_spec(gpu)
 
 
 def check_context(ctx: CheckContext) -> Report:
     """Run every applicable rule and advisory (wizard.advisories) on a resolved context."""
-    from wizard.io.export import to_command
-
-    from wizard.advisories import advisory_findings  # known engine bugs (wizard/data/advisories)
-
     findings = sorted([*iter_findings(ctx), *advisory_findings(ctx)], key=lambda f: (f.severity.rank, f.rule, f.fields))
     if any(f.severity == Severity.ERROR for f in findings):
         verdict = "error"

@@ -24,7 +24,18 @@ import os
 import sys
 from typing import Sequence
 
+from wizard import api
 from wizard.config import ConfigError
+from wizard.advisories import render_advisories
+from wizard.io.forms import export
+from wizard.io.presets import list_presets
+from wizard.launch.cli import cli_serve
+from wizard.launch.errors import LaunchError
+from wizard.models import catalog
+from wizard.plan import cli_plan
+from wizard.rules.docs import render_rules
+from wizard.textreport import render_text
+from wizard.vllm.crosscheck import cross_check
 
 __all__ = ["main", "build_parser", "load_from_args"]
 
@@ -156,8 +167,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def load_from_args(args: argparse.Namespace):
     """ServeConfig from --config FILE or the command after `--`. Raises ConfigError."""
-    from wizard import api
-
     command = list(args.command or [])
     if command and command[0] == "--":
         command = command[1:]
@@ -176,19 +185,13 @@ def _print_report(report, fmt: str, out=None) -> None:
         json.dump(report.as_json(), out, indent=2)
         out.write("\n")
         return
-    from wizard.textreport import render_text
-
     out.write(render_text(report))
 
 
 def _cmd_check(args) -> int:
-    from wizard import api
-
     cfg = load_from_args(args)
     report = api.check(cfg, vllm_version=args.vllm_version, gpu=args.gpu, allow_hub=not args.offline)
     if args.with_vllm:
-        from wizard.vllm.oracle import cross_check
-
         cross = cross_check(cfg, report, timeout=args.timeout, gpu=args.gpu)
         if args.format == "json":
             data = report.as_json()
@@ -204,9 +207,6 @@ def _cmd_check(args) -> int:
 
 
 def _cmd_fix(args) -> int:
-    from wizard import api
-    from wizard.io.forms import export
-
     cfg = load_from_args(args)
     fixed, applied, report = api.fix_all(cfg, vllm_version=args.vllm_version, gpu=args.gpu, allow_hub=not args.offline)
     if args.format == "json":
@@ -226,30 +226,22 @@ def _cmd_fix(args) -> int:
 
 
 def _cmd_export(args) -> int:
-    from wizard.io.forms import export
-
     cfg = load_from_args(args)
     sys.stdout.write(export(cfg, args.to).rstrip("\n") + "\n")
     return EXIT_OK
 
 
 def _cmd_rules(args) -> int:
-    from wizard.rules.docs import render_rules
-
     sys.stdout.write(render_rules(args.format))
     return EXIT_OK
 
 
 def _cmd_advisories(args) -> int:
-    from wizard.advisories import render_advisories
-
     sys.stdout.write(render_advisories(args.format))
     return EXIT_OK
 
 
 def _cmd_models(args) -> int:
-    from wizard.models import catalog
-
     rows = catalog.entries(role=args.role)
     if args.format == "json":
         json.dump([{"id": e.id, "role": e.role, "title": getattr(e, "title", None), "source": getattr(e, "source", None)} for e in rows], sys.stdout, indent=2)
@@ -261,8 +253,6 @@ def _cmd_models(args) -> int:
 
 
 def _cmd_presets(args) -> int:
-    from wizard.io.presets import list_presets
-
     rows = list_presets()
     if args.format == "json":
         json.dump([{"name": p.name, "title": p.title, "hardware": p.hardware, "rationale": p.rationale} for p in rows], sys.stdout, indent=2)
@@ -274,14 +264,10 @@ def _cmd_presets(args) -> int:
 
 
 def _cmd_plan(args) -> int:
-    from wizard.plan import cli_plan
-
     return cli_plan(args, load_from_args(args))
 
 
 def _cmd_serve(args) -> int:
-    from wizard.launch.cli import cli_serve
-
     return cli_serve(args, load_from_args(args))
 
 
@@ -337,8 +323,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"wizard: {_one_line(msg)}\n")
         return EXIT_USAGE
     except Exception as err:
-        from wizard.launch.errors import LaunchError
-
         if isinstance(err, LaunchError):  # --dry-run: bad port / GPU list / KV space
             sys.stderr.write(f"wizard: {_one_line(err)}\n")
             return EXIT_USAGE

@@ -44,8 +44,9 @@ __all__ = [
 class ConfigError(ValueError):
     """Unusable input: the message names the field and the fix.
 
-    Raised by importers and by :func:`config_from_dict` only when nothing sensible can be
-    built (e.g. no target model at all). Anything less severe becomes a finding instead.
+    Raised by the importers (wizard.io.argv, wizard.io.yaml_config) and by :func:`config_from_dict`
+    only when nothing sensible can be built (e.g. no target model at all). Anything less severe
+    becomes a finding instead.
     """
 
     def __init__(self, message: str, field: str | None = None):

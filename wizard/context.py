@@ -1,7 +1,7 @@
 """CheckContext = ServeConfig + ModelInfo(target) + ModelInfo(drafter) + Hardware + VllmVersion.
 
 Built once per check by :func:`resolve_context`; every rule reads only this. Model lookups go
-through :func:`wizard.models.resolve_model` (local folder, catalog, then Hub) and are cached,
+through :func:`wizard.models.resolve.resolve_model` (local folder, catalog, then Hub) and are cached,
 so re-checking on every keystroke costs no I/O after the first time.
 """
 
@@ -14,8 +14,8 @@ from typing import Any, Callable
 from wizard import resolve
 from wizard.config import ServeConfig
 from wizard.hardware.spec import Hardware
-from wizard.models import ModelLookupError, resolve_model
-from wizard.models.info import ModelInfo
+from wizard.models.info import ModelInfo, ModelLookupError
+from wizard.models.resolve import resolve_model
 from wizard.vllm.versions import VllmVersion, default_version
 
 __all__ = ["CheckContext", "resolve_context", "clear_model_cache", "REFUSED_PATH"]

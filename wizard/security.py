@@ -1,4 +1,4 @@
-"""What text may make a launched server do, what stays private, and where files go.
+"""What text may make a launched server do, and which local folders it may read.
 
 A configuration reaches the launcher from text someone else may have written: a pasted command,
 a YAML file (its ``# env:`` comments), a saved session. This module decides, from tables
@@ -21,35 +21,30 @@ generated out of vLLM itself (``scripts/dump_vllm_launch_policy.py`` ->
   explicit opt-in of the person who started it (``app.py --allow-unsafe-options``).
 * **Uploads** (:func:`uses_upload`): no value may point into Gradio's upload folder or the
   wizard's private folder.
-* **Secrets** (:func:`redact_dict`, :func:`scrub`): session files, exports, browser storage
-  and shown logs hold ``$HF_TOKEN``-style references, never the value.
-* **Files** (:func:`private_dir`, :func:`write_private`): everything the wizard writes lives in
-  one per-process folder of mode 0700 (files 0600), removed when the wizard exits (also when it
-  is killed: the launcher's watchdog removes it, :mod:`wizard.launch.watchdog`).
+
+What stays private (secrets, redaction, the private folder) is :mod:`wizard.privacy`.
 
 Threat model and how each issue is prevented: docs/security.md.
 """
 
 from __future__ import annotations
 
-import atexit
 import functools
 import json
 import os
 import re
-import shutil
 import tempfile
-import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from packaging.version import Version
 
+from wizard.privacy import created_private_dir, dest_of, is_secret_env, walk_strings
 from wizard.resolve import is_custom_proposer_path
 from wizard.vllm import options as vllm_options
 from wizard.vllm import releases
 from wizard.vllm.methods import CUSTOM_CLASS
+from wizard.vllm.versions import default_version
 
 __all__ = [
     "EnvVerdict",
@@ -62,19 +57,10 @@ __all__ = [
     "default_model_dirs",
     "is_inside",
     "is_local_path",
-    "SECRET_OPTION_DESTS",
-    "is_secret_env",
-    "secret_ref",
-    "redact_dict",
-    "secret_values",
-    "scrub",
-    "private_dir",
-    "write_private",
     "upload_dirs",
     "policy_table",
     "LaunchReview",
     "review_launch",
-    "redact_config",
 ]
 
 
@@ -88,8 +74,6 @@ def policy_table(version: str | None = None) -> dict[str, Any]:
     (VAR -> {kind: typed|text, loads}). See scripts/dump_vllm_launch_policy.py."""
     if version is None:
         try:
-            from wizard.vllm.versions import default_version
-
             version = str(default_version())
         except Exception:  # pragma: no cover
             version = None
@@ -163,7 +147,6 @@ KNOWN_HARMLESS: dict[str, str] = {
     "PYTORCH_CUDA_ALLOC_CONF": r"^[\w:.,]{1,200}$",
     "PYTHONHASHSEED": r"^\d{1,10}$",
 }
-_SECRET_NAME = re.compile(r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|ACCESS_KEY_ID|CREDENTIALS?)$", re.I)
 
 
 @dataclass(frozen=True)
@@ -178,11 +161,6 @@ class EnvVerdict:
     action: str
     reason: str
     secret: bool = False
-
-
-def is_secret_env(name: str) -> bool:
-    """Whether variable ``name`` holds a credential (HF_TOKEN, VLLM_API_KEY, AWS_SECRET_ACCESS_KEY...)."""
-    return bool(_SECRET_NAME.search(str(name)))
 
 
 def classify_env(name: str, value: Any = None, version: str | None = None) -> EnvVerdict:
@@ -272,8 +250,8 @@ def upload_dirs() -> list[str]:
     folder (``GRADIO_TEMP_DIR``, else ``$TMPDIR/gradio``) and the wizard's private folder."""
     out = [os.environ.get("GRADIO_TEMP_DIR") or os.path.join(tempfile.gettempdir(), "gradio"),
            os.path.join(tempfile.gettempdir(), "gradio")]
-    if _PRIVATE["dir"] is not None:
-        out.append(str(_PRIVATE["dir"]))
+    if created_private_dir() is not None:
+        out.append(str(created_private_dir()))
     return list(dict.fromkeys(out))
 
 
@@ -315,21 +293,6 @@ class RiskyOption:
     reason: str
 
 
-def _dest_of(key: str) -> str:
-    return str(key).lstrip("-").replace("-", "_")
-
-
-def _walk_strings(v: Any) -> Iterable[str]:
-    if isinstance(v, str):
-        yield v
-    elif isinstance(v, dict):
-        for x in v.values():
-            yield from _walk_strings(x)
-    elif isinstance(v, (list, tuple)):
-        for x in v:
-            yield from _walk_strings(x)
-
-
 def _as_json_obj(v: Any) -> Any:
     if isinstance(v, str) and v.strip().startswith(("{", "[")):
         try:
@@ -368,7 +331,7 @@ def risky_options(cfg: Any, policy: PathPolicy | None = None, version: str | Non
             text = "on"
         else:
             text = value if isinstance(value, str) else json.dumps(value, default=str)
-            if risk == "file" and all(file_ok(s) for s in _walk_strings(value) if s):
+            if risk == "file" and all(file_ok(s) for s in walk_strings(value) if s):
                 return
         out.append(RiskyOption(field_, option, risk, str(text)[:200], e.get("why", "")))
 
@@ -378,7 +341,7 @@ def risky_options(cfg: Any, policy: PathPolicy | None = None, version: str | Non
         if d.get(k) is not None:
             items.append((k, k, d[k]))
     for k, v in (d.get("extra_args") or {}).items():
-        items.append((f"extra_args.{k}", _dest_of(k), v))
+        items.append((f"extra_args.{k}", dest_of(k), v))
     for fld, dest, v in items:
         head, dot, rest = dest.partition(".")
         if dot:  # --kv-transfer-config.kv_connector_module_path X
@@ -433,170 +396,6 @@ def uses_upload(cfg: Any, dirs: Iterable[str] | None = None) -> list[str]:
 
     visit("", d)
     return sorted(set(hits))
-
-
-# ---- secrets -----------------------------------------------------------------------------------
-
-def _secret_dests() -> frozenset[str]:
-    """`vllm serve` options that carry a credential: dests ending in api_key/token/secret/password
-    in the parser of any known release (wizard/data/vllm/<X.Y>/serve_options.json): api_key,
-    hf_token in 0.32."""
-    out = set()
-    for key in releases.known_releases():
-        for e in vllm_options.serve_options(key).get("options", {}).values():
-            if re.search(r"(?:^|_)(?:api_key|token|secret|password)$", e.get("dest", "")):
-                out.add(e["dest"])
-    return frozenset(out or {"api_key", "hf_token"})
-
-
-SECRET_OPTION_DESTS = _secret_dests()
-#: the variable vLLM itself reads for a secret option (vllm/envs.py VLLM_API_KEY; huggingface_hub HF_TOKEN)
-_SECRET_ENV_FOR = {"api_key": "VLLM_API_KEY", "hf_token": "HF_TOKEN"}
-_REF = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
-
-
-def secret_ref(value: Any) -> str | None:
-    """The variable name when ``value`` is a reference such as ``$HF_TOKEN``/``${HF_TOKEN}``, else None."""
-    m = _REF.match(value) if isinstance(value, str) else None
-    return m.group(1) if m else None
-
-
-def env_for_option(dest: str) -> str:
-    """The variable a redacted secret option refers to (api_key -> VLLM_API_KEY)."""
-    return _SECRET_ENV_FOR.get(dest, dest.upper())
-
-
-def _is_secret_value(dest: str, v: Any) -> bool:
-    if isinstance(v, bool) or v is None:
-        return False
-    if isinstance(v, str):
-        return bool(v.strip()) and v.strip().lower() not in ("true", "false") and secret_ref(v) is None
-    if isinstance(v, list):
-        return any(_is_secret_value(dest, x) for x in v)
-    return True
-
-
-def redact_dict(d: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of config dict ``d`` with secret values replaced by references: ``env.HF_TOKEN``
-    -> ``"$HF_TOKEN"``, ``extra_args.api_key`` -> ``"$VLLM_API_KEY"`` (a list keeps its length)."""
-    out = dict(d)
-    env = out.get("env")
-    if isinstance(env, dict) and any(is_secret_env(k) for k in env):
-        out["env"] = {k: (f"${k}" if is_secret_env(k) and secret_ref(v) is None else v) for k, v in env.items()}
-    extra = out.get("extra_args")
-    if isinstance(extra, dict):
-        new = {}
-        for k, v in extra.items():
-            dest = _dest_of(k)
-            if dest in SECRET_OPTION_DESTS and _is_secret_value(dest, v):
-                ref = f"${env_for_option(dest)}"
-                v = [ref] * len(v) if isinstance(v, list) else ref
-            new[k] = v
-        out["extra_args"] = new
-    inv = out.get("invalid_values")
-    if isinstance(inv, dict):
-        out["invalid_values"] = {k: (f"${env_for_option(_dest_of(k))}" if _dest_of(k) in SECRET_OPTION_DESTS
-                                     and _is_secret_value(_dest_of(k), v) else v) for k, v in inv.items()}
-    return out
-
-
-def redact_config(cfg: Any) -> Any:
-    """:func:`redact_dict` on a ServeConfig (returns a ServeConfig; the input is unchanged)."""
-    from wizard.config import config_from_dict
-
-    d = cfg.model_dump(exclude_none=True)
-    if cfg.speculative_config is not None:
-        d["speculative_config"] = cfg.speculative_config.model_dump(exclude_none=True)
-    red = redact_dict(d)
-    if red == d:
-        return cfg
-    return config_from_dict(red)
-
-
-def secret_values(cfg: Any = None, environ: Mapping[str, str] | None = None, argv: Iterable[str] = ()) -> list[str]:
-    """Secret values to hide from shown logs: secret variables of ``environ`` and ``cfg.env``,
-    secret options of ``cfg`` and the values after ``--api-key``/``--hf-token`` in ``argv``
-    (longest first; values shorter than 4 characters are not worth hiding and would mangle logs)."""
-    vals: set[str] = set()
-    for k, v in (environ or {}).items():
-        if is_secret_env(k) and isinstance(v, str):
-            vals.add(v)
-    if cfg is not None:
-        for k, v in (getattr(cfg, "env", None) or {}).items():
-            if is_secret_env(k) and isinstance(v, str) and secret_ref(v) is None:
-                vals.add(v)
-        for k, v in (getattr(cfg, "extra_args", None) or {}).items():
-            if _dest_of(k) in SECRET_OPTION_DESTS:
-                for s in _walk_strings(v):
-                    vals.add(s)
-    argv = list(argv)
-    flags = {"--" + d.replace("_", "-") for d in SECRET_OPTION_DESTS}
-    for i, a in enumerate(argv):
-        if a in flags and i + 1 < len(argv):
-            vals.add(argv[i + 1])
-        for f in flags:
-            if a.startswith(f + "="):
-                vals.add(a.split("=", 1)[1])
-    return sorted((v for v in vals if len(v) >= 4 and v.lower() not in ("true", "false")), key=len, reverse=True)
-
-
-def scrub(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every value of ``secrets`` replaced by ``***``."""
-    for s in secrets:
-        if s and s in text:
-            text = text.replace(s, "***")
-    return text
-
-
-# ---- private files -----------------------------------------------------------------------------
-
-_PRIVATE: dict[str, Any] = {"dir": None}
-_PRIVATE_LOCK = threading.Lock()
-
-
-def private_dir(sub: str | None = None) -> Path:
-    """The wizard's per-process folder (mode 0700, under $TMPDIR), or ``sub`` folder in it
-    (0700). Created on first use; removed at exit (atexit) and by the launcher's watchdog when
-    the process is killed."""
-    with _PRIVATE_LOCK:
-        if _PRIVATE["dir"] is None or not Path(_PRIVATE["dir"]).is_dir():
-            d = Path(tempfile.mkdtemp(prefix=f"specwizard-{os.getpid()}-"))  # mkdtemp: mode 0700
-            os.chmod(d, 0o700)
-            _PRIVATE["dir"] = d
-            atexit.register(_cleanup_private, d)
-            try:
-                from wizard.launch.watchdog import watchdog
-
-                watchdog().remove_on_exit(d)
-            except Exception:  # the watchdog is a safety net, not a requirement
-                pass
-        base: Path = _PRIVATE["dir"]
-    if not sub:
-        return base
-    p = base / sub
-    p.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.chmod(p, 0o700)
-    return p
-
-
-def _cleanup_private(d: Path) -> None:
-    shutil.rmtree(d, ignore_errors=True)
-    if _PRIVATE["dir"] == d:
-        _PRIVATE["dir"] = None
-
-
-def write_private(path: str | os.PathLike, text: str) -> Path:
-    """Write ``text`` to ``path`` with mode 0600 (created so; never readable by others, even
-    for a moment), creating its folder with mode 0700."""
-    p = Path(path)
-    p.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, text.encode("utf-8"))
-    finally:
-        os.close(fd)
-    return p
 
 
 @dataclass

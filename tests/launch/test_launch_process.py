@@ -154,7 +154,10 @@ def test_handle_smoke_and_advice_on_stand_in(tmp_path):
 # ---- the wizard process itself ends --------------------------------------------------------------
 
 _PARENT = r"""
-import os, sys, time
+import os, signal, sys, time
+# Ctrl-C as in a terminal: a suite started in the background by a non-interactive shell (CI,
+# `cmd &`) inherits SIGINT ignored, and Python then never raises KeyboardInterrupt.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, {root!r})
 from wizard.launch import Launcher, LaunchPlan
 from wizard.config import config_from_dict

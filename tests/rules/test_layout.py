@@ -15,8 +15,8 @@ from pathlib import Path
 from wizard.rules.registry import all_rules, rule_modules
 
 WIZARD = Path(__file__).resolve().parents[2] / "wizard"
-# (the oracle, vllm/oracle.py, is a process boundary that imports vLLM lazily: not core)
-CORE = sorted(WIZARD.glob("rules/**/*.py")) + sorted(p for p in WIZARD.glob("vllm/*.py") if p.name != "oracle.py") + [
+# (the oracle's child process, vllm/oracle_worker.py, imports vLLM lazily: a process boundary, not core)
+CORE = sorted(WIZARD.glob("rules/**/*.py")) + sorted(p for p in WIZARD.glob("vllm/*.py") if p.name != "oracle_worker.py") + [
     WIZARD / "resolve.py", WIZARD / "context.py", WIZARD / "fixes.py"]
 
 

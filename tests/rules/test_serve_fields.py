@@ -226,7 +226,8 @@ def test_text_output_labels_the_command_and_hides_import_note_paths():
 def test_vllm_rejects_what_the_bounds_rules_reject(tmp_path_factory):
     from conformance_corpus import build_models
 
-    from wizard.vllm.oracle import VllmOracle, compare, engine_kwargs, rule_phase, vllm_unavailable_reason
+    from wizard.vllm.crosscheck import compare, rule_phase
+    from wizard.vllm.oracle import VllmOracle, engine_kwargs, vllm_unavailable_reason
 
     if vllm_unavailable_reason():
         pytest.skip(vllm_unavailable_reason())

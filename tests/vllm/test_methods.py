@@ -22,9 +22,7 @@ NAMES = set(M.TRAITS) | set(M.NGRAM_MODEL_NAMES)
 
 # (file relative to wizard/, literal) -> why the string is not a method there
 ALLOWED = {
-    ("io/importers.py", "draft_model"): "the pre-V1 speculative-config key draft_model (renamed to model), not the method",
-    ("rules/spec_config/sd020_unknown_spec_key.py", "draft_model"): "the pre-V1 key draft_model, not the method",
-    ("models/local.py", "mtp"): "the tensor-name prefix of MTP weights",
+    ("models/tensors.py", "mtp"): "the tensor-name prefix of MTP weights",
     ("advisories/schema.py", "eagle"): "an advisory family name (id prefix EAG), not the method",
     ("advisories/schema.py", "mtp"): "an advisory family name (id prefix MTP), not the method",
     ("advisories/schema.py", "dflash"): "an advisory family name (id prefix DFL), not the method",

@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from wizard.advisories.matcher import evaluate, resolve_field
 from wizard.advisories.schema import Advisory, FAMILIES, ID_PREFIX
+from wizard.rules.registry import Finding, Severity
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.context import CheckContext
@@ -81,8 +83,6 @@ def _spec(s: str) -> SpecifierSet:
 def _platform_ok(adv: Advisory, ctx: "CheckContext") -> bool | None:
     if not adv.platforms and not adv.compute_capability:
         return True
-    from wizard.advisories.matcher import resolve_field
-
     platform = resolve_field(ctx, "hardware.platform")
     if platform is None:
         return None
@@ -99,8 +99,6 @@ def _platform_ok(adv: Advisory, ctx: "CheckContext") -> bool | None:
 def applies(adv: Advisory, ctx: "CheckContext") -> bool:
     """True when ``ctx``'s vLLM release is affected, the platform matches and the condition is
     known to hold (unknown facts never make an advisory fire)."""
-    from wizard.advisories.matcher import evaluate
-
     if not _spec(adv.affected).contains(ctx.version.version, prereleases=True):
         return False
     if _platform_ok(adv, ctx) is not True:
@@ -123,8 +121,6 @@ def _fixed_text(adv: Advisory) -> str:
 
 def finding_for(adv: Advisory, ctx: "CheckContext") -> "Finding":
     """The Finding an applying advisory produces (rule id = advisory id; source link in the message)."""
-    from wizard.rules.registry import Finding, Severity
-
     summary = " ".join(adv.summary.split())
     todo = []
     if adv.fix.upgrade:

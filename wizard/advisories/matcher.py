@@ -59,6 +59,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from wizard.models.info import ModelInfo
+
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.context import CheckContext
 
@@ -124,8 +126,6 @@ def _validate_field(path: str, where: str) -> None:
     if root in ("target", "drafter") and parts[1] != "config" and len(parts) != 2:
         raise ConditionError(f"{where}: {path!r}: only {root}.config.DOTTED may be nested")
     if root in ("target", "drafter") and parts[1] not in ("config", *_DERIVED_MODEL):
-        from wizard.models.info import ModelInfo
-
         if parts[1] not in ModelInfo.model_fields:
             raise ConditionError(f"{where}: {path!r}: ModelInfo has no field {parts[1]!r}")
 

@@ -17,6 +17,7 @@ from typing import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from wizard.hardware.catalog import lookup
 from wizard.hardware.spec import Hardware
 
 __all__ = ["GpuProcess", "GpuDevice", "discover", "to_hardware", "match_catalog_name"]
@@ -153,8 +154,6 @@ def to_hardware(devices: Iterable[GpuDevice], *, own_pids: Iterable[int] = ()) -
     ``used`` minus our own processes' usage. Returns None for an empty list or a name the
     catalog does not know (the caller may fall back to ``--gpu``).
     """
-    from wizard.hardware.catalog import lookup
-
     devs = list(devices)
     if not devs:
         return None

@@ -6,7 +6,7 @@ Every form is deterministic and re-imports to the same config
 (``parse_command(to_command(c)) == c``, same for dotted, ``parse_yaml(to_yaml(c)) == c``;
 import notes aside), except credentials: ``HF_TOKEN``-like variables and ``--api-key`` /
 ``--hf-token`` values are written as ``$VAR`` references, never as values
-(:func:`wizard.security.redact_config`; ``to_argv``, which launches, keeps them). Nothing is dropped: ``extra_args`` and ``invalid_values`` are written
+(:func:`wizard.privacy.redact_config`; ``to_argv``, which launches, keeps them). Nothing is dropped: ``extra_args`` and ``invalid_values`` are written
 verbatim, ``env`` as ``VAR=value`` prefixes (command forms), ``os.environ`` lines (Python) or
 ``# env: VAR=value`` comments (YAML; ``vllm serve --config`` itself does not read them).
 
@@ -34,11 +34,11 @@ from typing import Any, Sequence
 import yaml
 
 from wizard.config import SERVE_FIELDS, ServeConfig
-from wizard.io.importers import POSITIONAL_KEY, VLLM_APPEND_FLAGS, VLLM_STORE_TRUE_FLAGS, human_readable_int
-from wizard.security import redact_config, secret_ref
+from wizard.io.collector import CLI, POSITIONAL_KEY
+from wizard.io.spec_json import human_readable_int
+from wizard.privacy import redact_config, secret_ref
 
 __all__ = [
-    "export",
     "to_argv",
     "to_command",
     "to_dotted_command",
@@ -90,12 +90,12 @@ def _option_tokens(name: str, value: Any, *, bool_no: bool = True) -> list[str]:
     if value is False:
         if "." in name:
             return [f"{flag}=false"]
-        if name in VLLM_STORE_TRUE_FLAGS or not bool_no:
+        if name in CLI.store_true or not bool_no:
             return []
         if name.startswith("-"):
             return [flag + "=false"]
         return ["--no-" + flag[2:]]
-    if isinstance(value, list) and name in VLLM_APPEND_FLAGS:
+    if isinstance(value, list) and name in CLI.append:
         out: list[str] = []
         for item in value:
             out += _opt(flag, _scalar_text(item))
@@ -229,7 +229,7 @@ def to_command(cfg: ServeConfig) -> str:
     """One shell line: ``[VAR=val ...] vllm serve MODEL --opt val ... --speculative-config '<json>'``.
 
     Credentials are written as references (``HF_TOKEN="$HF_TOKEN"``, ``--api-key
-    "$VLLM_API_KEY"``), never as values (:func:`wizard.security.redact_config`)."""
+    "$VLLM_API_KEY"``), never as values (:func:`wizard.privacy.redact_config`)."""
     cfg = redact_config(cfg)
     return _env_prefix(cfg) + " ".join(_sh(t) for t in _body(cfg, _DEFAULT_ENTRYPOINT, dotted=False))
 
@@ -257,14 +257,14 @@ def to_yaml(cfg: ServeConfig) -> str:
     What a ``--config`` file cannot hold -- single-dash options vLLM does not know (``-x 5``: the
     loader would turn a key ``x`` into ``--x``) and stray positional words -- goes on the first
     line's command (``vllm serve --config THIS_FILE -x 5 -- word``) and on an ``# args:`` line
-    that :func:`wizard.io.importers.parse_yaml` reads back (vllm/utils/argparse_utils.py
+    that :func:`wizard.io.yaml_config.parse_yaml` reads back (vllm/utils/argparse_utils.py
     ``load_config_file``, 0.32)."""
     cfg = redact_config(cfg)
     doc: dict[str, Any] = {"model": cfg.model}
     inv = cfg.invalid_values
 
     def put(name: str, v: Any) -> None:
-        if v is False and "." not in name and not name.startswith("-") and name not in VLLM_STORE_TRUE_FLAGS:
+        if v is False and "." not in name and not name.startswith("-") and name not in CLI.store_true:
             doc["no-" + _yaml_key(name)] = True
         else:
             doc[_yaml_key(name.lstrip("-"))] = v
@@ -297,7 +297,7 @@ def to_yaml(cfg: ServeConfig) -> str:
     for k, v in cfg.env.items():
         lines.append(f"# env: {k}={json.dumps(str(v), ensure_ascii=False)}")
     if cli_only:
-        # read back by wizard.io.importers.parse_yaml; vLLM's --config cannot hold these
+        # read back by wizard.io.yaml_config.parse_yaml; vLLM's --config cannot hold these
         lines.append(f"# args: {shlex.join(cli_only)}")
     body = yaml.safe_dump(doc, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1000)
     return "\n".join(lines) + "\n" + body

@@ -10,7 +10,7 @@ from __future__ import annotations
 from wizard.config import ServeConfig
 from wizard.io.export import to_command, to_dotted_command, to_python, to_yaml
 from wizard.io.scaleout import SCALEOUT_FORMATS, export_scaleout
-from wizard.security import redact_config
+from wizard.privacy import redact_config
 
 __all__ = ["FORMATS", "SINGLE_NODE_FORMATS", "export"]
 
@@ -23,7 +23,7 @@ FORMATS: tuple[str, ...] = SINGLE_NODE_FORMATS + SCALEOUT_FORMATS
 
 def export(cfg: ServeConfig, to: str = "command") -> str:
     """``cfg`` in the form ``to`` (one of :data:`FORMATS`). Credentials are written as ``$VAR``
-    references in every form (:func:`wizard.security.redact_config`).
+    references in every form (:func:`wizard.privacy.redact_config`).
 
     Raises:
         KeyError: unknown form (the message lists :data:`FORMATS`).

@@ -12,7 +12,8 @@ from typing import Any
 from wizard.config import ServeConfig
 from wizard.launch.errors import LaunchError
 from wizard.launch.machine import gpu_list, is_cpu_build
-from wizard.security import env_for_option, review_env, secret_ref
+from wizard.privacy import env_for_option, secret_ref
+from wizard.security import review_env
 
 __all__ = ["build_env", "secrets_to_env", "DEFAULT_CPU_KVCACHE_SPACE_GIB"]
 

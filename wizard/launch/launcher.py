@@ -26,7 +26,8 @@ from wizard.launch.machine import discovered_gpus, validate_gpus
 from wizard.launch.ports import check_port_free, find_free_port, parse_port, port_from_cfg
 from wizard.launch.process import LaunchPlan, ServerHandle
 from wizard.launch.spawn import start_server
-from wizard.security import private_dir, review_env, secret_values
+from wizard.privacy import private_dir, secret_values
+from wizard.security import review_env
 from wizard.vllm.versions import installed_vllm
 
 __all__ = ["plan_launch", "Launcher", "launch", "relaunch_with_fix"]
@@ -84,7 +85,7 @@ class Launcher:
     @property
     def log_dir(self) -> Path:
         """Where log files go: the folder given, else ``logs`` in the wizard's private folder
-        (mode 0700, removed when the wizard exits; :func:`wizard.security.private_dir`)."""
+        (mode 0700, removed when the wizard exits; :func:`wizard.privacy.private_dir`)."""
         if self._log_dir is not None:
             return self._log_dir
         return private_dir("logs")

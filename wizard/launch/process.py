@@ -65,7 +65,7 @@ from wizard.launch.diagnosis import Diagnosis, diagnose
 from wizard.launch.metrics import MONITOR_PARAMS, MetricsSeries, advice, is_monitor_line, scrape
 from wizard.launch.smoke import run_smoke
 from wizard.launch.watchdog import watchdog
-from wizard.security import scrub
+from wizard.privacy import scrub
 from wizard.vllm.methods import DRAFT_MODEL
 from wizard.vllm.versions import default_version
 

@@ -31,7 +31,7 @@ from wizard.config import ServeConfig
 from wizard.launch.errors import LaunchError
 from wizard.launch.process import _LIVE, LaunchPlan, ServerHandle, stop_all
 from wizard.launch.watchdog import watchdog
-from wizard.security import scrub, write_private
+from wizard.privacy import scrub, write_private
 
 __all__ = ["start_server"]
 

@@ -7,7 +7,7 @@ public URL/model card), optional ``approximate`` (what was reconstructed), ``ali
 figures), the own-layer tensor facts (``has_lm_head``, ``has_embed_tokens``, ``has_d2t``,
 ``has_t2d``, ``has_mtp_weights``, ``tensors: {name: {shape, dtype}}``), ``param_count``
 (parameters), ``weight_bytes`` (bytes) and ``config``: a config.json-like dict that is parsed by
-:func:`wizard.models.local.info_from_config`, the same code as a local folder, so a catalog id
+:func:`wizard.models.config_json.info_from_config`, the same code as a local folder, so a catalog id
 resolves exactly like a folder holding that config.json.
 
 The YAML is read once (``functools.lru_cache``); after the first call :func:`lookup` costs a
@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from wizard.models.info import ModelInfo, TensorInfo
-from wizard.models.local import info_from_config
+from wizard.models.config_json import info_from_config
 
 __all__ = ["CatalogEntry", "CATALOG_DIR", "entries", "lookup", "get_entry", "drafters_for", "load_errors", "reload"]
 
@@ -197,7 +197,7 @@ def _info(key: str) -> ModelInfo | None:
 def lookup(name: str) -> ModelInfo | None:
     """ModelInfo for a catalog id or alias (case-insensitive; trailing '/' ignored), else None.
 
-    Built with :func:`wizard.models.local.info_from_config` from the entry's ``config`` plus
+    Built with :func:`wizard.models.config_json.info_from_config` from the entry's ``config`` plus
     its tensor facts. Cached: the same (read-only) object is returned for repeated lookups.
     """
     if not isinstance(name, str) or not name.strip():

@@ -6,10 +6,10 @@
 * tensor names, shapes and dtypes through ``HfApi().get_safetensors_metadata`` (HTTP range
   requests for the safetensors headers only; kept in an in-process cache).
 
-Both go through :func:`wizard.models.local.info_from_config` / ``apply_tensor_facts``, the code
+Both go through :func:`wizard.models.config_json.info_from_config` / ``apply_tensor_facts``, the code
 used for local folders.
 
-Errors: :class:`wizard.models.ModelLookupError` with a message that names the repo and the fix:
+Errors: :class:`wizard.models.info.ModelLookupError` with a message that names the repo and the fix:
 offline (``HF_HUB_OFFLINE=1`` without a cached config, or a connection error), repository not
 found, gated repository, unknown revision, no config.json.
 """
@@ -21,8 +21,9 @@ import json
 import os
 from typing import Any
 
-from wizard.models.info import ModelInfo, TensorInfo
-from wizard.models.local import apply_tensor_facts, info_from_config
+from wizard.models.config_json import info_from_config
+from wizard.models.info import ModelInfo, ModelLookupError, TensorInfo
+from wizard.models.tensors import apply_tensor_facts
 
 __all__ = ["inspect_hub", "offline_message", "hub_offline", "hub_endpoint", "hub_reachable"]
 
@@ -124,12 +125,6 @@ class _QuietHub:
         self._logger.setLevel(self._level)
 
 
-def _err(msg: str) -> Exception:
-    from wizard.models import ModelLookupError
-
-    return ModelLookupError(msg)
-
-
 def _is_connection_error(err: BaseException) -> bool:
     names = {c.__name__ for c in type(err).__mro__}
     return bool(
@@ -160,17 +155,17 @@ def _fetch_config(repo_id: str, revision: str | None, cache_dir: str | None, off
         try:
             path = _download(repo_id, filename, revision, cache_dir, offline)
         except hf_errors.GatedRepoError:
-            raise _err(
+            raise ModelLookupError(
                 f"'{repo_id}' is a gated repository on the Hugging Face Hub: accept its license and log in "
                 "(hf auth login / HF_TOKEN), or use a local folder or a catalog id"
             ) from None
         except hf_errors.RepositoryNotFoundError:
-            raise _err(
+            raise ModelLookupError(
                 f"'{repo_id}' was not found on the Hugging Face Hub (nor as a local folder or catalog id): "
                 "check the spelling, or log in for a private repository"
             ) from None
         except hf_errors.RevisionNotFoundError:
-            raise _err(f"revision '{revision}' of '{repo_id}' was not found on the Hugging Face Hub: check --revision") from None
+            raise ModelLookupError(f"revision '{revision}' of '{repo_id}' was not found on the Hugging Face Hub: check --revision") from None
         except hf_errors.EntryNotFoundError as err:  # includes RemoteEntryNotFoundError
             if isinstance(err, hf_errors.LocalEntryNotFoundError):
                 last = err
@@ -178,11 +173,11 @@ def _fetch_config(repo_id: str, revision: str | None, cache_dir: str | None, off
             last = err
             continue
         except hf_errors.HFValidationError as err:
-            raise _err(f"'{repo_id}' is neither a local folder, a catalog id, nor a valid Hub repo id: {err}") from None
+            raise ModelLookupError(f"'{repo_id}' is neither a local folder, a catalog id, nor a valid Hub repo id: {err}") from None
         except Exception as err:
             if _is_connection_error(err) or offline:
-                raise _err(offline_message(repo_id)) from None
-            raise _err(f"Hugging Face Hub lookup of '{repo_id}' failed: {type(err).__name__}: {err}") from None
+                raise ModelLookupError(offline_message(repo_id)) from None
+            raise ModelLookupError(f"Hugging Face Hub lookup of '{repo_id}' failed: {type(err).__name__}: {err}") from None
         try:
             with open(path, encoding="utf-8-sig") as fh:
                 return json.load(fh), native, notes
@@ -192,8 +187,8 @@ def _fetch_config(repo_id: str, revision: str | None, cache_dir: str | None, off
     from huggingface_hub import errors as hf_errors2
 
     if last is not None and isinstance(last, hf_errors2.LocalEntryNotFoundError):
-        raise _err(offline_message(repo_id))
-    raise _err(f"'{repo_id}' on the Hugging Face Hub has no config.json (nor params.json): is it a model repository?")
+        raise ModelLookupError(offline_message(repo_id))
+    raise ModelLookupError(f"'{repo_id}' on the Hugging Face Hub has no config.json (nor params.json): is it a model repository?")
 
 
 @functools.lru_cache(maxsize=128)

@@ -1,7 +1,7 @@
 """ModelInfo: what the rules and the planner need to know about a checkpoint.
 
 Filled by :mod:`wizard.models.local` (a folder: config.json, safetensors *headers*,
-model.safetensors.index.json), :mod:`wizard.models.hub` (Hugging Face Hub metadata, no weight
+model.safetensors.index.json; parsed by :mod:`wizard.models.config_json` and :mod:`wizard.models.tensors`), :mod:`wizard.models.hub` (Hugging Face Hub metadata, no weight
 download) and :mod:`wizard.models.catalog` (offline entries under ``presets/models/``).
 All three produce the same object, so a catalog id resolves exactly like a local folder.
 
@@ -15,7 +15,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["TensorInfo", "ModelInfo"]
+__all__ = ["TensorInfo", "ModelInfo", "ModelLookupError"]
+
+
+class ModelLookupError(Exception):
+    """A model could not be inspected; ``str(err)`` says why and what to do (offline, missing file...)."""
 
 
 class TensorInfo(BaseModel):

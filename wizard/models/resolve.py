@@ -5,7 +5,7 @@ Order (same as vLLM, which treats an existing path as a local checkpoint before 
 1. an existing local folder -> :func:`wizard.models.local.inspect_folder`;
 2. a catalog id or alias (``presets/models``) -> :func:`wizard.models.catalog.lookup`;
 3. the Hugging Face Hub (config + safetensors headers) when ``allow_hub``;
-4. else :class:`wizard.models.ModelLookupError` naming where it looked.
+4. else :class:`wizard.models.info.ModelLookupError` naming where it looked.
 """
 
 from __future__ import annotations
@@ -13,22 +13,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from wizard.models.info import ModelInfo
+from wizard.models import catalog
+from wizard.models.hub import inspect_hub
+from wizard.models.info import ModelInfo, ModelLookupError
+from wizard.models.local import inspect_folder
 
-__all__ = ["resolve"]
-
-
-def _err(msg: str) -> Exception:
-    from wizard.models import ModelLookupError
-
-    return ModelLookupError(msg)
+__all__ = ["resolve_model"]
 
 
 def _looks_like_path(name: str) -> bool:
     return name.startswith(("/", "./", "../", "~", ".\\")) or (os.sep == "\\" and ":" in name[:3])
 
 
-def resolve(name: str, revision: str | None = None, allow_hub: bool = True) -> ModelInfo:
+def resolve_model(name: str, revision: str | None = None, *, allow_hub: bool = True) -> ModelInfo:
     """Inspect ``name``: local folder, catalog id (case-insensitive), then the Hub.
 
     ``revision`` only applies to the Hub (a catalog entry describes the main revision).
@@ -38,7 +35,7 @@ def resolve(name: str, revision: str | None = None, allow_hub: bool = True) -> M
             catalog and the Hub is off (``allow_hub=False``) or unreachable/offline.
     """
     if not isinstance(name, str) or not name.strip():
-        raise _err("model name is empty: give a local folder, a catalog id (python -m wizard models) or a Hub id")
+        raise ModelLookupError("model name is empty: give a local folder, a catalog id (python -m wizard models) or a Hub id")
     name = name.strip()
     try:
         p = Path(name).expanduser()
@@ -47,24 +44,18 @@ def resolve(name: str, revision: str | None = None, allow_hub: bool = True) -> M
     except (OSError, ValueError):
         is_dir = exists = False
     if is_dir:
-        from wizard.models.local import inspect_folder
-
         return inspect_folder(p, id=name)
     if exists:
-        raise _err(f"'{name}' is a file, not a model folder: point at the folder that holds config.json")
-
-    from wizard.models import catalog
+        raise ModelLookupError(f"'{name}' is a file, not a model folder: point at the folder that holds config.json")
 
     info = catalog.lookup(name)
     if info is not None:
         return info
     if _looks_like_path(name):
-        raise _err(f"local model folder '{name}' does not exist (looked on disk; a path is not a catalog or Hub id)")
+        raise ModelLookupError(f"local model folder '{name}' does not exist (looked on disk; a path is not a catalog or Hub id)")
     if not allow_hub:
-        raise _err(
+        raise ModelLookupError(
             f"'{name}' is not a local folder nor a catalog id (python -m wizard models to list), "
             "and Hugging Face Hub lookups are disabled"
         )
-    from wizard.models.hub import inspect_hub
-
     return inspect_hub(name, revision)

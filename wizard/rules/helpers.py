@@ -85,7 +85,7 @@ def explicit_draft_kv(ctx: "CheckContext") -> str | None:
 
 
 def import_notes(ctx, kind: str):
-    """The importer's notes of ``kind`` (``ServeConfig.import_notes``, set by wizard/io/importers.py)."""
+    """The importer's notes of ``kind`` (``ServeConfig.import_notes``, set by wizard/io/collector.py)."""
     return [n for n in ctx.config.import_notes if n.kind == kind]
 
 

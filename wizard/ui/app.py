@@ -22,7 +22,7 @@ from typing import Any, Callable
 import gradio as gr
 
 from wizard.config import Patch, apply_patch
-from wizard import security
+from wizard import privacy, security
 from wizard.ui import findings as fp
 from wizard.ui import guard, services
 from wizard.ui.state import (SessionError, browser_safe, config_of, field_value, load_session, new_state, redact_state,
@@ -288,12 +288,12 @@ class WizardUI:
 
     def session_file(self, state: dict) -> str:
         """The "Save session" file: credentials redacted (:func:`session_json`), mode 0600 in the
-        wizard's private folder (:func:`wizard.security.private_dir`)."""
+        wizard's private folder (:func:`wizard.privacy.private_dir`)."""
         text = session_json(state)
         h = hashlib.sha1(text.encode()).hexdigest()[:12]
-        p = security.private_dir("sessions") / h / "specwizard-session.json"
+        p = privacy.private_dir("sessions") / h / "specwizard-session.json"
         if not p.exists():
-            security.write_private(p, text)
+            privacy.write_private(p, text)
         return str(p)
 
     def outputs(self) -> list:
@@ -345,7 +345,7 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard",
     private folder (mode 0700), removed on exit.
     """
     if not os.environ.get("GRADIO_TEMP_DIR"):  # Gradio's uploads and copies: private, removed on exit
-        os.environ["GRADIO_TEMP_DIR"] = str(security.private_dir("gradio"))
+        os.environ["GRADIO_TEMP_DIR"] = str(privacy.private_dir("gradio"))
     dirs = security.default_model_dirs() if allow_model_dirs is None else [os.fspath(d) for d in allow_model_dirs]
     ui = WizardUI(allow_launch=allow_launch,
                   policy=security.PathPolicy(model_dirs=dirs, allow_unsafe_options=bool(allow_unsafe_options)))
@@ -749,6 +749,10 @@ def _default_launch_kwargs(demo: gr.Blocks) -> None:
         kwargs.setdefault("css", CSS)
         kwargs.setdefault("theme", gr.themes.Soft())
         kwargs.setdefault("max_file_size", MAX_UPLOAD)
+        # Gradio's start-up probe of its own URL (one HEAD request, 3 s timeout) makes launch()
+        # raise "localhost is not accessible" on a loaded machine; the wizard binds loopback
+        # itself, so that probe can only fail spuriously.
+        kwargs.setdefault("_frontend", False)
         app_kwargs = dict(kwargs.get("app_kwargs") or {})
         app_kwargs["middleware"] = [*app_kwargs.get("middleware", []),
                                     Middleware(guard.RequestGuard, demo=demo, **getattr(demo, "guard_options", {}))]

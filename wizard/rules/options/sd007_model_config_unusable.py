@@ -18,7 +18,7 @@ class ModelConfigUnusable(Rule):
     list or another non-object, larger than 50 MiB, not UTF-8, unreadable (permissions, a FIFO or
     device in its place), or a size field (`num_hidden_layers`, `hidden_size`, heads, `head_dim`,
     `vocab_size`, `max_position_embeddings`, MTP layer counts ...) that is NaN, negative, not an
-    integer or beyond any real model (`wizard.models.local.SIZE_LIMITS`).
+    integer or beyond any real model (`wizard.models.config_json.SIZE_LIMITS`).
 
     ## Why it matters
 
@@ -58,7 +58,7 @@ class ModelConfigUnusable(Rule):
 
     vLLM 0.32/0.33 `vllm/transformers_utils/config.py` `get_config` (transformers
     `PretrainedConfig.get_config_dict` / `json.loads` of config.json), model construction in
-    `vllm/model_executor/models`; wizard/models/local.py `SIZE_LIMITS`.
+    `vllm/model_executor/models`; wizard/models/config_json.py `SIZE_LIMITS`.
     """
 
     id = "SD007"

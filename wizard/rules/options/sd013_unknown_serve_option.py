@@ -5,7 +5,8 @@ import functools
 from typing import Any
 
 from wizard.config import Patch, SERVE_FIELDS, ServeConfig
-from wizard.io.importers import POSITIONAL_KEY, human_readable_int
+from wizard.io.collector import POSITIONAL_KEY
+from wizard.io.spec_json import human_readable_int
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm import options as vllm_options
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from wizard.config import Patch
-from wizard.io.importers import POSITIONAL_KEY
+from wizard.io.collector import POSITIONAL_KEY
 from wizard.rules.registry import Rule, Severity, register
 
 

@@ -3,28 +3,8 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.rules.helpers import closest, given_keys
 from wizard.rules.registry import Rule, Severity, register
+from wizard.vllm import legacy
 from wizard.vllm.versions import spec_fields
-
-
-# Legacy (pre-V1) speculative option names -> the modern SpeculativeConfig field (None: no equivalent).
-LEGACY_SPEC_KEYS: dict[str, str | None] = {
-    "num_lookahead_slots": "num_speculative_tokens",
-    "speculative_model": "model",
-    "draft_model": "model",
-    "speculative_model_quantization": "quantization",
-    "speculative_draft_tensor_parallel_size": "draft_tensor_parallel_size",
-    "speculative_max_model_len": "max_model_len",
-    "ngram_prompt_lookup_max": "prompt_lookup_max",
-    "ngram_prompt_lookup_min": "prompt_lookup_min",
-    "spec_decoding_acceptance_method": None,
-    "speculative_disable_by_batch_size": None,
-    "speculative_disable_mqa_scorer": None,
-    "typical_acceptance_sampler_posterior_threshold": None,
-    "typical_acceptance_sampler_posterior_alpha": None,
-    "disable_logprobs": None,
-    "disable_log_stats": None,
-    "acceptance_method": None,
-}
 
 
 ONLY_033_SPEC_FIELDS: tuple[str, ...] = (
@@ -74,7 +54,8 @@ class UnknownSpecKey(Rule):
     ## Source
 
     vllm/config/speculative.py ``SpeculativeConfig`` (pydantic dataclass, extra=forbid),
-    0.32 and 0.33; docs/vllm-rules.md R009 (E10, F29, F30, F33).
+    0.32 and 0.33; docs/vllm-rules.md R009 (E10, F29, F30, F33). Legacy names: vLLM 0.8.2
+    ``EngineArgs.create_speculative_config`` and ``SpeculativeConfig`` (wizard/vllm/legacy.py).
     """
 
     id = "SD020"
@@ -98,10 +79,10 @@ class UnknownSpecKey(Rule):
                 continue
             path = f"speculative_config.{key}"
             fixes = []
-            modern = LEGACY_SPEC_KEYS.get(key)
+            modern = legacy.modern_spec_key(key, allowed)
             if key in ONLY_033_SPEC_FIELDS:
                 why = f"'{key}' exists only from vLLM 0.33; {ctx.version} does not know it"
-            elif key in LEGACY_SPEC_KEYS:
+            elif legacy.is_legacy_spec_key(key):
                 why = f"'{key}' is a legacy (pre-V1) option" + (f"; the modern name is '{modern}'" if modern else " with no equivalent")
             else:
                 near = closest(key, allowed)

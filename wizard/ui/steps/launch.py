@@ -11,7 +11,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from wizard import security
+from wizard import privacy, security
 from wizard.hardware import nvml
 from wizard.launch.install import install_hint, render_commands, vllm_importable
 from wizard.ui import services
@@ -112,11 +112,11 @@ def _review_md(ui, state: dict) -> str:
 
         # the command as it would run: variables from text that are not passed are left out
         plan = plan_launch(cfg.model_copy(update={"env": {v.name: cfg.env[v.name] for v in rv.env.get("pass", [])}}))
-        cmd = " ".join(security.scrub(a, plan.secrets) for a in plan.argv)
+        cmd = " ".join(privacy.scrub(a, plan.secrets) for a in plan.argv)
         lines.append(f"**Command** (no shell):\n\n```\n{cmd}\n```")
         for d in compare_machine(cfg, gpu_spec(state)):  # this machine vs the hardware chosen in step 1
             lines.append(f"**{'⚠ ' if d.severity == 'warning' else ''}On this machine:** {html.escape(d.message, quote=False)}")
-        env_set = {k: ("***" if security.is_secret_env(k) else v) for k, v in plan.env_changes.items()}
+        env_set = {k: ("***" if privacy.is_secret_env(k) else v) for k, v in plan.env_changes.items()}
     except Exception as err:
         env_set = {}
         lines.append(f"**Command:** not prepared ({html.escape(str(err))}).")

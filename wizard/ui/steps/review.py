@@ -1,5 +1,5 @@
 """Step 6 · Review & export: command (JSON and dotted), YAML, Python, scale-out forms, other
-options, and vLLM's own verdict beside the wizard's (wizard.vllm.oracle cross-check)."""
+options, and vLLM's own verdict beside the wizard's (wizard.vllm.crosscheck)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import json
 
 import gradio as gr
 
+from wizard.privacy import private_dir, write_private
 from wizard.ui import services
 
 
@@ -48,8 +49,6 @@ def _yaml_file(text: str) -> str | None:
     wizard's private folder."""
     if text.startswith("# yaml export not available") or text.startswith("# choose"):
         return None
-    from wizard.security import private_dir, write_private
-
     h = hashlib.sha1(text.encode()).hexdigest()[:12]
     p = private_dir("downloads") / h / "vllm-serve.yaml"
     if not p.exists():
@@ -109,7 +108,7 @@ def _xc_header(text: str, v: dict) -> str:
 
 
 def cross_check_html(ev, timeout: float = 180.0) -> str:
-    """vLLM's verdict via wizard.vllm.oracle.cross_check, as HTML (says what it needs if unavailable)."""
+    """vLLM's verdict via wizard.vllm.crosscheck.cross_check, as HTML (says what it needs if unavailable)."""
     if ev is None or ev.config is None:
         return '<div class="sw-xc"><b>vLLM</b><div>No configuration yet.</div></div>'
     try:

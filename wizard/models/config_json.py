@@ -1,0 +1,456 @@
+"""config.json (or Mistral ``params.json``) -> :class:`~wizard.models.info.ModelInfo`: the one
+parser of a checkpoint's config. A local folder (:mod:`wizard.models.local`), a catalog entry
+(:mod:`wizard.models.catalog`), a Hub id (:mod:`wizard.models.hub`) and the planner all go through
+:func:`info_from_config`, so the same config gives the same facts wherever it comes from.
+
+Field sources (vLLM 0.32 ``vllm/config/model.py``, ``vllm/transformers_utils/config.py``,
+``vllm/config/speculative.py:hf_config_override``; transformers config classes):
+``text_config`` is merged over the top level (multimodal wrappers), ``transformer_layer_config``
+likewise for speculators-format drafters (``vllm/transformers_utils/configs/speculators``).
+
+Error policy: never raises on bad values. A field of the wrong type is written to
+``ModelInfo.notes`` and stays ``None``; a config vLLM could not load (not an object, NaN, sizes
+beyond :data:`SIZE_LIMITS`) goes to ``ModelInfo.errors`` (rule SD007).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from wizard.models.info import ModelInfo
+from wizard.vllm.methods import MEDUSA
+
+__all__ = ["info_from_config", "kv_cache_quant", "is_int", "SIZE_LIMITS"]
+
+# hybrid layer-type spellings that carry recurrent state instead of KV
+_STATE_LAYER_TYPES = {"mamba", "mamba2", "linear_attention", "gdn", "gated_deltanet", "ssm", "m", "recurrent", "conv", "short_conv", "lightning_attention"}
+_PURE_SSM_TYPES = {"mamba", "mamba2", "falcon_mamba"}
+
+# Sparse multimodal configs rely on transformers defaults; these are the defaults of the
+# transformers 5.x config classes (Gemma3TextConfig), which vLLM gets when it loads the config.
+_TEXT_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": {
+        "vocab_size": 262208,
+        "hidden_size": 2304,
+        "num_hidden_layers": 26,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+        "head_dim": 256,
+        "max_position_embeddings": 131072,
+        "sliding_window": 4096,
+        "sliding_window_pattern": 6,
+    },
+}
+_TEXT_DEFAULT_FOR_PARENT = {"gemma3": "gemma3_text"}
+
+
+_MTP_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules")
+
+
+# ---- small typed getters that never raise
+
+
+def is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+#: Sizes a checkpoint's config may give, each with the largest value SpecWizard accepts. vLLM and
+#: transformers bound none of them: they build that many layers / allocate that many rows, so an
+#: absurd value means minutes of loading and an out-of-memory crash. The bounds are ~50x the
+#: largest real checkpoints (layers: DeepSeek-V3 61, Llama-3.1-405B 126; hidden 16384-25600;
+#: vocab ~262k; context 10M for Llama 4 Scout); token ids are int32 in vLLM (vocab < 2**31).
+SIZE_LIMITS: dict[str, int] = {
+    "num_hidden_layers": 10_000, "n_layers": 10_000, "num_kv_shared_layers": 10_000,
+    "hidden_size": 1 << 20, "dim": 1 << 20, "target_hidden_size": 1 << 20, "intermediate_size": 1 << 24,
+    "moe_intermediate_size": 1 << 24,
+    "num_attention_heads": 1 << 16, "num_key_value_heads": 1 << 16, "head_dim": 1 << 16,
+    "kv_lora_rank": 1 << 16, "qk_rope_head_dim": 1 << 16,
+    "vocab_size": 2 ** 31 - 1, "draft_vocab_size": 2 ** 31 - 1,
+    "max_position_embeddings": 2 ** 32, "sliding_window": 2 ** 32, "attention_chunk_size": 2 ** 32,
+    "num_nextn_predict_layers": 10_000, "mtp_num_hidden_layers": 10_000, "num_mtp_modules": 10_000,
+    "n_predict": 10_000, "speculative_tokens": 10_000,
+}
+
+
+def _shown(v: Any) -> str:
+    if is_int(v) and abs(v) > 10 ** 30:
+        return f"a {len(str(abs(v)))}-digit number"
+    return f"{v!r:.60}"
+
+
+def _get_int(cfg: Mapping[str, Any], key: str, notes: list[str], *, where: str = "config.json",
+             errors: list[str] | None = None) -> int | None:
+    """A non-negative integer field (an integral float is accepted, as transformers does). A value
+    of the wrong type, NaN/inf, negative or beyond :data:`SIZE_LIMITS` is ignored with a note --
+    or, for a size in SIZE_LIMITS when ``errors`` is given, an error naming the file and key."""
+    if key not in cfg or cfg[key] is None:
+        return None
+    v = cfg[key]
+    limit = SIZE_LIMITS.get(key)
+    if isinstance(v, float) and v.is_integer() and v >= 0 and (limit is None or v <= limit):
+        v = int(v)
+    if is_int(v) and v >= 0 and (limit is None or v <= limit):
+        return v
+    if limit is not None and errors is not None:
+        if isinstance(v, float) and v != v:
+            why = "NaN, not a number"
+        elif isinstance(v, (int, float)) and not isinstance(v, bool) and v > limit:
+            why = f"{_shown(v)}, beyond any real model (SpecWizard accepts at most {limit:,})"
+        else:
+            why = f"{_shown(v)}, not a non-negative integer"
+        errors.append(f"{where}: '{key}' is {why}; vLLM would fail (or build an impossibly large model) loading it. "
+                      f"Fix '{key}' in {where.split(' ')[0]}")
+        return None
+    notes.append(f"{where}: '{key}' is {_shown(v)}, expected a non-negative integer; ignored")
+    return None
+
+
+def _get_str(cfg: Mapping[str, Any], key: str, notes: list[str], *, where: str = "config.json") -> str | None:
+    v = cfg.get(key)
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return v
+    notes.append(f"{where}: '{key}' is {v!r:.60}, expected a string; ignored")
+    return None
+
+
+def _get_int_list(cfg: Mapping[str, Any], key: str, notes: list[str], *, where: str = "config.json") -> list[int] | None:
+    v = cfg.get(key)
+    if v is None:
+        return None
+    if isinstance(v, list) and all(is_int(x) for x in v):
+        return list(v)
+    notes.append(f"{where}: '{key}' is {v!r:.60}, expected a list of integers; ignored")
+    return None
+
+
+
+# ---- config.json -> ModelInfo
+
+def _merge_text(raw: dict[str, Any], notes: list[str]) -> tuple[dict[str, Any], bool, str]:
+    """Top level with ``text_config`` (multimodal) or ``transformer_layer_config`` (speculators)
+    merged over it. Returns (merged, is_multimodal, prefix of the merged sub-config)."""
+    merged = dict(raw)
+    is_mm = False
+    prefix = ""
+    for key in ("text_config", "llm_config", "language_config", "transformer_layer_config"):
+        sub = raw.get(key)
+        if sub is None:
+            continue
+        if not isinstance(sub, dict):
+            notes.append(f"config.json: '{key}' is not an object; ignored")
+            continue
+        for k, v in sub.items():
+            if k in ("architectures",) and key != "transformer_layer_config":
+                continue
+            if k == "model_type" and key != "transformer_layer_config":
+                merged["text_model_type"] = v
+                continue
+            if k in ("quantization_config",) and k in raw:
+                continue
+            merged[k] = v
+        prefix = key + "."
+        if key != "transformer_layer_config":
+            archs = raw.get("architectures") if isinstance(raw.get("architectures"), list) else []
+            is_mm = bool(
+                any(k in raw for k in ("vision_config", "audio_config", "vision_tower", "image_token_index", "image_token_id"))
+                or any(isinstance(a, str) and "ConditionalGeneration" in a for a in archs)
+            )
+        break
+    return merged, is_mm, prefix
+
+
+def _apply_text_defaults(merged: dict[str, Any], raw: dict[str, Any], notes: list[str]) -> None:
+    tmt = merged.get("text_model_type")
+    if not isinstance(tmt, str):
+        tmt = _TEXT_DEFAULT_FOR_PARENT.get(raw.get("model_type")) if isinstance(raw.get("model_type"), str) else None
+    if not isinstance(tmt, str):
+        mt = raw.get("model_type")
+        tmt = mt if isinstance(mt, str) else None
+    defaults = _TEXT_DEFAULTS.get(tmt or "")
+    if not defaults:
+        return
+    filled = []
+    for k, v in defaults.items():
+        if merged.get(k) is None:
+            merged[k] = v
+            filled.append(k)
+    if filled:
+        notes.append(
+            f"filled {', '.join(filled)} from transformers' {tmt} config defaults (config.json omits them; "
+            "vLLM loads the same defaults)"
+        )
+
+
+def kv_cache_quant(q: Mapping[str, Any], notes: list[str]) -> str | None:
+    """KV dtype a checkpoint forces under ``--kv-cache-dtype auto`` (R101).
+
+    ModelOpt: ``vllm/utils/torch_utils.py:get_kv_cache_quant_algo_string`` (0.32): kv_cache_scheme
+    or kv_cache_quant_algo, top level or under ``quantization``; dict {dynamic: false, num_bits: 8,
+    type: float} -> fp8, {num_bits: 4, type: float} -> nvfp4, strings fp8/nvfp4.
+    compressed-tensors: ``kv_cache_scheme`` {num_bits: 8, type: float} -> fp8 at load
+    (``CompressedTensorsKVCacheMethod.validate_kv_cache_scheme``).
+    """
+    method = q.get("quant_method")
+    method = method if isinstance(method, str) else ""
+    inner = q.get("quantization") if isinstance(q.get("quantization"), dict) else q
+    algo = None
+    for src in (inner, q):
+        for key in ("kv_cache_scheme", "kv_cache_quant_algo"):
+            if src.get(key):
+                algo = src.get(key)
+                break
+        if algo:
+            break
+    if not algo:
+        return None
+    if method.startswith("modelopt"):
+        if isinstance(algo, dict):
+            if algo.get("dynamic") is False and algo.get("num_bits") == 8 and algo.get("type") == "float":
+                return "fp8"
+            if algo.get("num_bits") == 4 and algo.get("type") == "float":
+                return "nvfp4"
+            notes.append(f"quantization_config: unknown kv_cache_scheme {algo!r:.80}; vLLM falls back to auto")
+            return None
+        if isinstance(algo, str):
+            low = algo.lower()
+            if low in ("fp8", "nvfp4"):
+                return low
+            notes.append(f"quantization_config: unknown kv_cache_quant_algo {algo!r:.80}; vLLM falls back to auto")
+        return None
+    if isinstance(algo, dict):
+        if algo.get("num_bits") == 8 and algo.get("type") == "float":
+            return "fp8"
+        if algo.get("num_bits") == 4 and algo.get("type") == "float":
+            return "nvfp4"
+        notes.append(f"quantization_config: kv_cache_scheme {algo!r:.80} is not fp8; vLLM rejects it at load")
+        return None
+    if isinstance(algo, str) and algo.lower() in ("fp8", "nvfp4"):
+        return algo.lower()
+    return None
+
+
+def _count_state_layers(merged: dict[str, Any], layers: int | None, layer_types: list[str] | None, model_type: str | None) -> int:
+    if layer_types:
+        return sum(1 for t in layer_types if t.lower() in _STATE_LAYER_TYPES)
+    lbt = merged.get("layers_block_type")
+    if isinstance(lbt, list) and all(isinstance(x, str) for x in lbt):
+        return sum(1 for t in lbt if t.lower() in _STATE_LAYER_TYPES)
+    pat = merged.get("hybrid_override_pattern")
+    if isinstance(pat, str):
+        return pat.count("M")
+    if model_type in _PURE_SSM_TYPES and layers:
+        return layers
+    if layers:
+        interval = merged.get("full_attention_interval")
+        if is_int(interval) and interval > 0:  # Qwen3-Next: every interval-th layer is full attention
+            return layers - layers // interval
+        period, offset = merged.get("attn_layer_period"), merged.get("attn_layer_offset")
+        if is_int(period) and period > 0 and is_int(offset):  # Jamba: layer i is attention when i % period == offset
+            attn = layers // period + (1 if 0 <= offset < layers % period else 0) if 0 <= offset < period else 0
+            return layers - attn
+    return 0
+
+
+def info_from_config(
+    raw: Any,
+    *,
+    id: str,
+    source: str = "local",
+    path: str | None = None,
+    notes: list[str] | None = None,
+    native_mistral: bool = False,
+    errors: list[str] | None = None,
+) -> ModelInfo:
+    """Build a ModelInfo from a config.json-like mapping (no tensor facts).
+
+    ``raw`` that is not a dict gives a ModelInfo with only an error (``errors``: the config is
+    not a JSON object). With ``native_mistral`` the mapping is a Mistral ``params.json`` (dim,
+    n_layers, n_heads, n_kv_heads, head_dim, vocab_size), converted to HF names. Sizes that are
+    NaN, negative, of the wrong type or beyond :data:`SIZE_LIMITS` go to ``errors`` (rule SD007).
+    Never raises.
+    """
+    notes = list(notes or [])
+    errors = list(errors or [])
+    fname = "params.json" if native_mistral else "config.json"
+    if not isinstance(raw, dict):
+        what = "empty (null)" if raw is None else f"a JSON {type(raw).__name__}, not an object"
+        errors.append(f"{fname} is {what}; vLLM cannot read the model from it. Give the checkpoint's "
+                      f"{fname} (a JSON object with model_type, hidden_size, ...)")
+        return ModelInfo(id=id, source=source, path=path, notes=notes, errors=errors)
+    if native_mistral:
+        cfg = _from_mistral_params(raw, notes)
+    else:
+        cfg = raw
+    merged, is_mm, prefix = _merge_text(cfg, notes)
+    _apply_text_defaults(merged, cfg, notes)
+
+    archs_raw = cfg.get("architectures")
+    if isinstance(archs_raw, list) and all(isinstance(a, str) for a in archs_raw):
+        archs = list(archs_raw)
+    else:
+        archs = []
+        if archs_raw is not None:
+            notes.append(f"config.json: 'architectures' is {archs_raw!r:.60}, expected a list of strings; ignored")
+    model_type = _get_str(cfg, "model_type", notes)
+    if model_type is None and isinstance(merged.get("model_type"), str):
+        model_type = merged["model_type"]
+
+    g_int = lambda k: _get_int(merged, k, notes, where=fname, errors=errors)  # noqa: E731
+    hidden = g_int("hidden_size")
+    layers = g_int("num_hidden_layers")
+    heads = g_int("num_attention_heads")
+    kv_heads = g_int("num_key_value_heads")
+    if kv_heads is None and heads is not None and "num_key_value_heads" not in merged:
+        kv_heads = heads  # transformers default: MHA when num_key_value_heads is absent
+    kv_lora_rank = g_int("kv_lora_rank")
+    qk_rope = g_int("qk_rope_head_dim")
+    use_mla = kv_lora_rank is not None
+    head_dim = g_int("head_dim")
+    if use_mla and qk_rope is not None:
+        head_dim = kv_lora_rank + qk_rope  # vLLM ModelConfig.get_head_size for MLA (e.g. 512+64=576)
+    elif head_dim is None and hidden and heads:
+        head_dim = hidden // heads
+
+    dtype = merged.get("torch_dtype", merged.get("dtype"))
+    if dtype is not None and not isinstance(dtype, str):
+        notes.append(f"config.json: 'torch_dtype' is {dtype!r:.60}, expected a string; ignored")
+        dtype = None
+    if isinstance(dtype, str) and dtype.startswith("torch."):
+        dtype = dtype[len("torch."):]
+
+    q = cfg.get("quantization_config", merged.get("quantization_config"))
+    if q is None:
+        q = cfg.get("compression_config")
+    quant_method = kv_quant = None
+    if q is not None:
+        if isinstance(q, dict):
+            quant_method = q.get("quant_method") if isinstance(q.get("quant_method"), str) else None
+            if quant_method is None and isinstance(q.get("quantization"), dict):
+                # ModelOpt hf_quant_config.json layout
+                quant_method = "modelopt"
+            kv_quant = kv_cache_quant(q, notes)
+        else:
+            notes.append("config.json: 'quantization_config' is not an object; ignored")
+
+    sliding = g_int("sliding_window")
+    if merged.get("use_sliding_window") is False and sliding is not None:
+        # Qwen2/MiMo: transformers drops sliding_window when use_sliding_window is false
+        sliding = None
+    lt = merged.get("layer_types")
+    layer_types: list[str] | None = None
+    if isinstance(lt, list) and all(isinstance(x, str) for x in lt):
+        layer_types = list(lt)
+    elif lt is not None:
+        notes.append(f"config.json: 'layer_types' is {lt!r:.60}, expected a list of strings; ignored")
+    pattern = merged.get("sliding_window_pattern")
+    if layer_types is None and is_int(pattern) and pattern > 0 and layers and sliding and layers <= 100_000:
+        # Gemma3TextConfig: layer i is full attention when (i + 1) % pattern == 0
+        layer_types = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(layers)]
+
+    # MTP (hf_config_override spellings; text_config variants through the merge)
+    mtp_layers = mtp_field = None
+    for key in _MTP_KEYS:
+        if key in cfg and cfg[key] is not None:
+            mtp_layers, mtp_field = _get_int(cfg, key, notes, where=fname, errors=errors), key
+            break
+        if key in merged and merged[key] is not None:
+            mtp_layers, mtp_field = _get_int(merged, key, notes, where=fname, errors=errors), (prefix or "text_config.") + key
+            break
+    if mtp_field and mtp_layers is None:
+        mtp_field = None
+
+    eagle_cfg = merged.get("eagle_config") if isinstance(merged.get("eagle_config"), dict) else {}
+    aux = _get_int_list(merged, "eagle_aux_hidden_state_layer_ids", notes)
+    if aux is None and eagle_cfg:
+        aux = _get_int_list(eagle_cfg, "eagle_aux_hidden_state_layer_ids", notes, where="config.json eagle_config")
+    spec_cfg = cfg.get("speculators_config")
+    if spec_cfg is not None and not isinstance(spec_cfg, dict):
+        notes.append("config.json: 'speculators_config' is not an object; ignored")
+        spec_cfg = None
+    n_predict = g_int("n_predict")
+    if n_predict is None and spec_cfg:
+        pm = spec_cfg.get("proposal_methods")
+        if isinstance(pm, list) and pm and isinstance(pm[0], dict):
+            n_predict = _get_int(pm[0], "speculative_tokens", notes, where=f"{fname} speculators_config.proposal_methods[0]",
+                                 errors=errors)
+    if n_predict is None and model_type == MEDUSA:
+        n_predict = g_int("num_heads")
+
+    num_mamba = _count_state_layers(merged, layers, layer_types, model_type)
+    kv_shared = g_int("num_kv_shared_layers") or 0
+    try:
+        return ModelInfo(
+            id=id,
+            source=source,
+            path=path,
+            raw_config=raw,
+            architectures=archs,
+            model_type=model_type,
+            hidden_size=hidden,
+            num_hidden_layers=layers,
+            num_attention_heads=heads,
+            num_key_value_heads=kv_heads,
+            head_dim=head_dim,
+            vocab_size=g_int("vocab_size"),
+            max_position_embeddings=g_int("max_position_embeddings"),
+            torch_dtype=dtype,
+            is_multimodal=is_mm or (native_mistral and isinstance(raw.get("vision_encoder"), dict)),
+            quant_method=quant_method,
+            kv_cache_quant=kv_quant,
+            use_mla=use_mla,
+            kv_lora_rank=kv_lora_rank,
+            qk_rope_head_dim=qk_rope,
+            sliding_window=sliding,
+            layer_types=layer_types,
+            attention_chunk_size=g_int("attention_chunk_size"),
+            num_kv_shared_layers=kv_shared,
+            num_mamba_layers=num_mamba,
+            mtp_layers=mtp_layers,
+            mtp_field=mtp_field,
+            speculators_config=spec_cfg,
+            draft_vocab_size=g_int("draft_vocab_size"),
+            target_hidden_size=g_int("target_hidden_size") if "target_hidden_size" in merged else (
+                _get_int(eagle_cfg, "target_hidden_size", notes, where=f"{fname} eagle_config", errors=errors) if eagle_cfg else None
+            ),
+            eagle_aux_hidden_state_layer_ids=aux,
+            n_predict=n_predict,
+            notes=notes,
+            errors=errors,
+        )
+    except Exception as err:  # pragma: no cover - validation of values we already typed
+        errors.append(f"{fname} could not be converted ({type(err).__name__}: {str(err)[:200]}); check its values")
+        return ModelInfo(id=id, source=source, path=path, notes=notes, errors=errors)
+
+
+def _from_mistral_params(p: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """Mistral native ``params.json`` -> HF config names (vLLM
+    ``transformers_utils/configs/mistral.py:adapt_config_dict`` does the same mapping)."""
+    mapping = {
+        "dim": "hidden_size",
+        "n_layers": "num_hidden_layers",
+        "n_heads": "num_attention_heads",
+        "n_kv_heads": "num_key_value_heads",
+        "head_dim": "head_dim",
+        "hidden_dim": "intermediate_size",
+        "vocab_size": "vocab_size",
+        "rope_theta": "rope_theta",
+        "sliding_window": "sliding_window",
+        "max_seq_len": "max_position_embeddings",
+        "max_position_embeddings": "max_position_embeddings",
+        "quantization": "quantization_config",
+    }
+    cfg: dict[str, Any] = {k2: p[k] for k, k2 in mapping.items() if k in p}
+    if isinstance(p.get("vision_encoder"), dict):
+        cfg["architectures"] = ["PixtralForConditionalGeneration"]
+        cfg["model_type"] = "pixtral"
+        cfg["vision_config"] = p["vision_encoder"]
+    elif p.get("moe"):
+        cfg["architectures"] = ["MixtralForCausalLM"]
+        cfg["model_type"] = "mixtral"
+    else:
+        cfg["architectures"] = ["MistralForCausalLM"]
+        cfg["model_type"] = "mistral"
+    notes.append("read Mistral native params.json (no config.json); names mapped to the HF config (vLLM mistral format)")
+    return cfg
