@@ -65,9 +65,11 @@ class TopLevelBounds(Rule):
     phase = "config"
 
     def check(self, ctx):
+        reported = set()
         for p in option_problems(ctx):
             if p.kind != "bound":
                 continue
+            reported.add(p.path)
             v = as_number(p.spec._number(p.value, False)) if p.spec is not None else None
             if v is not None and abs(v) > ABSURD:
                 continue  # SD012
@@ -82,7 +84,8 @@ class TopLevelBounds(Rule):
                 "it while building its config (pydantic ValidationError).",
                 fields=[p.path], fixes=fixes)
         mml = as_number(ctx.config.max_model_len)
-        if mml is not None and mml < 1 and mml != -1 and abs(mml) <= ABSURD and "max_model_len" not in ctx.config.invalid_values:
+        if (mml is not None and mml < 1 and mml != -1 and abs(mml) <= ABSURD and "max_model_len" not in reported
+                and "max_model_len" not in ctx.config.invalid_values):
             yield self.finding(
                 f"max_model_len={mml!r}: vLLM requires a positive integer, or -1 / auto (fit to memory); it rejects "
                 "it while building ModelConfig ('max_model_len must be a positive integer').",
