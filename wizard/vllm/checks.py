@@ -217,7 +217,10 @@ def num_experts(info, version: Any) -> int:
     expert keys (``get_num_experts``: num_experts, moe_num_experts, n_routed_experts,
     num_local_experts ...) present, 0 for a dense model."""
     cfg = _text_config(info)
-    for k in checks(version).get("expert_keys") or ():
+    # 0.28-0.30 read the count through ModelArchConfig (no get_num_experts key list was dumped for
+    # them): the newest dumped release's keys stand in (the same config.json keys)
+    keys = checks(version).get("expert_keys") or checks(nearest_release("99.0")).get("expert_keys") or ()
+    for k in keys:
         v = cfg.get(k)
         if v is not None:
             return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
