@@ -226,18 +226,48 @@ def _norm(msg: str) -> str:
     return re.sub(r"Must be one of \[[^\]]*\]", "Must be one of [...]", m)
 
 
+#: disagreement classes that come from the oracle set-up, not from a missing or wrong rule:
+#: (release or None for all, class prefix, explanation). Keep this list short and specific.
+EXPLAINED: list[tuple[str | None, str, str]] = [
+    ("0.33", "wizard error vLLM accepts: SD090",
+     "oracle platform: vllm 0.33 is the CUDA wheel with device_type 'cpu' set, i.e. vLLM's platform-neutral logic "
+     "with Model Runner V2 (Triton present); the wizard checks for the CPU platform (gpu='cpu'), which runs V1, "
+     "where async scheduling with this speculation is refused (SD090 is right for a real 0.33 CPU build)"),
+    ("0.33", "wizard error vLLM accepts: SD092",
+     "oracle platform: as for SD090, the patched 0.33 CUDA wheel picks Model Runner V2, the CPU platform V1 "
+     "(SD092 is right for a real 0.33 CPU build)"),
+]
+
+
+def explain(row: dict, cls: str, release: str, index: dict) -> str:
+    """Why a disagreement remains: an :data:`EXPLAINED` entry, else the inventory's reason for a
+    validator marked 'not predictable'; '' when unexplained."""
+    for rel, prefix, why in EXPLAINED:
+        if (rel is None or rel == release) and cls.startswith(prefix):
+            return why
+    if row["agreement"] == "vllm_only":
+        import re
+
+        for rid in re.findall(r"\bR\d{3}\b", cls):
+            e = index["by_id"].get(rid)
+            if e and e.get("status") == "not predictable":
+                return f"{rid} not predictable: {e.get('needs')}"
+    return ""
+
+
 def _inventory_index() -> dict:
     """(release, file, line) -> inventory id, and (file, function) -> ids, from docs/vllm-validators.json."""
     if not INVENTORY.exists():
-        return {"sites": {}, "functions": {}, "fields": {}}
+        return {"sites": {}, "functions": {}, "fields": {}, "by_id": {}}
     inv = json.loads(INVENTORY.read_text())
     sites, functions = {}, collections.defaultdict(set)
+    by_id = {v["id"]: v for v in inv.get("validators", [])}
     for v in inv.get("validators", []):
         func = (v.get("function") or "").rsplit(".", 1)[-1]
         for rel, line in (v.get("where") or {}).items():
             sites[(rel, v["file"], line)] = v["id"]
             functions[(rel, v["file"], func)].add(v["id"])
-    return {"sites": sites, "functions": functions, "fields": inv.get("field_constraints", {})}
+    return {"sites": sites, "functions": functions, "fields": inv.get("field_constraints", {}), "by_id": by_id}
 
 
 def _field_owner(cls: str, loc: str, release: str) -> tuple[str, str]:
@@ -321,21 +351,28 @@ def render(results_dir: Path = RESULTS, doc: Path = DOC) -> str:
                      f"{s['median_ms_wizard']} / {s['median_ms_vllm']} | {s['date']} |")
     # classes across releases
     all_classes: dict[str, dict[str, int]] = collections.defaultdict(lambda: collections.Counter())
+    explanations: dict[str, str] = {}
     per_rel_rows = {}
     for rel, data in runs:
         dis = [r for r in data["rows"] if r.get("excluded") is None and r["agreement"] in ("wizard_only", "vllm_only")]
         for r in dis:
             r["class"], r["where"] = classify(r, rel, index)
+            r["why"] = explain(r, r["class"], rel, index)
             all_classes[r["class"]][rel] += 1
+            explanations.setdefault(r["class"], r["why"])
         per_rel_rows[rel] = dis
     lines += ["", "## Disagreement classes (all releases)", "",
               "Largest first; these drive the next rules. `missing rule` = vLLM rejects, no wizard rule fired (the "
               "validator's inventory id, or the file and function outside the inventoried files); `wizard error vLLM "
               "accepts` = a config-time rule fired on a configuration vLLM builds.", "",
-              "| class | " + " | ".join(rel for rel, _ in runs) + " | total |",
-              "|---|" + "---|" * (len(runs) + 1)]
+              "| class | " + " | ".join(rel for rel, _ in runs) + " | total | why it remains |",
+              "|---|" + "---|" * (len(runs) + 2)]
     for cls, cnt in sorted(all_classes.items(), key=lambda kv: (-sum(kv[1].values()), kv[0])):
-        lines.append(f"| {_md(cls)} | " + " | ".join(str(cnt.get(rel, 0)) for rel, _ in runs) + f" | {sum(cnt.values())} |")
+        lines.append(f"| {_md(cls)} | " + " | ".join(str(cnt.get(rel, 0)) for rel, _ in runs) +
+                     f" | {sum(cnt.values())} | {_md(explanations.get(cls) or 'unexplained')} |")
+    unexplained = {rel: sum(1 for r in rows if not r.get("why")) for rel, rows in per_rel_rows.items()}
+    lines += ["", "Unexplained disagreements per release: " +
+              ", ".join(f"{rel} {n}" for rel, n in unexplained.items()) + "."]
     for rel, data in runs:
         s = data["summary"]
         lines += ["", f"## {rel} ({s['vllm']}, platform {s['platform']}): {s['agreement_pct']}% "
@@ -356,7 +393,7 @@ def render(results_dir: Path = RESULTS, doc: Path = DOC) -> str:
         lines += ["Every disagreement, grouped by class and by the pair of messages (case ids: "
                   "`tests/conformance_space.generate_space(models, 1000, seed=0, release)` / "
                   "`conformance_corpus.hand_written`; one configuration shown per group).", "",
-                  "| class | vLLM | wizard | cases | example configuration |", "|---|---|---|---|---|"]
+                  "| class | vLLM | wizard | cases | example configuration | why it remains |", "|---|---|---|---|---|---|"]
         groups: dict[tuple, list[dict]] = collections.defaultdict(list)
         for r in dis:
             vl = f"{r['exc_type']}: {r['vllm_message']}" if r["vllm"] == "rejected" else "accepted"
@@ -367,7 +404,8 @@ def render(results_dir: Path = RESULTS, doc: Path = DOC) -> str:
             where = rows[0].get("where") or ""
             cfg = json.dumps(rows[0]["config"], separators=(",", ":"))
             lines.append("| " + " | ".join(_md(x) for x in (cls + (f" `{where}`" if where else ""), vl, wiz,
-                                                              f"{len(rows)}: {ids}", cfg[:300])) + " |")
+                                                              f"{len(rows)}: {ids}", cfg[:300],
+                                                              rows[0].get("why") or "unexplained")) + " |")
     text = "\n".join(lines) + "\n"
     doc.write_text(text)
     print(f"wrote {doc} ({len(runs)} releases)")

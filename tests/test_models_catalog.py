@@ -61,9 +61,9 @@ def test_every_entry_resolves_offline_and_has_source(entry, monkeypatch):
 def test_catalog_resolves_like_a_local_folder(entry, tmp_path):
     """The entry's config written as config.json gives the same config facts as the catalog."""
     folder = make_model_dir(tmp_path / "m", entry.raw["config"])
-    local = inspect_folder(folder).model_dump(exclude={"id", "source", "path", "tensors", "provenance", "param_count", "weight_bytes",
+    local = inspect_folder(folder).model_dump(exclude={"id", "source", "path", "json_files", "tensors", "provenance", "param_count", "weight_bytes",
                                                         "has_lm_head", "has_embed_tokens", "has_d2t", "has_t2d", "has_mtp_weights"})
-    cat = catalog.lookup(entry.id).model_dump(exclude={"id", "source", "path", "tensors", "provenance", "param_count", "weight_bytes",
+    cat = catalog.lookup(entry.id).model_dump(exclude={"id", "source", "path", "json_files", "tensors", "provenance", "param_count", "weight_bytes",
                                                        "has_lm_head", "has_embed_tokens", "has_d2t", "has_t2d", "has_mtp_weights"})
     assert local == cat
 

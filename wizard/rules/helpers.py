@@ -94,27 +94,6 @@ def import_notes(ctx, kind: str):
 ABSURD = 2 ** 53
 
 
-#: field -> (lower, lower_strict, upper, upper_strict, extra allowed values). vLLM 0.32 sources:
-#: gpu_memory_utilization  CacheConfig Field(gt=0, le=1)            vllm/config/cache.py
-#: block_size              CacheConfig Field(gt=0)                  vllm/config/cache.py (no Literal of
-#:                         sizes any more; older vLLM had 1/8/16/32/64/128/256)
-#: max_num_seqs            SchedulerConfig Field(ge=1)              vllm/config/scheduler.py
-#: max_num_batched_tokens  SchedulerConfig Field(ge=1)              vllm/config/scheduler.py
-#: tensor/pipeline/data_parallel_size  ParallelConfig Field(ge=1)   vllm/config/parallel.py
-#: max_model_len           ModelConfig Field(ge=-1), -1 = auto (also 'auto' on the command line,
-#:                         human_readable_int_or_auto), then validate_model_config_after: >= 1
-TOP_BOUNDS: dict[str, tuple[float, bool, float | None, bool, tuple]] = {
-    "gpu_memory_utilization": (0, True, 1, False, ()),
-    "block_size": (1, False, None, False, ()),
-    "max_num_seqs": (1, False, None, False, ()),
-    "max_num_batched_tokens": (1, False, None, False, ()),
-    "tensor_parallel_size": (1, False, None, False, ()),
-    "pipeline_parallel_size": (1, False, None, False, ()),
-    "data_parallel_size": (1, False, None, False, ()),
-    "max_model_len": (1, False, None, False, (-1,)),
-}
-
-
 def as_number(v: Any) -> float | None:
     """``v`` when it is an int or float (not a bool), else None."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):

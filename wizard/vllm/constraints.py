@@ -16,6 +16,7 @@ validators (listed in ``FieldSpec.validators``), which may still reject or norma
 
 from __future__ import annotations
 
+import difflib
 import functools
 import math
 from dataclasses import dataclass, field
@@ -25,7 +26,20 @@ from wizard.vllm.releases import load, nearest_release
 
 _BOOL_WORDS = frozenset({"true", "false", "1", "0", "yes", "no", "on", "off", "t", "f", "y", "n"})
 
-__all__ = ["FieldSpec", "constraints", "config_classes", "field_spec", "engine_arg", "engine_args"]
+__all__ = ["FieldSpec", "Problem", "constraints", "config_classes", "field_spec", "engine_arg", "engine_args",
+           "option_owner"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What pydantic would reject about one value: ``kind`` 'type' (not the field's type),
+    'choice' (not one of its Literal / Enum values), 'bound' (outside ge/gt/le/lt); ``message``
+    pydantic's kind of message; ``fix`` the nearest value the field accepts (None: no sensible
+    one: unset the option and let vLLM's default apply)."""
+
+    kind: str
+    message: str
+    fix: Any = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +128,73 @@ class FieldSpec:
             return True, value
         return False, value
 
+    def _enum_ok(self, value: Any) -> bool:
+        """Enum fields: a member value (numeric strings coerced), or a member name in any case
+        when the field has a "before" validator (vLLM's ``validate_mode_before`` /
+        ``validate_cudagraph_mode_before`` map names with ``.upper()``)."""
+        if isinstance(value, bool):
+            return False
+        vals = list(self.enum.values())
+        if value in vals:
+            return True
+        n = self._number(value, True) if isinstance(value, str) else None
+        if n is not None and n in vals:
+            return True
+        return isinstance(value, str) and bool(self.validators) and value.upper() in self.enum
+
+    def problem(self, value: Any) -> Problem | None:
+        """None when pydantic's type / Literal / Enum / bound check accepts ``value``, else the
+        :class:`Problem` with the nearest accepted value."""
+        if self.enum and not self.literals and "str" not in self.kinds and "int" not in self.kinds:
+            if value is None and "none" in self.kinds:
+                return None
+            if self._enum_ok(value):
+                return None
+            names = list(self.enum)
+            vals = [v for v in self.enum.values() if isinstance(v, int) and not isinstance(v, bool)]
+            n = self._number(value, False) if not isinstance(value, bool) else None
+            if n is not None and vals:
+                fix: Any = min(vals, key=lambda v: (abs(v - n), -v))
+            else:
+                fix = _closest(value, names) if self.validators else None
+            shown = ", ".join(str(v) for v in self.enum.values() if not isinstance(v, (list, dict)))
+            return Problem("choice", f"Input should be {shown or ' or '.join(names)}"
+                           + (f" (or a name: {', '.join(names)})" if self.validators else ""), fix)
+        msg = self.violation(value)
+        if msg is None:
+            return None
+        ok, v = self._type_ok(value)
+        if ok:
+            return Problem("bound", msg, self._clamp(v))
+        if self.literals and not self.open:
+            return Problem("choice", msg, self._nearest_literal(value))
+        return Problem("type", msg, None)
+
+    def _nearest_literal(self, value: Any) -> Any:
+        nums = [x for x in self.literals if isinstance(x, (int, float)) and not isinstance(x, bool)]
+        n = self._number(value, False) if not isinstance(value, bool) else None
+        if nums and n is not None:
+            return min(nums, key=lambda x: (abs(x - n), -x))
+        strs = [x for x in self.literals if isinstance(x, str)]
+        return _closest(value, strs) if strs else None
+
+    def _clamp(self, v: float) -> Any:
+        """The accepted value nearest ``v`` for a bound violation (None: no representable one)."""
+        b = self.bounds
+        is_int = "int" in self.kinds
+        if "ge" in b and v < b["ge"]:
+            return b["ge"]
+        if "gt" in b and v <= b["gt"]:
+            if is_int:
+                return int(b["gt"]) + 1
+            d = self.default
+            return d if isinstance(d, (int, float)) and not isinstance(d, bool) and d > b["gt"] else None
+        if "le" in b and v > b["le"]:
+            return b["le"]
+        if "lt" in b and v >= b["lt"]:
+            return int(b["lt"]) - 1 if is_int else None
+        return None
+
     def violation(self, value: Any) -> str | None:
         """None when pydantic's type/Literal/bound check accepts ``value``; else pydantic's kind
         of message ('Input should be greater than 0', "Input should be 'auto', 'fp8' ...")."""
@@ -137,6 +218,16 @@ class FieldSpec:
             if "le" in b and not v <= b["le"]:
                 return f"Input should be less than or equal to {b['le']}"
         return None
+
+
+def _closest(value: Any, options: list[str]) -> str | None:
+    """Closest spelling among ``options`` (case-insensitive match first, then difflib), else None."""
+    s = str(value)
+    for o in options:
+        if o.lower() == s.lower():
+            return o
+    m = difflib.get_close_matches(s.lower(), [o.lower() for o in options], n=1, cutoff=0.5)
+    return next((o for o in options if o.lower() == m[0]), None) if m else None
 
 
 def constraints(version: Any) -> dict[str, Any]:
@@ -168,6 +259,9 @@ def _engine_arg(release: str, name: str) -> FieldSpec | None:
     if e is None:
         return None
     cls = e.get("config_class")
+    found = _option_owner(release, name)
+    if found:
+        cls = found[0]
     owner = data["classes"].get(cls, {}).get("fields", {}).get(name) if cls else None
     # the config class's field carries Literal/bounds; EngineArgs' own annotation is often looser
     return FieldSpec.from_entry(name, owner or e, cls, data["vllm_version"])
@@ -182,3 +276,33 @@ def engine_arg(name: str, version: Any) -> FieldSpec | None:
 def engine_args(version: Any) -> tuple[str, ...]:
     """Every ``EngineArgs`` field name of the release."""
     return tuple(constraints(version)["engine_args"])
+
+
+@functools.lru_cache(maxsize=None)
+def _option_owner(release: str, name: str) -> tuple[str, ...] | None:
+    data = load(release, "constraints.json")
+    e = data["engine_args"].get(name)
+    if e is None:
+        return None
+    classes = data["classes"]
+    cls = e.get("config_class")
+    if not cls:
+        return ()
+    if name in classes.get(cls, {}).get("fields", {}):
+        return (cls, name)
+    # the field lives one class further down (OffloadConfig.uva -> UVAOffloadConfig.cpu_offload_gb)
+    for sub in classes.get(cls, {}).get("fields", {}).values():
+        for k in sub.get("kinds", ()):
+            if k.startswith("class:") and name in classes.get(k[6:], {}).get("fields", {}):
+                return (k[6:], name)
+    return ()
+
+
+def option_owner(name: str, version: Any) -> tuple[str, str] | None:
+    """(config class, field) that receives the ``EngineArgs`` option ``name`` in this release,
+    following one class-typed field down when the option lives in a nested class
+    (``cpu_offload_gb`` -> ``('UVAOffloadConfig', 'cpu_offload_gb')``); None when the release
+    has no such option or the option has no field of the same name in a config class
+    (``scheduling_policy``, ``enable_lora``: then :func:`engine_arg` gives EngineArgs' own type)."""
+    r = _option_owner(nearest_release(version), name)
+    return r if r else None

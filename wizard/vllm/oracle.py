@@ -72,7 +72,9 @@ _DEVICE_PATTERNS = ("Failed to infer device type", "No CUDA GPUs are available",
 
 _UNAVAILABLE_PATTERNS = ("Invalid repository ID or local directory", "couldn't connect", "Cannot find the requested files",
                          "is not a local folder and is not a valid model identifier", "offline mode",
-                         "LocalEntryNotFoundError", "RepositoryNotFoundError", "GatedRepoError")
+                         "LocalEntryNotFoundError", "RepositoryNotFoundError", "GatedRepoError",
+                         # --trust-remote-code on a folder holding config.json without the repository's code files
+                         "does not appear to have a file named")
 
 
 @dataclass
@@ -192,12 +194,18 @@ class VllmOracle:
             # another environment: import this wizard package from its source folder
             src = str(Path(__file__).resolve().parents[2])  # the folder holding the wizard package
             env["PYTHONPATH"] = src
+            # vLLM's model-registry cache (<VLLM_CACHE_ROOT>/modelinfos, one file per architecture,
+            # keyed by the model file's hash) is shared by every release: releases validating side by
+            # side overwrite each other's entries and each config re-inspects in a subprocess. One
+            # cache per environment keeps each release's entries.
+            env.setdefault("VLLM_CACHE_ROOT", str(Path(os.path.abspath(self.python)).parents[1] / ".vllm-cache"))
         argv = [self.python, "-m", "wizard.vllm.oracle_worker", "--worker"] + (["--patch-cpu-platform"] if self.patch_cpu_platform else [])
         self._log = tempfile.TemporaryFile(mode="w+b")
         self._lines = queue.Queue()
         self._proc = subprocess.Popen(  # no shell: argv list
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self._log, env=env, text=True, bufsize=1,
+            start_new_session=True,  # its own process group: close() also ends vLLM's registry subprocesses
         )
         t = threading.Thread(target=self._reader, args=(self._proc, self._lines), daemon=True)
         t.start()
@@ -257,6 +265,10 @@ class VllmOracle:
             except (OSError, subprocess.TimeoutExpired):
                 p.kill()
                 p.wait(timeout=5)
+            try:  # a model-registry subprocess left behind would hold the pipe open
+                os.killpg(p.pid, 9)
+            except OSError:
+                pass
         if self._log is not None:
             self._log.close()
             self._log = None

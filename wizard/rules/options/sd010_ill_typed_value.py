@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from wizard.config import Patch, ServeConfig, SpeculativeConfig
+from wizard.rules.optionvalues import fix_patch, option_problems
 from wizard.rules.registry import Rule, Severity, register
 
 
@@ -54,7 +55,10 @@ class IllTypedValue(Rule):
     ``--enforce-eager=maybe``, ``"enforce_eager": "sometimes"`` in the speculative config),
     naming the field, the raw value and the expected type. Values another rule already
     explains are left to it: the KV dtypes (SD021), attention backends (SD024), sampler
-    literals (SD025) and the numeric speculative_config fields (SD022).
+    literals (SD025) and the numeric speculative_config fields (SD022). Options the wizard does
+    not model (kept in ``extra_args``) are checked against the type of the config-class field
+    that receives them in the checked release (``constraints.json``): ``--max-logprobs lots``,
+    ``--lora-dtype fp8`` (not a torch dtype nor one of vLLM's names).
 
     ## Why it matters
 
@@ -87,7 +91,8 @@ class IllTypedValue(Rule):
     ## Source
 
     vllm/engine/arg_utils.py ``EngineArgs.add_cli_args`` (argparse ``type=int/float``),
-    vllm/config/*.py pydantic dataclasses (0.32, 0.33).
+    vllm/config/*.py pydantic dataclasses, per release 0.28-0.33 from the generated
+    ``wizard/data/vllm/<X.Y>/constraints.json`` (inventory R512-R553).
     """
 
     id = "SD010"
@@ -110,4 +115,13 @@ class IllTypedValue(Rule):
                 f"'argument {opt}: invalid value' (exit 2), EngineArgs with a validation error at config time.",
                 fields=[path],
                 fixes=[Patch(description=f"Unset {path} (vLLM's default applies)", unset=[path])],
+            )
+        for p in option_problems(ctx):
+            if p.kind != "type":
+                continue
+            yield self.finding(
+                f"{p.path}: {p.value!r} does not fit {p.owner} ({p.spec.type if p.spec else '?'}) in vLLM {ctx.version}; "
+                f"vLLM rejects it while building its config ({p.message}).",
+                fields=[p.path],
+                fixes=[fix_patch(ctx, p, None, f"Unset {p.path} (vLLM's default applies)")],
             )

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 from wizard.config import Patch, SERVE_FIELDS, SPEC_FIELDS, SpeculativeConfig
-from wizard.rules.helpers import ABSURD, TOP_BOUNDS, as_number
+from wizard.rules.helpers import ABSURD, as_number
+from wizard.rules.optionvalues import option_path, user_options
 from wizard.rules.registry import Rule, Severity, register
 
 
@@ -14,7 +15,7 @@ class AbsurdNumber(Rule):
 
     ## What it does
 
-    Flags top-level numeric options and numeric ``speculative_config`` fields
+    Flags numeric options (modelled or not) and numeric ``speculative_config`` fields
     whose magnitude exceeds 2**53 (9,007,199,254,740,992).
 
     ## Why it matters
@@ -51,12 +52,17 @@ class AbsurdNumber(Rule):
 
     id = "SD012"
     severity = Severity.ERROR
-    fields = tuple(TOP_BOUNDS)
+    fields = ("max_num_seqs", "max_num_batched_tokens", "max_model_len", "tensor_parallel_size")
     topic = "spec_fields"
     phase = "load"
 
     def check(self, ctx):
         cands = [(n, getattr(ctx.config, n)) for n in SERVE_FIELDS]
+        for n, v in user_options(ctx).items():
+            if n not in SERVE_FIELDS and isinstance(v, str) and v.strip().lstrip("-").isdigit():
+                cands.append((option_path(ctx, n), int(v)))
+            elif n not in SERVE_FIELDS:
+                cands.append((option_path(ctx, n), v))
         if ctx.spec is not None:
             cands += [(f"speculative_config.{n}", getattr(ctx.spec, n)) for n in _SPEC_NUMERIC]
         for path, value in cands:

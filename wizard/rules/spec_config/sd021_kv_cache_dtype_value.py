@@ -3,6 +3,7 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.rules.helpers import closest
 from wizard.rules.registry import Rule, Severity, register
+from wizard.vllm.constraints import field_spec
 from wizard.vllm.versions import kv_cache_dtypes
 
 
@@ -19,7 +20,8 @@ class KvCacheDtypeValue(Rule):
 
     0.32 rejects an unknown ``--kv-cache-dtype`` when parsing the command
     line and an unknown drafter dtype at config time. 0.33 accepts any drafter string at config
-    time and fails when the drafter's cache is built (load time): later, but still fatal.
+    time (its ``SpeculativeConfig.kv_cache_dtype`` is ``CacheDType | str``) and fails when the
+    drafter's cache is built: that load-time case is SD027.
 
     ## Example
 
@@ -63,7 +65,9 @@ class KvCacheDtypeValue(Rule):
     def check(self, ctx):
         allowed = kv_cache_dtypes(ctx.version)
         cands = [("kv_cache_dtype", ctx.config.invalid_values.get("kv_cache_dtype", ctx.config.kv_cache_dtype))]
-        if ctx.spec is not None:
+        spec_field = field_spec("SpeculativeConfig", "kv_cache_dtype", ctx.version)
+        # a release whose SpeculativeConfig.kv_cache_dtype also takes any str (0.33) fails at load: SD027
+        if ctx.spec is not None and not (spec_field is not None and spec_field.open):
             cands.append(("speculative_config.kv_cache_dtype",
                           ctx.config.invalid_values.get("speculative_config.kv_cache_dtype", ctx.spec.kv_cache_dtype)))
         for path, value in cands:
