@@ -5,7 +5,7 @@
 
 Mirrors vllm/engine/arg_utils.py (0.28-0.33): ``_set_default_chunked_prefill_and_prefix_caching_args``
 (chunked prefill on unless ``--no-enable-chunked-prefill``), ``get_batch_defaults`` (per hardware,
-:func:`wizard.plan.default_scheduler_limits`) and ``_set_default_max_num_seqs_and_batched_tokens_args``
+:func:`wizard.plan.memory.default_scheduler_limits`) and ``_set_default_max_num_seqs_and_batched_tokens_args``
 (the default budget is raised to ``max_model_len`` without chunked prefill, doubled by
 ``--performance-mode throughput``, capped at ``max_num_seqs x max_model_len``; a defaulted ``max_num_seqs`` capped at the token budget). ``max_model_len``
 is the one ModelConfig settles on: the given one, else the derived length (:mod:`wizard.vllm.checks`).
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wizard.plan import default_scheduler_limits
+from wizard.plan.memory import default_scheduler_limits
 from wizard.rules.helpers import as_int
 from wizard.rules.optionvalues import option, truthy
 from wizard.vllm.checks import derived_max_len
