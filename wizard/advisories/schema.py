@@ -201,7 +201,7 @@ class Advisory(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> "Advisory":
-        from wizard.advisories.matcher import validate_condition
+        from wizard.advisories.matcher import validate_condition  # the matcher imports this schema: a real cycle
 
         if not _ID.match(self.id) or not self.id.startswith(ID_PREFIX[self.family] + "-"):
             raise ValueError(f"id {self.id!r} must be {ID_PREFIX[self.family]}-NNNN for family {self.family!r}")

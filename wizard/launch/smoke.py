@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from wizard.launch.metrics import scrape
+
 __all__ = ["SmokeResult", "run_smoke", "SMOKE_PROMPTS"]
 
 SMOKE_PROMPTS: tuple[str, ...] = (
@@ -84,8 +86,6 @@ def run_smoke(
         SmokeResult. Request failures are counted in ``errors`` (never raised).
     """
     import httpx
-
-    from wizard.launch.metrics import scrape
 
     res = SmokeResult(requests=n)
     base = base_url.rstrip("/")
