@@ -219,11 +219,6 @@ def test_review_shows_vllm_verdict_beside_wizard(page):
     page.wait_for_selector("#sw-xc-vllm [data-verdict]", timeout=240000)
     text = page.locator("#sw-xc-vllm").inner_text()
     shot(page, "review-cross-check")
-    try:
-        import wizard.vllm.crosscheck  # noqa: F401
-    except ImportError:
-        assert "wizard.vllm.crosscheck" in text
-        pytest.xfail("wizard.vllm.crosscheck not installed yet: the panel says what it needs")
     assert "vLLM" in text and "Cross-check is off" not in text
 
 
@@ -234,10 +229,6 @@ def test_launch_step_streams_logs_health_and_plots(page, tmp_path):
     pytest.importorskip("vllm")
     from factory import make_tiny_llama
 
-    try:
-        from wizard.launch import launch  # noqa: F401
-    except ImportError:
-        pytest.skip("wizard.launch not installed yet")
     model = make_tiny_llama(tmp_path / "tiny")
     page.locator("#sw-import-acc").click()
     text = (f"vllm serve {model} --enforce-eager --max-model-len 512 --speculative-config "
@@ -252,21 +243,21 @@ def test_launch_step_streams_logs_health_and_plots(page, tmp_path):
     page.locator("#sw-ln-force input[type=checkbox]").check()  # CPU: hardware rules may warn; start anyway
     page.locator("#sw-ln-launch").click()
     try:
-        page.wait_for_selector("#sw-ln-status [data-state=starting], #sw-ln-status [data-state=healthy]", timeout=30000)
-        page.wait_for_function("() => document.querySelector('#sw-ln-logs textarea').value.length > 0", timeout=60000)
+        page.wait_for_selector("#sw-ln-status [data-state=starting], #sw-ln-status [data-state=healthy]", timeout=300000)
+        page.wait_for_function("() => document.querySelector('#sw-ln-logs textarea').value.length > 0", timeout=300000)
         shot(page, "launch-starting-logs")
         page.wait_for_selector("#sw-ln-status [data-state=healthy]", timeout=300000)
         page.locator("#sw-ln-smoke").click()
         page.wait_for_function("() => document.querySelector('#sw-ln-metrics').innerText.includes('smoke:')", timeout=240000)
-        page.wait_for_timeout(5000)  # one more scrape after the smoke requests
-        assert page.locator("#sw-ln-pos canvas, #sw-ln-pos svg").count() > 0
-        assert page.locator("#sw-ln-time canvas, #sw-ln-time svg").count() > 0
+        # the plots fill from the next /metrics scrapes after the smoke requests (events, generous caps)
+        page.wait_for_selector("#sw-ln-pos canvas, #sw-ln-pos svg", timeout=300000)
+        page.wait_for_selector("#sw-ln-time canvas, #sw-ln-time svg", timeout=300000)
         assert "accept" in page.locator("#sw-ln-metrics").inner_text()
         assert "vllm" in page.locator("#sw-ln-logs textarea").input_value().lower()
         shot(page, "launch-healthy-plots")
     finally:
         page.locator("#sw-ln-stop").click()
-        page.wait_for_selector("#sw-ln-status [data-state=stopped], #sw-ln-status [data-state=exited]", timeout=60000)
+        page.wait_for_selector("#sw-ln-status [data-state=stopped], #sw-ln-status [data-state=exited]", timeout=300000)
     from wizard.ui.steps.launch import HANDLES
 
     for h in HANDLES.values():
@@ -329,10 +320,6 @@ def test_launch_failure_is_diagnosed(page, tmp_path):
     pytest.importorskip("vllm")
     from factory import make_tiny_llama
 
-    try:
-        from wizard.launch import launch  # noqa: F401
-    except ImportError:
-        pytest.skip("wizard.launch not installed yet")
     target = make_tiny_llama(tmp_path / "target")
     bad = make_tiny_llama(tmp_path / "bad16", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
                           head_dim=16, num_hidden_layers=1, seed=2)
