@@ -399,3 +399,34 @@ def test_every_preset_loads_in_the_ui_and_cleared_dropdowns_skip():
         assert list(out) == [ui.c["panel"]]  # a skip of one output, not an empty answer
         out = handler(demo, ui.c["target_catalog"], "input")(new_state(), value)
         assert ui.c["state"] not in out
+
+
+def test_tune_section_refuses_like_launch_and_never_raises(tmp_path, monkeypatch):
+    """Issue 15 item 4 (Tune in the Launch step): bad k values are named; a configuration that
+    Launch refuses (a code-loading variable from imported text) is refused by Tune too, before
+    anything starts; the handler streams (a generator) and never raises."""
+    import inspect
+
+    from wizard.io.argv import parse_command
+    from wizard.ui import build_app
+    from wizard.ui.steps import launch as launch_step
+
+    started = []
+    monkeypatch.setattr(launch_step.api, "tune", lambda *a, **k: started.append(k))
+    demo = build_app()
+    ui = demo.wizard_ui
+    fn = handler(demo, ui.c["tn_run"], "click")
+    assert inspect.isgeneratorfunction(fn)
+    st = state_from_config(parse_command(
+        "PYTHONPATH=/tmp/x vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
+        "'{\"method\":\"ngram\",\"num_speculative_tokens\":2,\"prompt_lookup_max\":4}'"))
+    out = list(fn(st, "1,x", 4, 32, False))
+    assert len(out) == 1 and "'x' is not a whole number" in out[0][ui.c["tn_out"]]
+    out = list(fn(st, "1,2", 4, 32, False))  # not started by launch(): bind address unknown, no login
+    assert len(out) == 1 and "Launching is disabled" in out[0][ui.c["tn_out"]]
+    monkeypatch.setattr(ui, "launch_block", lambda: None)  # as if on loopback
+    out = list(fn(st, "1,2", 4, 32, False))
+    assert len(out) == 1 and "PYTHONPATH" in out[0][ui.c["tn_out"]] and "Not launched" in out[0][ui.c["tn_out"]]
+    assert started == []
+    assert launch_step.parse_ks("4, 1,2,2") == ([1, 2, 4], None)
+    assert launch_step.parse_ks(",".join(["1"] * 17))[1] == "k values: at most 16"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import itertools
 import json
 import logging
@@ -307,6 +308,18 @@ class WizardUI:
         first = outputs[0] if outputs else None
         if fn is None:  # a browser-only event (``js=``): no request, nothing to guard
             return listener(None, inputs, outputs or None, **{**QUIET, **kw})
+
+        if inspect.isgeneratorfunction(fn):  # a streaming handler (progress, then the result)
+            @functools.wraps(fn)
+            def safe_gen(*args, **kwargs):
+                try:
+                    for out in fn(*args, **kwargs):
+                        if first is not None and out:
+                            yield out
+                except Exception as err:  # a handler must never raise: one log line, the stream ends
+                    log.warning("%s: %s: %s", getattr(fn, "__name__", "handler"), type(err).__name__, str(err)[:300])
+
+            return listener(safe_gen, inputs, outputs or None, **{**QUIET, **kw})
 
         @functools.wraps(fn)
         def safe(*args, **kwargs):

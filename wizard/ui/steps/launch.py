@@ -11,7 +11,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from wizard import privacy, security
+from wizard import api, privacy, security
 from wizard.config import apply_patch
 from wizard.hardware import nvml
 from wizard.launch import compare_machine, plan_launch
@@ -21,7 +21,7 @@ from wizard.ui.core import WizardUI, sess_of
 from wizard.ui.state import config_of, gpu_spec, state_from_config
 
 __all__ = ["build", "wire", "start", "stop", "smoke", "poll", "review_md", "gpu_hint", "diagnosis_fix", "stop_session",
-           "stop_all", "vllm_installed", "HANDLES", "SESSIONS"]
+           "stop_all", "vllm_installed", "launch_refusal", "parse_ks", "tune_table", "HANDLES", "SESSIONS"]
 
 #: live server handles of this UI process, by the id kept in the session state
 HANDLES: dict[str, Any] = {}
@@ -84,6 +84,16 @@ def build(ui: WizardUI) -> None:
     ui.c["ln_logs"] = gr.Textbox(label="Server log (live)", lines=14, max_lines=14, autoscroll=True, interactive=False,
                                  elem_id="sw-ln-logs")
     ui.c["ln_timer"] = gr.Timer(1.0, active=False)
+    with gr.Accordion("Tune k: measure output speed vs num_speculative_tokens (one server per k, plus a "
+                      "no-speculation baseline)", open=False, elem_id="sw-tune-acc"):
+        with gr.Row():
+            ui.c["tn_ks"] = gr.Textbox("1,2,4", label="k values", elem_id="sw-tune-ks")
+            ui.c["tn_conc"] = gr.Number(4, label="concurrency", precision=0, minimum=1, elem_id="sw-tune-conc")
+            ui.c["tn_prompts"] = gr.Number(32, label="prompts", precision=0, minimum=1, elem_id="sw-tune-prompts")
+            ui.c["tn_run"] = gr.Button("Run sweep", elem_id="sw-tune-run")
+        ui.c["tn_out"] = gr.Markdown("_Stops the server above first; each k restarts vLLM (minutes per k)._",
+                                     elem_id="sw-tune-out")
+        ui.c["tn_chart"] = gr.Image(label="speed vs k", type="filepath", visible=False, elem_id="sw-tune-chart")
 
 
 _RISK = {"code": "imports or runs code", "file": "reads a file outside the allowed folders",
@@ -185,23 +195,9 @@ def start(state: dict, ev, force: bool, block: str | bool | None, session: str |
     options that load code may launch. Refused whatever ``force`` says: environment variables
     that load code, values pointing into the upload folder, local models outside the allowed
     folders, and (without the opt-in) options that load code, read files or widen the API."""
-    if block is True or block is False:  # the old boolean form: allow_launch
-        block = None if block else "launching is disabled in this UI"
-    if block:
-        return state, _refused(f"Launching is disabled: {html.escape(str(block))}.")
-    if ev is None or ev.config is None:
-        return state, '<div class="sw-status sw-st-failed">Choose a target model first (step 2).</div>'
-    policy = policy or security.PathPolicy(model_dirs=security.default_model_dirs())
-    rv = security.review_launch(ev.config, policy)
-    problems = list(rv.blocking) + [
-        f"{r.option} = {r.value!r}: {_RISK[r.risk]} (vLLM: \"{r.reason}\"); allowed only when the UI was started with "
-        "--allow-unsafe-options" for r in rv.needs_opt_in(policy)]
-    if problems:
-        items = "".join(f"<li>{html.escape(p)}</li>" for p in problems)
-        return state, _refused(f"Not launched: this configuration has inputs the UI never launches:<ul>{items}</ul>")
-    if not vllm_installed():
-        return state, (f'<div class="sw-status sw-st-failed" data-state="no-vllm">'
-                       f'<pre style="white-space:pre-wrap">{html.escape(no_vllm_hint())}</pre></div>')
+    refusal = launch_refusal(ev, block, policy)
+    if refusal:
+        return state, refusal
     mod = services.launch_module()
     stop(state)
     try:
@@ -218,6 +214,64 @@ def start(state: dict, ev, force: bool, block: str | bool | None, session: str |
     st = dict(state)
     st["server"] = hid
     return st, '<div class="sw-status sw-st-starting" data-state="starting">Starting…</div>'
+
+
+def launch_refusal(ev: Any, block: Any, policy: security.PathPolicy | None) -> str | None:
+    """Why this UI must not start a server for ``ev`` (status html), or None. The one gate of
+    Launch and Tune: the UI's exposure (``block``), a missing target, environment variables and
+    values that load code, local models outside the allowed folders, options that need the
+    opt-in, and a missing vLLM."""
+    if block is True or block is False:  # the old boolean form: allow_launch
+        block = None if block else "launching is disabled in this UI"
+    if block:
+        return _refused(f"Launching is disabled: {html.escape(str(block))}.")
+    if ev is None or ev.config is None:
+        return '<div class="sw-status sw-st-failed">Choose a target model first (step 2).</div>'
+    policy = policy or security.PathPolicy(model_dirs=security.default_model_dirs())
+    rv = security.review_launch(ev.config, policy)
+    problems = list(rv.blocking) + [
+        f"{r.option} = {r.value!r}: {_RISK[r.risk]} (vLLM: \"{r.reason}\"); allowed only when the UI was started with "
+        "--allow-unsafe-options" for r in rv.needs_opt_in(policy)]
+    if problems:
+        items = "".join(f"<li>{html.escape(p)}</li>" for p in problems)
+        return _refused(f"Not launched: this configuration has inputs the UI never launches:<ul>{items}</ul>")
+    if not vllm_installed():
+        return (f'<div class="sw-status sw-st-failed" data-state="no-vllm">'
+                f'<pre style="white-space:pre-wrap">{html.escape(no_vllm_hint())}</pre></div>')
+    return None
+
+
+def parse_ks(text: Any) -> tuple[list[int] | None, str | None]:
+    """"1,2,4" -> ([1, 2, 4], None); (None, why) for anything else (at most 16 values, 1..32)."""
+    parts = [p for p in str(text or "").replace(";", ",").replace(" ", ",").split(",") if p.strip()]
+    if not parts:
+        return None, "k values: give one or more whole numbers, e.g. 1,2,4"
+    ks: list[int] = []
+    for p in parts[:17]:
+        if not p.strip().isdigit() or not 1 <= int(p) <= 32:
+            return None, f"k values: {p.strip()[:12]!r} is not a whole number from 1 to 32"
+        ks.append(int(p))
+    if len(ks) > 16:
+        return None, "k values: at most 16"
+    return sorted(set(ks)), None
+
+
+def tune_table(res: Any) -> str:
+    """Markdown of a TuneResult: one row per k (baseline first), the recommendation, the files."""
+    rows = ([res.baseline] if res.baseline else []) + list(res.runs)
+    out = ["| k | tokens/s | TPOT ms | mean acceptance length | per position | note |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        f = lambda v, d=1: "–" if v is None else f"{v:.{d}f}"  # noqa: E731
+        pos = ", ".join(f"{x:.2f}" for x in (r.per_position or [])) or "–"
+        out.append(f"| {'baseline' if r.k == 0 else r.k} | {f(r.output_tokens_per_s)} | {f(r.mean_tpot_ms, 2)} | "
+                   f"{f(r.mean_acceptance_length, 2)} | {pos} | {html.escape(str(r.error or ''))[:120]} |")
+    head = (f"**Recommended k = {res.recommended_k}**" if res.recommended_k is not None else "**No k recommended**")
+    if res.best_speedup:
+        head += f" ({res.best_speedup:.2f}× the baseline)"
+    if res.speculation_pays is False:
+        head += " — speculation does not pay at this concurrency"
+    notes = "".join(f"\n- {html.escape(n)}" for n in res.notes)
+    return f"{head}\n\n" + "\n".join(out) + f"\n\nResults: `{res.json_path}`{notes}"
 
 
 def stop(state: dict) -> None:
@@ -423,6 +477,58 @@ def wire(ui: WizardUI) -> None:
         return out
 
     ui.on(c["ln_fix_relaunch"].click, fix_relaunch, [c["state"], c["ln_force"]], ui.full_outputs(*ln_outs))
+
+    def run_tune(state, ks_text, conc, n_prompts, force, request: gr.Request = None):
+        """A generator: progress lines while the sweep runs, then the table and chart. Never raises."""
+        sess = sess_of(request)
+        st = ui.base(sess, state)
+        ks, why = parse_ks(ks_text)
+        if why:
+            yield {c["tn_out"]: f"⚠ {html.escape(why, quote=False)}"}
+            return
+        ev = ui.evaluate(st)
+        refusal = launch_refusal(ev, ui.launch_block(), ui.policy)
+        if refusal:
+            yield {c["tn_out"]: refusal}
+            return
+        stop(st)  # one server at a time on this machine
+        lines: list[str] = []
+        done = threading.Event()
+        box: dict[str, Any] = {}
+
+        def progress(e: dict) -> None:
+            lines.append(f"{e.get('index', '?')}/{e.get('total', '?')} · {e.get('stage')}: {e.get('message', '')}")
+
+        def work() -> None:
+            try:
+                box["res"] = api.tune(ev.config, ks=ks, concurrency=int(conc or 4), num_prompts=int(n_prompts or 32),
+                                      out_dir=privacy.private_dir("tune") / uuid.uuid4().hex[:8], progress=progress,
+                                      force=bool(force))
+            except Exception as err:  # TuneError (unusable input) or anything unexpected: shown, not raised
+                box["error"] = f"{type(err).__name__}: {err}"
+            done.set()
+
+        threading.Thread(target=work, daemon=True, name="wizard-tune").start()
+        shown = -1
+        while not done.wait(1.0):
+            if len(lines) != shown:
+                shown = len(lines)
+                yield {c["tn_out"]: "Sweep running…\n\n" + "\n".join(f"- {html.escape(x)}" for x in lines[-12:])}
+        if "error" in box:
+            yield {c["tn_out"]: f"⚠ Tune failed: {html.escape(box['error'])}"}
+            return
+        res = box["res"]
+        out = {c["tn_out"]: tune_table(res),
+               c["tn_chart"]: gr.Image(value=res.chart_path, visible=bool(res.chart_path))}
+        best = next((r for r in res.runs if r.k == res.recommended_k and r.per_position), None)
+        if best is not None:  # the Plan step plans with the measured per-position acceptance
+            text = ", ".join(f"{x:.2f}" for x in best.per_position)
+            out[c["state"]] = ui.update_field(sess, state, lambda b: {**b, "acceptance": text,
+                                                                     "acceptance_source": f"measured by Tune (k={best.k})"})
+        yield out
+
+    ui.on(c["tn_run"].click, run_tune, [c["state"], c["tn_ks"], c["tn_conc"], c["tn_prompts"], c["ln_force"]],
+          [c["state"], c["tn_out"], c["tn_chart"]])
 
     def on_unload(request: gr.Request):
         stop_session(sess_of(request))
