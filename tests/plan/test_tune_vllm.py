@@ -54,7 +54,7 @@ def test_tune_sweep_on_cpu_vllm(tmp_path):
         assert r.output_tokens_per_s > 0 and r.mean_tpot_ms > 0
         assert r.num_drafts and r.num_drafts > 0
         assert len(r.per_position) == r.k and all(0.0 <= p <= 1.0 for p in r.per_position)
-        assert r.mean_acceptance_length == pytest.approx(1 + sum(r.per_position), abs=1e-6)
+        assert r.mean_acceptance_length == pytest.approx(1 + sum(r.per_position), abs=1e-3)  # each rounded to 4 places
     data = json.loads(Path(res.json_path).read_text())
     assert data["recommended_k"] == res.recommended_k and data["plan_inputs"]["per_position"]
     assert Path(res.chart_path).read_bytes()[:4] == b"\x89PNG"
