@@ -402,6 +402,11 @@ def stop_all() -> None:
     HANDLES.clear()
 
 
+def acceptance_text(rates: list[float]) -> str:
+    """Per-position acceptance as the Plan step's field shows it: "0.70, 0.48, 0.31"."""
+    return ", ".join(f"{x:.2f}" for x in rates)
+
+
 def measured_acceptance(state: dict) -> list[float] | None:
     """The newest per-position acceptance measured on this tab's server, if any."""
     return _MEASURED.get(state.get("server") or "")
@@ -445,16 +450,18 @@ def wire(ui: WizardUI) -> None:
 
     ui.on(c["ln_smoke"].click, smoke_test, [c["state"], c["ln_smoke_n"]], ln_outs)
 
+    def to_plan(sess, state, rates, source):
+        """The session state with measured per-position ``rates`` as the Plan step's acceptance."""
+        text = acceptance_text(rates)
+        return ui.update_field(sess, state, lambda b: {**b, "acceptance": text, "acceptance_source": source})
+
     def poll_server(state, request: gr.Request = None):
         sess = sess_of(request)
         st = ui.base(sess, state)
         out = poll(ui, st)
         rates = measured_acceptance(st)
-        if rates:  # the Plan step plans with what this server measured
-            text = ", ".join(f"{x:.2f}" for x in rates)
-            if st.get("acceptance") != text:
-                out[c["state"]] = ui.update_field(sess, state, lambda b: {**b, "acceptance": text,
-                                                                         "acceptance_source": "measured on the running server"})
+        if rates and st.get("acceptance") != acceptance_text(rates):  # the Plan step plans with what this server measured
+            out[c["state"]] = to_plan(sess, state, rates, "measured on the running server")
         return out
 
     ui.on(c["ln_timer"].tick, poll_server, [c["state"]], ln_outs)
@@ -522,9 +529,7 @@ def wire(ui: WizardUI) -> None:
                c["tn_chart"]: gr.Image(value=res.chart_path, visible=bool(res.chart_path))}
         best = next((r for r in res.runs if r.k == res.recommended_k and r.per_position), None)
         if best is not None:  # the Plan step plans with the measured per-position acceptance
-            text = ", ".join(f"{x:.2f}" for x in best.per_position)
-            out[c["state"]] = ui.update_field(sess, state, lambda b: {**b, "acceptance": text,
-                                                                     "acceptance_source": f"measured by Tune (k={best.k})"})
+            out[c["state"]] = to_plan(sess, state, best.per_position, f"measured by Tune (k={best.k})")
         yield out
 
     ui.on(c["tn_run"].click, run_tune, [c["state"], c["tn_ks"], c["tn_conc"], c["tn_prompts"], c["ln_force"]],
