@@ -79,8 +79,7 @@ def test_uploaded_sitecustomize_never_runs(tmp_path):
             n = seq(page)
             card.locator("button", has_text="Drop PYTHONPATH").click()
             wait_seq_above(page, n)
-            page.wait_for_function("() => !document.querySelector('.sw-slot:not([style*=none]) [data-rule=SD600]')",
-                                   timeout=20000)
+            page.wait_for_function("() => !document.querySelector('.sw-slot:not([style*=none]) [data-rule=SD600]')")
             page.locator("#sw-ln-launch").click()
             try:
                 page.wait_for_selector("#sw-ln-status [data-state=healthy]", timeout=300000)

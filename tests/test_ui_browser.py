@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ui_helpers import (assert_no_traceback, browser, check, choose, fill, handler_log, open_wizard, seq, serve_app, shot,
-                        tab, wait_seq_above)
+                        tab, wait_saved, wait_seq_above)
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not shutil.which("chromium") and not Path("/usr/bin/chromium").exists(),
@@ -46,7 +46,7 @@ def sd001_card(page):
     return page.locator(".sw-slot:visible:has([data-rule=SD001])")
 
 
-def walk(page, model: str, name: str):
+def walk(page, model: str, name: str, catalog_drafter: bool = False):
     """Walk every step for ``model``, entering the seed misconfiguration on the way."""
     shot(page, f"{name}-1-hardware")
     tab(page, "target")
@@ -57,23 +57,22 @@ def walk(page, model: str, name: str):
     shot(page, f"{name}-2-target")
     tab(page, "speculation")
     choose(page, "f-speculative_config-method", "eagle3")
-    # the method fills the catalog drafter it names (a local target has none: pick it)
-    try:
-        page.wait_for_function("v => document.querySelector('#f-speculative_config-model input').value.includes(v)",
-                               arg="yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", timeout=10000)
-    except Exception:  # no catalog drafter named for this target: pick it
+    if catalog_drafter:  # the method fills the drafter the catalog names for this target
+        page.wait_for_function("v => ((document.querySelector('#f-speculative_config-model input') || {}).value || '').includes(v)",
+                               arg="yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
+    else:  # a local target has none: pick it
         choose(page, "f-speculative_config-model", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
     shot(page, f"{name}-3-speculation")
     tab(page, "kv")
     assert sd001_card(page).count() == 0
     check(page, "f-kv_sharing_fast_prefill")  # no submit button anywhere: the panel updates by itself
-    page.wait_for_selector(".sw-slot:visible [data-rule=SD001]", timeout=10000)
+    page.wait_for_selector(".sw-slot:visible [data-rule=SD001]")
     assert page.locator("#sw-summary-inner").get_attribute("data-verdict") == "error"
     shot(page, f"{name}-4-kv-sd001")
     # clicking the finding's field jumps to its step and focuses the field
     tab(page, "hardware")
     sd001_card(page).locator("button", has_text="Go to field").click()
-    page.wait_for_selector("#f-kv_sharing_fast_prefill", state="visible", timeout=5000)
+    page.wait_for_selector("#f-kv_sharing_fast_prefill", state="visible")
     assert page.locator("button[role=tab][aria-selected=true]").inner_text().strip().endswith("KV cache")
     n = seq(page)
     sd001_card(page).locator("button", has_text="Apply: Drop").click()
@@ -114,7 +113,7 @@ def test_walk_local_tiny_model(page, tmp_path):
 
 
 def test_walk_catalog_model_and_export_matches_cli(page, tmp_path):
-    walk(page, "meta-llama/Llama-3.1-8B-Instruct", "catalog")
+    walk(page, "meta-llama/Llama-3.1-8B-Instruct", "catalog", catalog_drafter=True)
     cmd = review_command(page)
     assert cmd.startswith("vllm serve meta-llama/Llama-3.1-8B-Instruct")
     assert "kv-sharing-fast-prefill" not in cmd
@@ -269,7 +268,7 @@ def test_refresh_keeps_input_including_invalid_values(page):
     tab(page, "target")
     fill(page, "f-model", "meta-llama/Llama-3.1-8B-Instruct")
     fill(page, "f-max_model_len", "8k")  # not a number: kept verbatim, never dropped
-    page.wait_for_timeout(800)  # the browser copy of the state follows the panel update
+    wait_saved(page, lambda st: st["config"].get("max_model_len") == "8k")  # the browser's copy follows the panel
     page.reload()
     page.wait_for_selector("#sw-summary-inner")
     wait_seq_above(page, 0, timeout=30000)
@@ -290,7 +289,7 @@ def test_yaml_upload_and_session_roundtrip(page, tmp_path):
     n = seq(page)
     page.locator("#sw-import-yaml input[type=file]").set_input_files(str(y))
     wait_seq_above(page, n)
-    page.wait_for_selector(".sw-slot:visible [data-rule=SD001]", timeout=10000)
+    page.wait_for_selector(".sw-slot:visible [data-rule=SD001]")
     assert "1 option(s)" in page.locator("#sw-import-status").inner_text()
     tab(page, "review")
     assert "slow" in page.locator("#f-extra_args").inner_text()
@@ -308,7 +307,7 @@ def test_yaml_upload_and_session_roundtrip(page, tmp_path):
         page.locator("#sw-session-load").click()
     fc.value.set_files(str(f))
     wait_seq_above(page, n)
-    page.wait_for_selector(".sw-slot:visible [data-rule=SD001]", timeout=10000)
+    page.wait_for_selector(".sw-slot:visible [data-rule=SD001]")
     shot(page, "session-loaded")
 
 
@@ -340,7 +339,7 @@ def test_launch_failure_is_diagnosed(page, tmp_path):
         if page.locator("#sw-ln-status [data-state=healthy]").count():
             page.locator("#sw-ln-smoke").click()  # the first request kills it
         page.wait_for_selector("#sw-ln-status [data-state=failed], #sw-ln-status [data-state=exited]", timeout=240000)
-        page.wait_for_function("() => document.querySelector('#sw-ln-diag').innerText.trim().length > 0", timeout=20000)
+        page.wait_for_function("() => document.querySelector('#sw-ln-diag').innerText.trim().length > 0")
         diag = page.locator("#sw-ln-diag").inner_text()
         assert "head_dim" in diag or "head" in diag.lower()
     finally:
@@ -369,8 +368,8 @@ def test_fill_then_switch_tab_exports_the_full_value(page):
     box.press_sequentially("55", delay=15)  # typed at normal speed ...
     page.locator("button[role=tab]:has-text('Review')").first.click()  # ... then straight to another tab
     _export_has(page, "--max-num-seqs 55")
-    page.wait_for_timeout(800)
     assert "--max-num-seqs 55" in page.locator("#sw-exp-command textarea").input_value()
+    wait_saved(page, lambda st: str(st["config"].get("max_num_seqs")) == "55")
     page.reload()
     page.wait_for_selector("#sw-summary-inner")
     wait_seq_above(page, 0, timeout=30000)
@@ -402,7 +401,7 @@ def test_import_button_and_huge_number_in_plan(page):
     assert page.locator(".error, [class*=error-]").filter(has_text="Error").count() == 0
     tab(page, "review")
     _export_has(page, f"--max-num-seqs {huge}")
-    page.wait_for_timeout(800)
+    wait_saved(page, lambda st: str(st["config"].get("max_num_seqs")) == huge)
     page.reload()  # the browser copy holds the value as text: nothing rounded
     page.wait_for_selector("#sw-summary-inner")
     wait_seq_above(page, 0, timeout=30000)

@@ -79,17 +79,16 @@ def test_deleting_characters_rechecks_without_leaving_the_box(page):
     box.press("Backspace")
     box.press("Backspace")
     wait_seq_above(page, n)
-    page.wait_for_function("() => !document.querySelector('#sw-summary').innerText.includes('SD009')", timeout=15000)
+    page.wait_for_function("() => !document.querySelector('#sw-summary').innerText.includes('SD009')")
     assert box.input_value() == LLAMA
     assert page.evaluate("() => document.activeElement.closest('#f-model') !== null")  # never left the box
-    page.wait_for_function("() => document.querySelector('#sw-target-facts').innerText.includes('LlamaForCausalLM')",
-                           timeout=15000)
+    page.wait_for_function("() => document.querySelector('#sw-target-facts').innerText.includes('LlamaForCausalLM')")
     # a cut (select all, delete) re-checks too
     n = seq(page)
     box.press("Control+a")
     box.press("Delete")
     wait_seq_above(page, n)
-    page.wait_for_function("() => document.querySelector('#sw-summary-inner').dataset.verdict === 'none'", timeout=15000)
+    page.wait_for_function("() => document.querySelector('#sw-summary-inner').dataset.verdict === 'none'")
 
 
 def test_group_counts_match_their_cards(page):

@@ -48,6 +48,7 @@ def browser(tmp_dir: Path):
 
 def open_wizard(ctx, url: str):
     page = ctx.new_page()
+    page.set_default_timeout(60000)  # a safety net for loaded CI machines, never the thing under test
     page.goto(url)
     page.wait_for_selector("#sw-summary-inner", timeout=30000)
     wait_seq_above(page, 0, timeout=30000)  # the restore-on-load check has run
@@ -59,10 +60,64 @@ def seq(page) -> int:
     return int(page.locator("#sw-summary-inner").get_attribute("data-seq") or 0)
 
 
-def wait_seq_above(page, n: int, timeout: float = 15000) -> None:
+def wait_seq_above(page, n: int, timeout: float = 60000) -> None:
     page.wait_for_function(
         "n => { const e = document.querySelector('#sw-summary-inner'); return e && +e.dataset.seq > n; }",
         arg=n, timeout=timeout)
+
+
+_STATE_KEY = "specwizard-state"
+_SECRET_JS = ("k => { const c = (window.gradio_config || {}).components || [];"
+              " const b = c.find(x => x.props && x.props.storage_key === k);"
+              " return [b ? b.props.secret : null, localStorage.getItem(k)]; }")
+
+
+def _cryptojs_decrypt(stored: str, secret: str) -> str:
+    """Gradio's BrowserState stores ``b64(iv):CryptoJS.AES.encrypt(json, sha256hex(secret))``; a
+    string key makes CryptoJS derive key and IV from the passphrase (OpenSSL ``Salted__`` format,
+    EVP_BytesToKey with MD5), so the first part is not used."""
+    import base64
+    import hashlib
+
+    from cryptography.hazmat.primitives import padding
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+    blob = base64.b64decode(stored.split(":", 1)[1])
+    assert blob[:8] == b"Salted__"
+    salt, data = blob[8:16], blob[16:]
+    passphrase = hashlib.sha256(secret.encode()).hexdigest().encode()
+    derived, block = b"", b""
+    while len(derived) < 48:
+        block = hashlib.md5(block + passphrase + salt).digest()
+        derived += block
+    dec = Cipher(algorithms.AES(derived[:32]), modes.CBC(derived[32:48])).decryptor()
+    unpad = padding.PKCS7(128).unpadder()
+    return (unpad.update(dec.update(data) + dec.finalize()) + unpad.finalize()).decode()
+
+
+def saved_state(page):
+    """The wizard's state as the browser saved it (localStorage), decrypted; None before a save."""
+    import json
+
+    secret, stored = page.evaluate(_SECRET_JS, _STATE_KEY)
+    if not secret or not stored:
+        return None
+    return json.loads(_cryptojs_decrypt(stored, secret))
+
+
+def wait_saved(page, predicate, timeout: float = 60.0) -> dict:
+    """Wait until the browser's saved copy of the state satisfies ``predicate`` (before a
+    reload: the copy is written after the panel update, asynchronously). The timeout is a
+    safety net; the test waits on the saved value itself."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        st = saved_state(page)
+        if st is not None and predicate(st):
+            return st
+        assert time.monotonic() < deadline, f"the browser never saved the expected state: {st}"
+        page.wait_for_timeout(100)
 
 
 def tab(page, step_id: str) -> None:
@@ -85,8 +140,10 @@ def fill(page, elem_id: str, text: str) -> None:
 
 def choose(page, elem_id: str, value: str) -> None:
     """Pick ``value`` in a Dropdown (by its option text) and wait for the panel update."""
-    n = seq(page)
     inp = page.locator(f"#{elem_id} input").first
+    if inp.input_value() == value:  # nothing changes, so no check runs: nothing to wait for
+        return
+    n = seq(page)
     inp.click()
     inp.fill(value)
     opt = page.locator("[role=option]", has_text=value).first
