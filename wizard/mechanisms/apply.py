@@ -30,6 +30,7 @@ from wizard.mechanisms import attention_backend as AB
 from wizard.mechanisms import cudagraph as CG
 from wizard.mechanisms import drafter_context as DC
 from wizard.mechanisms import kv_groups as KG
+from wizard.mechanisms import mamba_state as MSt
 from wizard.mechanisms import method_support as MS
 from wizard.mechanisms import quantized_drafter as QD
 from wizard.vllm import methods as M
@@ -37,7 +38,7 @@ from wizard.vllm import methods as M
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.context import CheckContext
 
-__all__ = ["platform", "route", "runner", "layouts", "backends", "kv_grouping", "capture", "capture_inputs",
+__all__ = ["platform", "route", "runner", "layouts", "backends", "kv_grouping", "state_page", "capture", "capture_inputs",
            "drafter_length", "quantization", "served_length", "explain", "pinned_backends", "compilation_option",
            "DEFAULT_CEILING", "alternatives", "selection_text"]
 
@@ -204,6 +205,35 @@ def _drafter_layers(ctx: "CheckContext", kv: str) -> list[KG.LayerKV]:
     return KG.layers_for(info, "drafter", kv_cache_dtype=kv, tensor_parallel_size=ctx.tp)
 
 
+def state_page(ctx: "CheckContext") -> MSt.StatePage | None:
+    """The target's recurrent-state page (None for targets without recurrent layers)."""
+    if ctx.target is None or not (getattr(ctx.target, "num_mamba_layers", 0) or 0):
+        return None
+
+    def go():
+        extra = ctx.config.extra_args
+        return MSt.state_page(ctx.target, ctx.version, tensor_parallel_size=ctx.tp,
+                              num_speculative_tokens=(ctx.k or 0) if ctx.spec is not None else 0,
+                              model_dtype=ctx.model_dtype(),
+                              mamba_cache_dtype=str(_decode(extra.get("mamba_cache_dtype")) or "auto"),
+                              mamba_ssm_cache_dtype=str(_decode(extra.get("mamba_ssm_cache_dtype")) or "auto"))
+
+    return _cached(ctx, "state_page", go)
+
+
+def _hybrid_layers(ctx: "CheckContext", tl: list[KG.LayerKV], block: int) -> tuple[list[KG.LayerKV], int] | None:
+    """Target layers with their state pages and the block size after ``_align_hybrid_block_size``."""
+    sp = state_page(ctx)
+    attn = next((layer for layer in tl if layer.kind != "mamba"), None)
+    if sp is None or sp.page_bytes is None or attn is None:
+        return None
+    al = MSt.hybrid_alignment(KG.page_size(attn, 1), sp.page_bytes, block_size=block,
+                              use_mla=attn.kind == "mla")
+    padded = al.padded_state_page_bytes if al.padded_state_page_bytes > sp.page_bytes else None
+    return [replace(layer, state_bytes=sp.page_bytes, state_padded=padded) if layer.kind == "mamba" else layer
+            for layer in tl], al.block_size
+
+
 def kv_grouping(ctx: "CheckContext") -> KG.GroupingResult | None:
     """vLLM's KV-cache groups for target + drafter layers (None without speculation or models)."""
     if ctx.spec is None or ctx.target is None or not M.uses_draft_kv_cache(ctx.method):
@@ -214,11 +244,14 @@ def kv_grouping(ctx: "CheckContext") -> KG.GroupingResult | None:
         dl = _drafter_layers(ctx, ctx.drafter_kv_dtype())
         if not dl:
             return None
-        hybrid = any(layer.kind == "mamba" for layer in tl)
-        if hybrid:  # recurrent state sizes are model-class specific (docs/mechanisms.md): not modelled
-            return None
+        block = ctx.config.block_size or 16
+        if any(layer.kind == "mamba" for layer in tl):
+            aligned = _hybrid_layers(ctx, tl, block)
+            if aligned is None:  # the state formula of this model class is not known
+                return None
+            tl, block = aligned
         disable = bool(_decode(ctx.config.extra_args.get("disable_hybrid_kv_cache_manager")))
-        return KG.kv_cache_groups(ctx.version, tl + dl, block_size=ctx.config.block_size or 16,
+        return KG.kv_cache_groups(ctx.version, tl + dl, block_size=block,
                                   disable_hybrid_kv_cache_manager=disable)
 
     return _cached(ctx, "kv_grouping", go)
@@ -378,9 +411,9 @@ def explain(ctx: "CheckContext") -> dict[str, Any]:
     out["attention"] = att
     g = kv_grouping(ctx)
     if g is None:
-        if ctx.spec is not None and M.uses_draft_kv_cache(ctx.method) and ctx.target is not None and \
-                any(layer.kind == "mamba" for layer in KG.layers_for(ctx.target, "target")):
-            unknown.append("KV-cache groups: the target has recurrent-state layers whose page size is model specific")
+        sp = state_page(ctx)
+        if ctx.spec is not None and M.uses_draft_kv_cache(ctx.method) and sp is not None and sp.error:
+            unknown.append(f"KV-cache groups: the target's recurrent-state page is unknown ({sp.error})")
         out["kv_cache"] = None
     else:
         out["kv_cache"] = {"groups": [{"spec": x.spec, "layers": len(x.layers), "block_size": x.block_size,

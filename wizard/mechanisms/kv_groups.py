@@ -54,7 +54,8 @@ class LayerKV:
     kind: 'full' | 'sliding' | 'mla' | 'mamba'. num_kv_heads/head_size: per GPU, elements
     (MLA: one head of kv_lora_rank + qk_rope_head_dim). dtype_bytes: bytes per KV element (2 for
     bf16/fp16, 1 for fp8). state_bytes: a Mamba/GDN/short-conv layer's state size in bytes
-    (independent of block size). role: 'target' or 'drafter'.
+    (independent of block size). state_padded: the state page after the platform's hybrid
+    alignment (``mamba_page_size_padded``; None = unpadded). role: 'target' or 'drafter'.
     """
 
     name: str
@@ -65,6 +66,7 @@ class LayerKV:
     dtype_bytes: float = 2
     sliding_window: int | None = None
     state_bytes: int = 0
+    state_padded: int | None = None
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,8 @@ def page_size(layer: LayerKV, block_size: int) -> int:
 
 def _spec(layer: LayerKV, block: int) -> _Spec:
     return _Spec(layer.kind, block, layer.num_kv_heads, layer.head_size, layer.dtype_bytes,
-                 layer.sliding_window, layer.state_bytes)
+                 layer.sliding_window, layer.state_bytes,
+                 layer.state_padded if layer.kind == "mamba" and layer.state_padded else None)
 
 
 @dataclass(frozen=True)
@@ -195,6 +198,17 @@ def _unify(specs: dict[str, _Spec], features: dict[str, Any]) -> dict[str, _Spec
             out[name] = s
         elif s.kind == "mamba" and features.get("pad_mamba_pages", True):
             out[name] = replace(s, padded=mx)
+        elif s.kind == "mamba":
+            # before 0.26 a Mamba layer went through the block-size branch, which leaves its page
+            # unchanged: the post-scaling assert fails (or, not divisible, NotImplementedError)
+            if mx % s.page == 0:
+                raise AssertionError(
+                    f"Layer {name}: recurrent-state page of {s.page} bytes cannot grow to the largest page "
+                    f"({mx} bytes): this release scales a Mamba layer's block_size, which does not change its page "
+                    "(assert new_spec.page_size_bytes == max_page_size)")
+            raise NotImplementedError(
+                f"Layer {name}: the page size of the layer ({s.page} bytes) is not divisible by the maximum "
+                f"page size ({mx} bytes). Cannot unify by adjusting block_size.")
         elif mx % s.page == 0:
             out[name] = replace(s, block_size=s.block_size * (mx // s.page))
         elif s.kind in ("full", "sliding") and features.get("pad_attention_pages", True):
@@ -265,6 +279,8 @@ def _kv_cache_groups(key: str, layers: tuple[LayerKV, ...], block_size: int,
         return result([(list(specs), "UniformTypeKVCacheSpecs", vals[0].block_size, sum(s.page for s in vals))])
     try:
         specs = _unify(specs, features)
+    except AssertionError as e:
+        return GroupingResult(rel, error=f"AssertionError: {e}", notes=tuple(notes))
     except NotImplementedError as e:
         has_mla = any(s.kind == "mla" for s in specs.values())
         has_swa = any(s.kind == "sliding" for s in specs.values())

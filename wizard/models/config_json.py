@@ -87,6 +87,15 @@ _TEXT_DEFAULT_FOR_PARENT = {"gemma3": "gemma3_text"}
 
 
 _MTP_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules")
+#: config.json fields vLLM's model classes feed MambaStateShapeCalculator / the state dtype handlers
+#: (get_mamba_state_shape_from_config in vllm/model_executor/models/{qwen3_next,qwen3_5,nemotron_h,
+#: granitemoehybrid,falcon_h1,zamba2,jamba,lfm2,lfm2_moe}.py, config.py; 0.32)
+_STATE_KEYS = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
+               "linear_conv_kernel_dim", "mamba_num_heads", "mamba_head_dim", "n_groups", "ssm_state_size",
+               "conv_kernel", "mamba_expand", "mamba_n_groups", "mamba_n_heads", "mamba_d_head", "mamba_d_state",
+               "mamba_d_conv", "mamba_d_ssm", "mamba_ngroups", "n_mamba_heads", "mamba_headdim", "conv_dim",
+               "conv_L_cache")
+_STATE_DTYPE_KEYS = ("mamba_ssm_cache_dtype", "mamba_ssm_dtype")
 
 
 # ---- small typed getters that never raise
@@ -421,6 +430,19 @@ def info_from_config(
         n_predict = g_int("num_heads")
 
     num_mamba = _count_state_layers(merged, layers, layer_types, model_type)
+    state: dict[str, Any] = {}
+    if num_mamba:
+        for key in _STATE_KEYS:
+            if merged.get(key) is not None:
+                v = g_int(key) if key != "mamba_expand" else merged[key]
+                if key == "mamba_expand" and not (isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1e4):
+                    notes.append(f"config.json: 'mamba_expand' is {v!r:.40}, expected a positive number; ignored")
+                    v = None
+                if v is not None:
+                    state[key] = v
+        for key in _STATE_DTYPE_KEYS:
+            if isinstance(merged.get(key), str):
+                state[key] = merged[key]
     kv_shared = g_int("num_kv_shared_layers") or 0
     try:
         return ModelInfo(
@@ -449,6 +471,7 @@ def info_from_config(
             attention_chunk_size=g_int("attention_chunk_size"),
             num_kv_shared_layers=kv_shared,
             num_mamba_layers=num_mamba,
+            recurrent_state=state,
             mtp_layers=mtp_layers,
             mtp_field=mtp_field,
             speculators_config=spec_cfg,

@@ -69,6 +69,10 @@ class ModelInfo(BaseModel):
     attention_chunk_size: int | None = None
     num_kv_shared_layers: int = Field(0, description="Layers that reuse another layer's KV (cross-layer KV sharing).")
     num_mamba_layers: int = Field(0, description="Layers with recurrent state instead of KV (hybrid/mamba/GDN).")
+    recurrent_state: dict[str, Any] = Field(
+        default_factory=dict,
+        description="config.json fields that size a recurrent layer's state (linear_num_key_heads, mamba_d_state, "
+                    "conv_L_cache ...; text_config merged), read by wizard.mechanisms.mamba_state.")
 
     # speculation-related
     mtp_layers: int | None = Field(None, description="num_nextn_predict_layers (or the model's other spelling); None = not an MTP checkpoint.")
