@@ -368,20 +368,28 @@ WORDS: dict[str, tuple[str, ...]] = {
 #: cases the wizard does not handle, and why (filled in after the measurement; see the module doc)
 MISSES: dict[str, str] = {
     "vllm-46480-dflash-hybrid-page-size-assert":
-        "hybrid (Gated-DeltaNet) targets: recurrent-state page sizes are model-class specific and not modelled, so "
-        "kv_groups does not unify them with the DFlash drafter's attention pages (apply.kv_grouping returns None)",
+        "the mechanism is modelled (mamba_state: GDN state page per model class, hybrid block alignment; kv_groups "
+        "0.20 table: no Mamba padding in unify before 0.26, so a drafter page above the aligned state page raises "
+        "AssertionError -- tests/mechanisms/test_mamba_state.py), but this builder's drafter (4 KV heads x 128, the "
+        "approximated z-lab config) has the target's 2 KiB per token, so every page equals the padded state page and "
+        "vLLM's arithmetic unifies them; the report's drafter config is not public here, and its GPU dependence "
+        "(H20 vs RTX PRO 6000) is not explained by any backend block size the 0.20 source uses",
     "vllm-29102-qwen3-next-mtp-even-k-indexerror":
         "an engine bug of 0.11 (even k indexes past the proposer's list), fixed long before 0.28, the oldest release "
         "the mechanism tables model; no advisory was written from a held-out report",
     "vllm-22432-eagle-drafter-kv-heads-page-size":
-        "0.10 could not unify differing full-attention page sizes; from 0.28 (the oldest modelled release) "
-        "UniformTypeKVCacheSpecs groups them, so the 0.28 tables correctly see no error",
+        "0.10 could not unify differing full-attention page sizes; from 0.20 (the oldest kv_groups table: 0.10's "
+        "kv_cache_utils has no get_kv_cache_groups for the probe to run) UniformTypeKVCacheSpecs groups them, so "
+        "the 0.20 table correctly sees no error",
     "vllm-pr42069-gemma4-triton-lock-dflash":
         "0.20 propagated Gemma4's TRITON_ATTN lock to the drafter; from 0.28 the drafter selects its own backend, "
         "so the 0.28 tables (the oldest modelled) pick FLASH_ATTN for the non-causal drafter",
     "vllm-55800-dflash2-sliding-drafter-admission-wedge":
-        "scheduler admission (blocks per KV group for a sliding-window drafter group) is not modelled; kv_groups only "
-        "sees the drafter in its own SlidingWindowSpec group (SD722 info)",
+        "reported on a dev image; every release with tables (0.24-0.33) caps a sliding-window group's admission "
+        "reservation with SlidingWindowSpec.max_admission_blocks_per_request, the same number the startup pool "
+        "sizer uses (single_type_kv_cache_manager.get_num_blocks_to_allocate apply_admission_cap), so a faithful "
+        "model of the released scheduler predicts no wedge; kv_groups sees the drafter in its own SlidingWindowSpec "
+        "group (SD722 info)",
     "vllm-pr46426-gemma4-mtp-nvfp4-assistant-tp2":
         "fixed before 0.28: every modelled release builds Gemma 4 MTP layers with get_draft_quant_config "
         "(features.json drafter_quantization.draft_quant_config_helper), so nothing fires for 0.24",

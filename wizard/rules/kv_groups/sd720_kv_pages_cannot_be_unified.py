@@ -15,6 +15,10 @@ class KvPagesCannotBeUnified(Rule):
     (``wizard.mechanisms.kv_groups``, per release): layers of different kinds (full, sliding window,
     MLA) are given one page size; an MLA page that does not divide the largest page cannot be
     padded, and sliding windows that differ between full-attention layers cannot share a group.
+    For hybrid targets (Mamba / Gated-DeltaNet / short-conv layers) the recurrent-state page comes
+    from the model class (``wizard.mechanisms.mamba_state``) and is padded to the target's attention
+    page after the block size is raised to cover it; before 0.26 vLLM cannot pad it further, so a
+    drafter page larger than that (more KV bytes per token than the target) fails the unification.
     Reports vLLM's exception.
 
     ## Why it matters
@@ -45,13 +49,15 @@ class KvPagesCannotBeUnified(Rule):
     ## Fix safety
 
     n-gram needs no drafter but accepts less; another drafter (or 0.29+, which pads attention
-    pages) keeps the drafter's acceptance.
+    pages; 0.26+ for a hybrid target's state pages) keeps the drafter's acceptance.
 
     ## Source
 
     vllm/v1/core/kv_cache_utils.py ``get_kv_cache_groups`` / ``unify_kv_cache_spec_page_size``
-    (``kv_cache_planning.py`` in 0.33), vllm/v1/kv_cache_interface.py (0.28-0.33,
-    wizard/data/vllm/<X.Y>/kv_groups.json).
+    (``kv_cache_planning.py`` in 0.33), vllm/v1/kv_cache_interface.py (0.20, 0.24, 0.26, 0.28-0.33,
+    wizard/data/vllm/<X.Y>/kv_groups.json); hybrid targets: vllm/platforms/interface.py
+    ``_align_hybrid_block_size`` and each model's ``get_mamba_state_shape_from_config``
+    (wizard/data/vllm/<X.Y>/mamba_state.json).
     """
 
     id = "SD720"
