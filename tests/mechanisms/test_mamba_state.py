@@ -188,3 +188,13 @@ def test_qwen3_next_with_its_mtp_layers_is_not_flagged(tmp_path, version):
     assert g is not None and g.error is None
     assert A.state_page(ctx).page_bytes == (8192 * 5 + 32 * 128 * 128) * 2  # conv grows by k = 2
     assert not [f for f in report.findings if f.rule == "SD720"]
+
+
+def test_explain_shows_the_state_page_and_the_aligned_block(tmp_path):
+    ctx, _ = _check(tmp_path, qwen35_moe(), {"method": "dflash", "model": dflash(4), "num_speculative_tokens": 8},
+                    "0.32.0")
+    kv = A.explain(ctx)["kv_cache"]
+    assert kv["recurrent_state"]["page_bytes"] == 8192 * 11 * 2 + 32 * 128 * 128 * 4
+    assert kv["recurrent_state"]["formula"] == "qwen3_5.py gated_delta_net_state_shape"
+    # block raised to cover the state with 2 KiB attention pages: 16 * ceil(2_277_376 / (16 * 2048))
+    assert {g["block_size"] for g in kv["groups"]} == {1120}

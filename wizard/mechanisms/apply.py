@@ -420,6 +420,10 @@ def explain(ctx: "CheckContext") -> dict[str, Any]:
                                        "page_size_bytes": x.page_size, "roles": list(x.roles)} for x in g.groups],
                            "num_groups": g.num_groups, "drafter_groups": list(g.drafter_groups),
                            "padding_layers": g.padding_layers, "error": g.error, "notes": list(g.notes)}
+        sp = state_page(ctx)
+        if sp is not None and sp.page_bytes is not None:
+            out["kv_cache"]["recurrent_state"] = {"page_bytes": sp.page_bytes, "shapes": [list(x) for x in sp.shapes],
+                                                  "formula": f"{sp.module}.py {sp.calculator}", "release": sp.release}
     plan = capture(ctx)
     if plan is not None:
         inputs = capture_inputs(ctx)
