@@ -41,8 +41,6 @@ scaled by measured / estimated, the only time scale there is.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
-
 from wizard.hardware.spec import Hardware
 from wizard.models.info import ModelInfo
 from wizard.plan.kv import KvLayout, dtype_bytes
@@ -109,35 +107,20 @@ class PassShape:
                        attn_flops_per_ctx=self.attn_flops_per_ctx * fraction, layers=layers)
 
 
-def _int(raw: dict[str, Any], *keys: str) -> int | None:
-    tc = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
-    for k in keys:
-        for src in (raw, tc):
-            v = src.get(k)
-            if isinstance(v, int) and not isinstance(v, bool) and v > 0:
-                return v
-    return None
-
-
 def moe_facts(info: ModelInfo | None) -> tuple[int, int, float]:
-    """(routed experts E, experts per token, routed-expert parameters) from config.json, 0s for a
-    dense model. Keys: n_routed_experts / num_local_experts / num_experts, num_experts_per_tok /
-    moe_topk, moe_intermediate_size (else intermediate_size), first_k_dense_replace (DeepSeek's
-    leading dense layers). Expert parameters = MoE layers x E x 3 x hidden x expert intermediate
-    (gate, up and down projections)."""
-    if info is None:
+    """(routed experts E, experts per token, routed-expert parameters), 0s for a dense model, from
+    the MoE fields of :class:`ModelInfo` (read from config.json once by
+    :mod:`wizard.models.config_json`). Expert parameters = MoE layers x E x 3 x hidden x expert FFN
+    width (gate, up and down projections); shared experts are always read, so they stay in the
+    dense part (parameters - routed-expert parameters)."""
+    if info is None or not info.num_experts or not info.num_experts_per_tok or info.num_experts <= 1:
         return 0, 0, 0.0
-    raw = info.raw_config or {}
-    experts = _int(raw, "n_routed_experts", "num_local_experts", "num_experts")
-    top_k = _int(raw, "num_experts_per_tok", "moe_topk", "num_experts_per_token")
-    if not experts or not top_k or experts <= 1:
-        return 0, 0, 0.0
-    inter = _int(raw, "moe_intermediate_size", "expert_intermediate_size") or _int(raw, "intermediate_size")
-    layers = info.num_hidden_layers or 0
-    moe_layers = max(0, layers - (_int(raw, "first_k_dense_replace") or 0))
+    experts, top_k = info.num_experts, min(info.num_experts_per_tok, info.num_experts)
+    inter = info.moe_intermediate_size
+    moe_layers = info.num_moe_layers if info.num_moe_layers is not None else (info.num_hidden_layers or 0)
     if not inter or not info.hidden_size:
-        return experts, min(top_k, experts), 0.0
-    return experts, min(top_k, experts), float(moe_layers * experts * 3 * info.hidden_size * inter)
+        return experts, top_k, 0.0
+    return experts, top_k, float(moe_layers * experts * 3 * info.hidden_size * inter)
 
 
 def _param_count(info: ModelInfo, dtype: str) -> float | None:
@@ -161,7 +144,7 @@ def model_shape(info: ModelInfo | None, weight_bytes: int, dtype: str, kv: KvLay
     params = _param_count(info, dtype)
     experts, top_k, expert_params = moe_facts(info)
     vocab, hidden = info.vocab_size or 0, info.hidden_size or 0
-    tied = bool((info.raw_config or {}).get("tie_word_embeddings"))
+    tied = info.tie_word_embeddings
     # the input table is not read by a decode pass; a drafter without its own (EAGLE-3) has none
     has_embed = info.has_embed_tokens is not False
     embed_params = 0.0 if (tied or include_embedding or not has_embed) else float(vocab * hidden)
