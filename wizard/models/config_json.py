@@ -171,8 +171,8 @@ def _get_int_list(cfg: Mapping[str, Any], key: str, notes: list[str], *, where: 
 
 # ---- mixture of experts (the one reader of MoE keys; wizard.plan.cost uses the ModelInfo fields)
 
-_EXPERT_KEYS = ("n_routed_experts", "num_local_experts", "num_experts")
-_TOPK_KEYS = ("num_experts_per_tok", "experts_per_token", "num_experts_per_token", "moe_topk")
+_EXPERT_KEYS = ("n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts")
+_TOPK_KEYS = ("num_experts_per_tok", "experts_per_token", "num_experts_per_token", "moe_topk", "moe_k")
 
 
 def _first_int(cfg: Mapping[str, Any], keys: tuple[str, ...], notes: list[str], where: str) -> int | None:
@@ -194,7 +194,7 @@ def _moe_fields(cfg: Mapping[str, Any], layers: int | None, notes: list[str], wh
     qwen2_moe.py L157 (``shared_expert_intermediate_size``)."""
     experts = _first_int(cfg, _EXPERT_KEYS, notes, where)
     top_k = _first_int(cfg, _TOPK_KEYS, notes, where)
-    if not experts or experts <= 1 or not top_k:
+    if not experts or experts <= 1:
         return {}
     inter = _get_int(cfg, "moe_intermediate_size", notes, where=where) or _get_int(cfg, "intermediate_size", notes, where=where)
     moe_layers = None
@@ -213,7 +213,7 @@ def _moe_fields(cfg: Mapping[str, Any], layers: int | None, notes: list[str], wh
         shared_inter = n_shared * inter
     if n_shared is None and shared_inter:
         n_shared = 1
-    return {"num_experts": experts, "num_experts_per_tok": min(top_k, experts), "moe_intermediate_size": inter,
+    return {"num_experts": experts, "num_experts_per_tok": min(top_k, experts) if top_k else None, "moe_intermediate_size": inter,
             "num_shared_experts": n_shared, "shared_expert_intermediate_size": shared_inter, "num_moe_layers": moe_layers}
 
 _STATE_KEYS = {"d_state": ("mamba_d_state", "ssm_state_size", "state_size", "linear_key_head_dim"),
