@@ -24,14 +24,27 @@ One forward over ``batch`` sequences with ``tokens`` tokens each (decode: 1; ver
   ``--enforce-eager``. A decode batch above vLLM's largest CUDA-graph capture size runs eagerly
   (``wizard.mechanisms.cudagraph``; with speculation the ceiling is reached at
   ``capture size / (1 + k)`` requests): its kernel launches (3x the per-layer figure) then
-  overlap the GPU work instead of vanishing into a graph replay; a speculative step adds ``SPEC_STEP_S`` (rejection sampling, draft input
-  preparation) and each drafter pass its own overhead.
+  overlap the GPU work instead of vanishing into a graph replay; a speculative step adds
+  ``SPEC_STEP_S`` (rejection sampling, draft input preparation).
+* A drafter pass runs inside the engine step (vLLM's propose loop,
+  ``vllm/v1/spec_decode/llm_base_proposer.py``): no scheduling or sampling of its own, so its
+  overhead is the per-layer part only, and its host-side work (attention-metadata update,
+  CUDA-graph replay, eager logits/argmax) takes ``DRAFT_PASS_HOST_S`` and overlaps its GPU work
+  (``launch_overlap``): a one-layer EAGLE head at small batch costs that host time whatever its
+  size, as a vLLM maintainer put it ("the cost of evaluating an EAGLE layer should be the same for
+  EAGLE1 vs EAGLE3", vLLM PR #16937); a big drafter or a big batch costs its bytes / FLOPs.
 
 Constants: ``ETA_BW`` 0.85 and ``ETA_FLOPS`` 0.6 are achieved fractions of the datasheet peaks;
-the overheads were fitted once to vLLM issue #20780 (Llama-3.1-8B-Instruct on an H100, batch 1:
-7.07 ms per output token without speculation; with EAGLE-3 the step grows by ~1.0 ms per drafted
-token from ~8.2 ms at k = 0), and the same values predict every other published row of
-tests/data/spec_decode_published.yaml. A measured baseline step time (``wizard tune``, or
+the target overheads were fitted once to vLLM issue #20780 (Llama-3.1-8B-Instruct on an H100,
+batch 1: 7.07 ms per output token without speculation, ~8.2 ms step at k = 0 with EAGLE-3).
+``DRAFT_PASS_HOST_S`` is the per-drafted-token growth of the EAGLE-1 step in the same issue
+(step = TPOT x MAL: 9.18 ms at k = 2 to 12.84 ms at k = 7, 0.74 ms per drafted token) less the
+per-layer part, where EAGLE-1's GPU work per pass (1.55 GB: its layer + the target's lm_head,
+0.55 ms) is below it. Charging each drafter pass a whole engine step's overhead instead (the
+former model) predicted 1.04 ms per EAGLE-1 token and under-predicted EAGLE-1 by 9-16%; the
+EAGLE-3 head measured 1.02 ms per token, more than its 0.85 GB explain, so EAGLE-3 stays
+over-predicted (+8 to +17%; tests/data/spec_decode_published.yaml, docs/plan.md).
+A measured baseline step time (``wizard tune``, or
 ``--baseline-tpot-ms``) replaces the target's overhead estimate: ``overhead = measured -
 roofline``; on a GPU the drafter and speculative-step overheads stay the constants (they do not
 grow with the target), on hardware without catalogued bandwidth/FLOP/s (CPU) every overhead is
@@ -45,8 +58,8 @@ from wizard.hardware.spec import Hardware
 from wizard.models.info import ModelInfo
 from wizard.plan.kv import KvLayout, dtype_bytes
 
-__all__ = ["ETA_BW", "ETA_FLOPS", "OVERHEAD_BASE_S", "OVERHEAD_PER_LAYER_S", "EAGER_LAYER_FACTOR", "SPEC_STEP_S", "DRAFT_TOKEN_EXPERT_SHARE",
-           "Roofline", "PassShape", "model_shape", "pass_time", "overhead_s", "eager_launch_s", "moe_facts"]
+__all__ = ["ETA_BW", "ETA_FLOPS", "OVERHEAD_BASE_S", "OVERHEAD_PER_LAYER_S", "EAGER_LAYER_FACTOR", "SPEC_STEP_S", "DRAFT_PASS_HOST_S", "DRAFT_TOKEN_EXPERT_SHARE",
+           "Roofline", "PassShape", "model_shape", "pass_time", "overhead_s", "eager_launch_s", "draft_pass_costs", "moe_facts"]
 
 ETA_BW = 0.85
 ETA_FLOPS = 0.6
@@ -54,6 +67,7 @@ OVERHEAD_BASE_S = 0.45e-3
 OVERHEAD_PER_LAYER_S = 0.0415e-3
 EAGER_LAYER_FACTOR = 3.0
 SPEC_STEP_S = 0.9e-3
+DRAFT_PASS_HOST_S = 0.70e-3
 DRAFT_TOKEN_EXPERT_SHARE = 0.25
 
 
@@ -178,6 +192,18 @@ def overhead_s(layers: int, *, eager: bool = False) -> float:
     """Fixed time of one forward pass (s): launches, scheduling, sampling (see the module docstring)."""
     per = OVERHEAD_PER_LAYER_S * (EAGER_LAYER_FACTOR if eager else 1.0)
     return OVERHEAD_BASE_S + per * max(1, layers)
+
+
+def draft_pass_costs(layers: int, *, eager: bool = False) -> tuple[float, float]:
+    """(overhead, host time) of one drafter pass, seconds. A drafter pass runs inside the engine
+    step (vLLM's propose loop, ``vllm/v1/spec_decode/llm_base_proposer.py``): no scheduling or
+    sampling of its own, so its overhead is the per-layer launch part only; each iteration's
+    host-side work (attention-metadata update, CUDA-graph replay, the eager logits/argmax kernels)
+    takes :data:`DRAFT_PASS_HOST_S` and overlaps the pass's GPU work
+    (:func:`pass_time` ``launch_overlap``): a small drafter at small batch costs that host time
+    whatever its size, a large one or a large batch its bytes / FLOPs."""
+    per = OVERHEAD_PER_LAYER_S * (EAGER_LAYER_FACTOR if eager else 1.0)
+    return per * max(1, layers), DRAFT_PASS_HOST_S
 
 
 def eager_launch_s(layers: int) -> float:
