@@ -106,6 +106,28 @@ def test_llama_eagle3_best_k_and_speedup_differ_between_batch_1_and_256():
     assert s.best_k_by_batch["1"] == b1.best_k and s.best_k_by_batch["256"] == b256.best_k
 
 
+def test_small_drafter_pass_is_host_bound_at_batch_1():
+    """A drafter pass runs inside the engine step (no scheduler overhead of its own); its host-side
+    work (DRAFT_PASS_HOST_S) overlaps the GPU work. EAGLE-1 (1.55 GB per pass: its layer + the
+    target's 128k-row lm_head) and EAGLE-3 (0.85 GB) cost the same per drafted token at batch 1 on
+    an H100 (issue #20780 measured 0.74 and 1.02 ms), where the old model charged each drafter
+    pass a whole engine step's overhead (EAGLE-1 1.04 ms, EAGLE-3 0.79 ms)."""
+    from wizard.plan.cost import DRAFT_PASS_HOST_S, OVERHEAD_PER_LAYER_S
+
+    def per_draft_ms(method, drafter, batch):
+        cfg = config_from_dict({"model": "meta-llama/Llama-3.1-8B-Instruct", "max_num_seqs": 64,
+                                "speculative_config": {"method": method, "model": drafter, "num_speculative_tokens": 2}})
+        rows = {b.batch: {pt.k: pt.step_ms for pt in b.points} for b in plan(cfg, hardware="H100", k_max=4).speedup.batches}
+        return rows[batch][4] - rows[batch][3]
+
+    host_ms = (DRAFT_PASS_HOST_S + OVERHEAD_PER_LAYER_S) * 1e3
+    e1 = per_draft_ms("eagle", "yuhuili/EAGLE-LLaMA3.1-Instruct-8B", 1)
+    e3 = per_draft_ms(EAGLE3, "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", 1)
+    # + the target verifying one more token (memory-bound: a few microseconds)
+    assert e1 == pytest.approx(host_ms, abs=0.03) and e3 == pytest.approx(host_ms, abs=0.03)
+    assert 0.65 < e1 < 0.80                                # #20780: 0.74 ms per drafted token (EAGLE-1)
+
+
 def test_speculation_stops_paying_on_a_compute_bound_device():
     # A small-bandwidth-per-FLOP device at high concurrency: verification of 1 + k tokens is not free
     cfg = _llama_eagle3(max_num_seqs=1024)

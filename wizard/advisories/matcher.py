@@ -187,7 +187,6 @@ def _validate_predicate(pred: Any, where: str) -> None:
 # ---- field resolution ---------------------------------------------------------------------
 
 _DERIVED_MODEL = ("architecture", "is_hybrid", "has_sliding_window", "is_moe")
-_EXPERT_KEYS = ("n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts")
 
 
 def _json_value(v: Any) -> Any:
@@ -228,9 +227,7 @@ def _model_field(info, parts: list[str]) -> Any:
     if name == "has_sliding_window":
         return bool(info.sliding_window) or bool(info.layer_types and "sliding_attention" in info.layer_types)
     if name == "is_moe":
-        raw = info.raw_config or {}
-        text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
-        return any(isinstance(src.get(k), int) and src.get(k) > 1 for src in (raw, text) for k in _EXPERT_KEYS)
+        return bool(getattr(info, "num_experts", None))  # > 1 routed experts (wizard.models.config_json)
     return getattr(info, name, None)
 
 

@@ -42,7 +42,6 @@ __all__ = ["platform", "route", "runner", "layouts", "backends", "kv_grouping", 
            "drafter_length", "quantization", "served_length", "explain", "pinned_backends", "compilation_option",
            "DEFAULT_CEILING", "alternatives", "selection_text"]
 
-_EXPERT_KEYS = ("n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts")
 #: vLLM's default largest CUDA-graph size in tokens (``_set_cudagraph_sizes``): 512, 1024 on SM 10.x
 DEFAULT_CEILING = {False: 512, True: 1024}
 
@@ -77,9 +76,7 @@ def _drafter_info(ctx: "CheckContext"):
 
 
 def _is_moe(info) -> bool:
-    raw = getattr(info, "raw_config", None) or {}
-    text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
-    return any(isinstance(src.get(k), int) and src.get(k) > 1 for src in (raw, text) for k in _EXPERT_KEYS)
+    return bool(getattr(info, "num_experts", None))  # > 1 routed experts (wizard.models.config_json)
 
 
 def route(ctx: "CheckContext") -> MS.Route | None:

@@ -90,7 +90,7 @@ _MTP_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modul
 #: config.json fields vLLM's model classes feed MambaStateShapeCalculator / the state dtype handlers
 #: (get_mamba_state_shape_from_config in vllm/model_executor/models/{qwen3_next,qwen3_5,nemotron_h,
 #: granitemoehybrid,falcon_h1,zamba2,jamba,lfm2,lfm2_moe}.py, config.py; 0.32)
-_STATE_KEYS = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
+_STATE_FORMULA_KEYS = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim",
                "linear_conv_kernel_dim", "mamba_num_heads", "mamba_head_dim", "n_groups", "ssm_state_size",
                "conv_kernel", "mamba_expand", "mamba_n_groups", "mamba_n_heads", "mamba_d_head", "mamba_d_state",
                "mamba_d_conv", "mamba_d_ssm", "mamba_ngroups", "n_mamba_heads", "mamba_headdim", "conv_dim",
@@ -175,6 +175,66 @@ def _get_int_list(cfg: Mapping[str, Any], key: str, notes: list[str], *, where: 
     notes.append(f"{where}: '{key}' is {v!r:.60}, expected a list of integers; ignored")
     return None
 
+
+
+
+# ---- mixture of experts (the one reader of MoE keys; wizard.plan.cost uses the ModelInfo fields)
+
+_EXPERT_KEYS = ("n_routed_experts", "num_local_experts", "num_experts", "moe_num_experts")
+_TOPK_KEYS = ("num_experts_per_tok", "experts_per_token", "num_experts_per_token", "moe_topk", "moe_k")
+
+
+def _first_int(cfg: Mapping[str, Any], keys: tuple[str, ...], notes: list[str], where: str) -> int | None:
+    for k in keys:
+        v = _get_int(cfg, k, notes, where=where)
+        if v:
+            return v
+    return None
+
+
+def _moe_fields(cfg: Mapping[str, Any], layers: int | None, notes: list[str], where: str) -> dict[str, Any]:
+    """MoE facts of a merged config, {} for a dense model. Which layers hold routed experts
+    mirrors vLLM 0.32 ``vllm/model_executor/models``: deepseek_v2.py L1293-1296
+    (``layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0``), glm4_moe.py L355,
+    qwen2_moe.py L319 / qwen3_moe.py L391 (``layer_idx not in mlp_only_layers and (layer_idx + 1) %
+    decoder_sparse_step == 0``), llama4.py L341 (``(layer_idx + 1) % interleave_moe_layer_step == 0``);
+    Mixtral and gpt-oss (gpt_oss.py L379-392) route every layer with ``intermediate_size`` as the
+    expert width. Shared experts: deepseek_v2.py L362 (``moe_intermediate_size x n_shared_experts``),
+    qwen2_moe.py L157 (``shared_expert_intermediate_size``)."""
+    experts = _first_int(cfg, _EXPERT_KEYS, notes, where)
+    top_k = _first_int(cfg, _TOPK_KEYS, notes, where)
+    if not experts or experts <= 1:
+        return {}
+    inter = _get_int(cfg, "moe_intermediate_size", notes, where=where) or _get_int(cfg, "intermediate_size", notes, where=where)
+    moe_layers = None
+    if layers is not None and layers <= SIZE_LIMITS["num_hidden_layers"]:
+        idx = range(layers)
+        first_dense = _get_int(cfg, "first_k_dense_replace", notes, where=where) or 0
+        freq = _get_int(cfg, "moe_layer_freq", notes, where=where) or 1
+        step = _get_int(cfg, "decoder_sparse_step", notes, where=where) or 1
+        interleave = _get_int(cfg, "interleave_moe_layer_step", notes, where=where) or 1
+        mlp_only = set(_get_int_list(cfg, "mlp_only_layers", notes, where=where) or [])
+        moe_layers = sum(1 for i in idx if i >= first_dense and i % freq == 0 and (i + 1) % step == 0
+                         and (i + 1) % interleave == 0 and i not in mlp_only)
+    n_shared = _get_int(cfg, "n_shared_experts", notes, where=where)
+    shared_inter = _get_int(cfg, "shared_expert_intermediate_size", notes, where=where)
+    if shared_inter is None and n_shared and inter:
+        shared_inter = n_shared * inter
+    if n_shared is None and shared_inter:
+        n_shared = 1
+    return {"num_experts": experts, "num_experts_per_tok": min(top_k, experts) if top_k else None, "moe_intermediate_size": inter,
+            "num_shared_experts": n_shared, "shared_expert_intermediate_size": shared_inter, "num_moe_layers": moe_layers}
+
+_STATE_KEYS = {"d_state": ("mamba_d_state", "ssm_state_size", "state_size", "linear_key_head_dim"),
+               "n_heads": ("mamba_n_heads", "linear_num_value_heads", "mamba_num_heads"),
+               "head_dim": ("mamba_head_dim", "linear_value_head_dim"),
+               "d_conv": ("mamba_d_conv", "conv_kernel", "linear_conv_kernel_dim")}
+
+
+def _state_dims(cfg: Mapping[str, Any], notes: list[str], where: str) -> dict[str, int] | None:
+    """Recurrent-state sizes (mamba2 / GDN spellings), None unless d_state, n_heads and head_dim are given."""
+    dims = {name: v for name, keys in _STATE_KEYS.items() if (v := _first_int(cfg, keys, notes, where))}
+    return dims if all(k in dims for k in ("d_state", "n_heads", "head_dim")) else None
 
 
 # ---- config.json -> ModelInfo
@@ -432,7 +492,7 @@ def info_from_config(
     num_mamba = _count_state_layers(merged, layers, layer_types, model_type)
     state: dict[str, Any] = {}
     if num_mamba:
-        for key in _STATE_KEYS:
+        for key in _STATE_FORMULA_KEYS:
             if merged.get(key) is not None:
                 v = g_int(key) if key != "mamba_expand" else merged[key]
                 if key == "mamba_expand" and not (isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1e4):
@@ -443,6 +503,8 @@ def info_from_config(
         for key in _STATE_DTYPE_KEYS:
             if isinstance(merged.get(key), str):
                 state[key] = merged[key]
+    moe = _moe_fields(merged, layers, notes, fname)
+    tie = merged.get("tie_word_embeddings")
     kv_shared = g_int("num_kv_shared_layers") or 0
     try:
         return ModelInfo(
@@ -460,6 +522,9 @@ def info_from_config(
             vocab_size=g_int("vocab_size"),
             max_position_embeddings=g_int("max_position_embeddings"),
             torch_dtype=dtype,
+            tie_word_embeddings=tie is True,
+            intermediate_size=g_int("intermediate_size"),
+            **moe,
             is_multimodal=is_mm or (native_mistral and isinstance(raw.get("vision_encoder"), dict)),
             quant_method=quant_method,
             kv_cache_quant=kv_quant,
@@ -472,6 +537,7 @@ def info_from_config(
             num_kv_shared_layers=kv_shared,
             num_mamba_layers=num_mamba,
             recurrent_state=state,
+            state_dims=_state_dims(merged, notes, fname) if num_mamba else None,
             mtp_layers=mtp_layers,
             mtp_field=mtp_field,
             speculators_config=spec_cfg,

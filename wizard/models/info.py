@@ -51,6 +51,18 @@ class ModelInfo(BaseModel):
     max_position_embeddings: int | None = None
     torch_dtype: str | None = Field(None, description="config.json torch_dtype/dtype, e.g. 'bfloat16'.")
     is_multimodal: bool = False
+    tie_word_embeddings: bool = Field(False, description="config.json tie_word_embeddings: the lm_head is the input embedding table.")
+    intermediate_size: int | None = Field(None, description="config.json intermediate_size: the dense FFN width (Mixtral/gpt-oss/Llama 4: the expert FFN width).")
+
+    # mixture of experts (None = dense model or unknown; see wizard.models.config_json._moe_fields)
+    num_experts: int | None = Field(None, description="Routed experts per MoE layer (n_routed_experts / num_local_experts / num_experts).")
+    num_experts_per_tok: int | None = Field(None, description="Routed experts each token uses (num_experts_per_tok / experts_per_token / moe_topk).")
+    moe_intermediate_size: int | None = Field(
+        None, description="FFN width of one routed expert: moe_intermediate_size, else intermediate_size (Mixtral, gpt-oss, Llama 4).")
+    num_shared_experts: int | None = Field(None, description="Always-active shared experts per MoE layer (DeepSeek/GLM n_shared_experts; Qwen-MoE: 1 when shared_expert_intermediate_size).")
+    shared_expert_intermediate_size: int | None = Field(None, description="Total FFN width of the shared experts of one MoE layer.")
+    num_moe_layers: int | None = Field(
+        None, description="Decoder layers with routed experts (the rest are dense: first_k_dense_replace, mlp_only_layers, decoder_sparse_step...).")
 
     # quantization
     quant_method: str | None = Field(None, description="quantization_config.quant_method, e.g. fp8, modelopt, compressed-tensors, mxfp4.")
@@ -73,6 +85,8 @@ class ModelInfo(BaseModel):
         default_factory=dict,
         description="config.json fields that size a recurrent layer's state (linear_num_key_heads, mamba_d_state, "
                     "conv_L_cache ...; text_config merged), read by wizard.mechanisms.mamba_state.")
+    state_dims: dict[str, int] | None = Field(
+        None, description="Recurrent-state sizes of a mamba/GDN layer: d_state, n_heads, head_dim, d_conv (elements); None when unknown.")
 
     # speculation-related
     mtp_layers: int | None = Field(None, description="num_nextn_predict_layers (or the model's other spelling); None = not an MTP checkpoint.")

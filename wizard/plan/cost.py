@@ -24,14 +24,27 @@ One forward over ``batch`` sequences with ``tokens`` tokens each (decode: 1; ver
   ``--enforce-eager``. A decode batch above vLLM's largest CUDA-graph capture size runs eagerly
   (``wizard.mechanisms.cudagraph``; with speculation the ceiling is reached at
   ``capture size / (1 + k)`` requests): its kernel launches (3x the per-layer figure) then
-  overlap the GPU work instead of vanishing into a graph replay; a speculative step adds ``SPEC_STEP_S`` (rejection sampling, draft input
-  preparation) and each drafter pass its own overhead.
+  overlap the GPU work instead of vanishing into a graph replay; a speculative step adds
+  ``SPEC_STEP_S`` (rejection sampling, draft input preparation).
+* A drafter pass runs inside the engine step (vLLM's propose loop,
+  ``vllm/v1/spec_decode/llm_base_proposer.py``): no scheduling or sampling of its own, so its
+  overhead is the per-layer part only, and its host-side work (attention-metadata update,
+  CUDA-graph replay, eager logits/argmax) takes ``DRAFT_PASS_HOST_S`` and overlaps its GPU work
+  (``launch_overlap``): a one-layer EAGLE head at small batch costs that host time whatever its
+  size, as a vLLM maintainer put it ("the cost of evaluating an EAGLE layer should be the same for
+  EAGLE1 vs EAGLE3", vLLM PR #16937); a big drafter or a big batch costs its bytes / FLOPs.
 
 Constants: ``ETA_BW`` 0.85 and ``ETA_FLOPS`` 0.6 are achieved fractions of the datasheet peaks;
-the overheads were fitted once to vLLM issue #20780 (Llama-3.1-8B-Instruct on an H100, batch 1:
-7.07 ms per output token without speculation; with EAGLE-3 the step grows by ~1.0 ms per drafted
-token from ~8.2 ms at k = 0), and the same values predict every other published row of
-tests/data/spec_decode_published.yaml. A measured baseline step time (``wizard tune``, or
+the target overheads were fitted once to vLLM issue #20780 (Llama-3.1-8B-Instruct on an H100,
+batch 1: 7.07 ms per output token without speculation, ~8.2 ms step at k = 0 with EAGLE-3).
+``DRAFT_PASS_HOST_S`` is the per-drafted-token growth of the EAGLE-1 step in the same issue
+(step = TPOT x MAL: 9.18 ms at k = 2 to 12.84 ms at k = 7, 0.74 ms per drafted token) less the
+per-layer part, where EAGLE-1's GPU work per pass (1.55 GB: its layer + the target's lm_head,
+0.55 ms) is below it. Charging each drafter pass a whole engine step's overhead instead (the
+former model) predicted 1.04 ms per EAGLE-1 token and under-predicted EAGLE-1 by 9-16%; the
+EAGLE-3 head measured 1.02 ms per token, more than its 0.85 GB explain, so EAGLE-3 stays
+over-predicted (+8 to +17%; tests/data/spec_decode_published.yaml, docs/plan.md).
+A measured baseline step time (``wizard tune``, or
 ``--baseline-tpot-ms``) replaces the target's overhead estimate: ``overhead = measured -
 roofline``; on a GPU the drafter and speculative-step overheads stay the constants (they do not
 grow with the target), on hardware without catalogued bandwidth/FLOP/s (CPU) every overhead is
@@ -41,14 +54,12 @@ scaled by measured / estimated, the only time scale there is.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
-
 from wizard.hardware.spec import Hardware
 from wizard.models.info import ModelInfo
 from wizard.plan.kv import KvLayout, dtype_bytes
 
-__all__ = ["ETA_BW", "ETA_FLOPS", "OVERHEAD_BASE_S", "OVERHEAD_PER_LAYER_S", "EAGER_LAYER_FACTOR", "SPEC_STEP_S", "DRAFT_TOKEN_EXPERT_SHARE",
-           "Roofline", "PassShape", "model_shape", "pass_time", "overhead_s", "eager_launch_s", "moe_facts"]
+__all__ = ["ETA_BW", "ETA_FLOPS", "OVERHEAD_BASE_S", "OVERHEAD_PER_LAYER_S", "EAGER_LAYER_FACTOR", "SPEC_STEP_S", "DRAFT_PASS_HOST_S", "DRAFT_TOKEN_EXPERT_SHARE",
+           "Roofline", "PassShape", "model_shape", "pass_time", "overhead_s", "eager_launch_s", "draft_pass_costs", "moe_facts"]
 
 ETA_BW = 0.85
 ETA_FLOPS = 0.6
@@ -56,6 +67,7 @@ OVERHEAD_BASE_S = 0.45e-3
 OVERHEAD_PER_LAYER_S = 0.0415e-3
 EAGER_LAYER_FACTOR = 3.0
 SPEC_STEP_S = 0.9e-3
+DRAFT_PASS_HOST_S = 0.70e-3
 DRAFT_TOKEN_EXPERT_SHARE = 0.25
 
 
@@ -109,35 +121,20 @@ class PassShape:
                        attn_flops_per_ctx=self.attn_flops_per_ctx * fraction, layers=layers)
 
 
-def _int(raw: dict[str, Any], *keys: str) -> int | None:
-    tc = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
-    for k in keys:
-        for src in (raw, tc):
-            v = src.get(k)
-            if isinstance(v, int) and not isinstance(v, bool) and v > 0:
-                return v
-    return None
-
-
 def moe_facts(info: ModelInfo | None) -> tuple[int, int, float]:
-    """(routed experts E, experts per token, routed-expert parameters) from config.json, 0s for a
-    dense model. Keys: n_routed_experts / num_local_experts / num_experts, num_experts_per_tok /
-    moe_topk, moe_intermediate_size (else intermediate_size), first_k_dense_replace (DeepSeek's
-    leading dense layers). Expert parameters = MoE layers x E x 3 x hidden x expert intermediate
-    (gate, up and down projections)."""
-    if info is None:
+    """(routed experts E, experts per token, routed-expert parameters), 0s for a dense model, from
+    the MoE fields of :class:`ModelInfo` (read from config.json once by
+    :mod:`wizard.models.config_json`). Expert parameters = MoE layers x E x 3 x hidden x expert FFN
+    width (gate, up and down projections); shared experts are always read, so they stay in the
+    dense part (parameters - routed-expert parameters)."""
+    if info is None or not info.num_experts or not info.num_experts_per_tok or info.num_experts <= 1:
         return 0, 0, 0.0
-    raw = info.raw_config or {}
-    experts = _int(raw, "n_routed_experts", "num_local_experts", "num_experts")
-    top_k = _int(raw, "num_experts_per_tok", "moe_topk", "num_experts_per_token")
-    if not experts or not top_k or experts <= 1:
-        return 0, 0, 0.0
-    inter = _int(raw, "moe_intermediate_size", "expert_intermediate_size") or _int(raw, "intermediate_size")
-    layers = info.num_hidden_layers or 0
-    moe_layers = max(0, layers - (_int(raw, "first_k_dense_replace") or 0))
+    experts, top_k = info.num_experts, min(info.num_experts_per_tok, info.num_experts)
+    inter = info.moe_intermediate_size
+    moe_layers = info.num_moe_layers if info.num_moe_layers is not None else (info.num_hidden_layers or 0)
     if not inter or not info.hidden_size:
-        return experts, min(top_k, experts), 0.0
-    return experts, min(top_k, experts), float(moe_layers * experts * 3 * info.hidden_size * inter)
+        return experts, top_k, 0.0
+    return experts, top_k, float(moe_layers * experts * 3 * info.hidden_size * inter)
 
 
 def _param_count(info: ModelInfo, dtype: str) -> float | None:
@@ -161,7 +158,7 @@ def model_shape(info: ModelInfo | None, weight_bytes: int, dtype: str, kv: KvLay
     params = _param_count(info, dtype)
     experts, top_k, expert_params = moe_facts(info)
     vocab, hidden = info.vocab_size or 0, info.hidden_size or 0
-    tied = bool((info.raw_config or {}).get("tie_word_embeddings"))
+    tied = info.tie_word_embeddings
     # the input table is not read by a decode pass; a drafter without its own (EAGLE-3) has none
     has_embed = info.has_embed_tokens is not False
     embed_params = 0.0 if (tied or include_embedding or not has_embed) else float(vocab * hidden)
@@ -195,6 +192,18 @@ def overhead_s(layers: int, *, eager: bool = False) -> float:
     """Fixed time of one forward pass (s): launches, scheduling, sampling (see the module docstring)."""
     per = OVERHEAD_PER_LAYER_S * (EAGER_LAYER_FACTOR if eager else 1.0)
     return OVERHEAD_BASE_S + per * max(1, layers)
+
+
+def draft_pass_costs(layers: int, *, eager: bool = False) -> tuple[float, float]:
+    """(overhead, host time) of one drafter pass, seconds. A drafter pass runs inside the engine
+    step (vLLM's propose loop, ``vllm/v1/spec_decode/llm_base_proposer.py``): no scheduling or
+    sampling of its own, so its overhead is the per-layer launch part only; each iteration's
+    host-side work (attention-metadata update, CUDA-graph replay, the eager logits/argmax kernels)
+    takes :data:`DRAFT_PASS_HOST_S` and overlaps the pass's GPU work
+    (:func:`pass_time` ``launch_overlap``): a small drafter at small batch costs that host time
+    whatever its size, a large one or a large batch its bytes / FLOPs."""
+    per = OVERHEAD_PER_LAYER_S * (EAGER_LAYER_FACTOR if eager else 1.0)
+    return per * max(1, layers), DRAFT_PASS_HOST_S
 
 
 def eager_launch_s(layers: int) -> float:

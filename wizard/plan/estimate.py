@@ -17,7 +17,9 @@ from wizard.models import catalog
 from wizard.models.info import ModelInfo
 from wizard.plan.acceptance import AcceptanceProfile, family_default, from_catalog_entry
 from wizard.mechanisms.cudagraph import capture_plan
-from wizard.plan.cost import SPEC_STEP_S, PassShape, Roofline, eager_launch_s, model_shape, overhead_s, pass_time
+from wizard.plan.cost import (
+    SPEC_STEP_S, PassShape, Roofline, draft_pass_costs, eager_launch_s, model_shape, overhead_s, pass_time,
+)
 from wizard.plan.kv import KvLayout
 from wizard.plan.speedup import (
     BATCH_TABLE_MAX_K, SPEEDUP_TABLE_MAX_K, BatchRow, DraftStep, KPoint, SpeedModel, SpeedupEstimate, SpeedupRow,
@@ -143,7 +145,8 @@ def _draft_step(inp: SpeedInputs, target_shape: PassShape | None, roof: Roofline
         head = _lm_head_bytes(inp.target, inp.dtype) / max(1, inp.draft_tp)
         one = target_shape.scaled(1.0 / layers, 1)
         shape = PassShape(**{**one.__dict__, "dense_bytes": one.dense_bytes + head})
-        return (DraftStep("sequential", shape, overhead_s(1, eager=inp.eager) * scale, roof),
+        over, host = draft_pass_costs(1, eager=inp.eager)
+        return (DraftStep("sequential", shape, over * scale, roof, host * scale),
                 "MTP: one target layer + the shared lm_head per drafted token")
     if inp.drafter is None:
         return DraftStep("none"), "drafter facts unknown: drafter cost not counted"
@@ -157,7 +160,8 @@ def _draft_step(inp: SpeedInputs, target_shape: PassShape | None, roof: Roofline
         note += " + the target's lm_head (shared)"
     layers = max(1, inp.drafter.num_hidden_layers or 1)
     kind = "parallel" if is_noncausal(m) else "sequential"
-    return DraftStep(kind, shape, overhead_s(layers, eager=inp.eager) * scale, roof), note
+    over, host = draft_pass_costs(layers, eager=inp.eager)
+    return DraftStep(kind, shape, over * scale, roof, host * scale), note
 
 
 def _graph_coverage(inp: SpeedInputs, k_top: int) -> dict[int, int | None] | None:

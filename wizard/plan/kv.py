@@ -131,7 +131,8 @@ def _layer_kinds(info: ModelInfo, n_layers: int) -> list[tuple[str, int]]:
         return runs + ([("full", rest)] if rest else [])
     m = min(info.num_mamba_layers or 0, n_layers)
     # a model-wide sliding_window without layer_types (Mistral v0.1 style) slides every layer
-    if info.sliding_window and not m and (info.raw_config or {}).get("use_sliding_window", True) is not False:
+    # (config_json drops sliding_window when use_sliding_window is false)
+    if info.sliding_window and not m:
         return [("sliding", n_layers)] if n_layers else []
     return [r for r in (("mamba", m), ("full", n_layers - m)) if r[1]]
 
@@ -154,13 +155,9 @@ def _count(runs: list[tuple[str, int]], kind: str) -> int:
 def _mamba_state_bytes(info: ModelInfo, tp: int) -> int:
     """Approximate recurrent state per mamba layer and request (bytes, fp32 SSM state +
     conv state in the model dtype). Uses mamba2-style keys when present; 0 when unknown."""
-    raw = info.raw_config or {}
-    tc = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
-    g = lambda *ks: next((src[k] for k in ks for src in (raw, tc) if isinstance(src.get(k), int)), None)  # noqa: E731
-    d_state = g("mamba_d_state", "ssm_state_size", "state_size", "linear_key_head_dim")
-    n_heads = g("mamba_n_heads", "linear_num_value_heads", "mamba_num_heads")
-    head_dim = g("mamba_head_dim", "linear_value_head_dim")
-    conv = g("mamba_d_conv", "conv_kernel", "linear_conv_kernel_dim") or 4
+    dims = info.state_dims or {}
+    d_state, n_heads, head_dim = dims.get("d_state"), dims.get("n_heads"), dims.get("head_dim")
+    conv = dims.get("d_conv") or 4
     if not (d_state and n_heads and head_dim):
         return 0
     ssm = n_heads * head_dim * d_state * 4

@@ -75,9 +75,7 @@ def reserve_bytes(
     if hw is not None and hw.vendor == "cpu":
         return {"activations": 0, "cuda_graphs": 0, "non_torch": 0}
     hidden = (target.hidden_size if target else None) or 4096
-    raw = (target.raw_config if target else {}) or {}
-    inter = next((v for v in (raw.get("intermediate_size"), raw.get("moe_intermediate_size"))
-                  if isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 1 << 24), None) or 4 * hidden
+    inter = (target.intermediate_size or target.moe_intermediate_size if target else None) or 4 * hidden
     vocab = (target.vocab_size if target else None) or 32000
     tp = cfg.tensor_parallel_size or 1
     act = int(max_num_batched_tokens * (4 * hidden + 2 * inter / tp) * 2 + max_num_seqs * vocab * 4)

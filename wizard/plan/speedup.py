@@ -103,12 +103,14 @@ class SpeedupEstimate(BaseModel):
 class DraftStep:
     """How the drafter runs in one step: ``kind`` 'none' (lookup), 'sequential' (k passes, the
     first over 1 + k tokens), 'parallel' (one pass of k tokens: DFlash/DSpark); ``shape`` and
-    ``overhead`` of one pass; ``roof`` its device's roofline."""
+    ``overhead`` of one pass; ``host`` the host-side time of one pass, which overlaps its GPU work
+    (:data:`wizard.plan.cost.DRAFT_PASS_HOST_S`); ``roof`` its device's roofline."""
 
     kind: Literal["none", "sequential", "parallel"]
     shape: PassShape | None = None
     overhead: float = 0.0
     roof: Roofline | None = None
+    host: float = 0.0
 
 
 def batch_grid(max_num_seqs: int) -> list[int]:
@@ -149,9 +151,12 @@ class SpeedModel:
         if d.kind == "none" or d.shape is None or d.roof is None:
             return 0.0
         if d.kind == "parallel":
-            return pass_time(d.shape, d.roof, batch=batch, tokens=k + 1, context=self.context, overhead=d.overhead)[0]
-        first = pass_time(d.shape, d.roof, batch=batch, tokens=k + 1, context=self.context, overhead=d.overhead)[0]
-        rest = pass_time(d.shape, d.roof, batch=batch, tokens=1, context=self.context, overhead=d.overhead)[0]
+            return pass_time(d.shape, d.roof, batch=batch, tokens=k + 1, context=self.context, overhead=d.overhead,
+                             launch_overlap=d.host)[0]
+        first = pass_time(d.shape, d.roof, batch=batch, tokens=k + 1, context=self.context, overhead=d.overhead,
+                          launch_overlap=d.host)[0]
+        rest = pass_time(d.shape, d.roof, batch=batch, tokens=1, context=self.context, overhead=d.overhead,
+                         launch_overlap=d.host)[0]
         return first + (k - 1) * rest
 
     def spec(self, batch: int, k: int) -> tuple[float, str]:

@@ -128,8 +128,7 @@ def eagle_drafter(ctx: "CheckContext") -> "ModelInfo | None":
 
 def draft_vocab(d: "ModelInfo") -> int | None:
     """The drafter's ``draft_vocab_size`` (EAGLE3 reduced vocabulary), None when absent."""
-    dv = d.draft_vocab_size or (d.raw_config or {}).get("draft_vocab_size")
-    return int(dv) if isinstance(dv, int) else None
+    return d.draft_vocab_size  # parsed once, wizard.models.config_json
 
 
 def ngram_fix(ctx: "CheckContext") -> Patch:

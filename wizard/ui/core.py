@@ -319,7 +319,10 @@ class WizardUI:
                 except Exception as err:  # a handler must never raise: one log line, the stream ends
                     log.warning("%s: %s: %s", getattr(fn, "__name__", "handler"), type(err).__name__, str(err)[:300])
 
-            return listener(safe_gen, inputs, outputs or None, **{**QUIET, **kw})
+            # Gradio streams a generator's updates only through its queue: with queue=False the
+            # browser receives the first update and never the rest (the Tune sweep stayed at its
+            # first progress line; tests/test_ui_tune_browser.py)
+            return listener(safe_gen, inputs, outputs or None, **{**QUIET, "queue": True, **kw})
 
         @functools.wraps(fn)
         def safe(*args, **kwargs):

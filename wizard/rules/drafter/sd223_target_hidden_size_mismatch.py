@@ -57,7 +57,7 @@ class TargetHiddenSizeMismatch(Rule):
         t = ctx.target
         if d is None or t is None or ctx.method != EAGLE3 or not t.hidden_size:
             return
-        th = d.target_hidden_size or (d.raw_config or {}).get("target_hidden_size")
+        th = d.target_hidden_size  # top level or eagle_config (wizard.models.config_json)
         origin = "target_hidden_size"
         if not th:
             th, origin = d.hidden_size, "hidden_size (no target_hidden_size in its config)"
