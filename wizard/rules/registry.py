@@ -197,14 +197,19 @@ def rule_modules() -> list[str]:
     return sorted(m.name for m in pkgutil.walk_packages(here, "wizard.rules.") if not m.ispkg and m.name.count(".") == 3)
 
 
+_LOADED: list[bool] = []  # set once every rule module has been imported
+
+
 def _load_all() -> None:
     for name in rule_modules():
         importlib.import_module(name)
+    _LOADED.append(True)
 
 
 def all_rules() -> list[Rule]:
-    """Every registered rule, sorted by id (rule modules are imported on first call)."""
-    if not _REGISTRY:
+    """Every registered rule, sorted by id (rule modules are imported on first call; a rule module
+    imported on its own before that, e.g. for its docs, does not stand for the whole set)."""
+    if not _LOADED:
         _load_all()
     return [_REGISTRY[k] for k in sorted(_REGISTRY)]
 
