@@ -32,6 +32,14 @@ measured by calling, the release's own code; nothing is copied by hand:
 * ``hf_model_types``: ``model_type`` values this release's transformers + vLLM's own config
   registry know without remote code (others need ``--trust-remote-code``).
 * ``architectures``: ``ModelRegistry.get_supported_archs()``.
+* ``pipeline_parallel``: ``supports_pp`` -- per registered architecture whether its model class
+  implements ``SupportsPP`` (``ModelRegistry.is_pp_supported_model``, asked by
+  ``ModelConfig.verify_with_parallel_config``; the class is imported in this process and judged
+  by ``vllm.model_executor.models.interfaces.supports_pp``, the function the registry's
+  ``_ModelInfo`` uses; architectures whose module does not import here are left out), and
+  ``draft_inherits_pp``: the ``pipeline_parallel_size`` ``SpeculativeConfig.
+  create_draft_parallel_config`` gives the drafter for a target with PP 2, i.e. whether the
+  drafter's own ``verify_with_parallel_config`` sees the target's PP.
 """
 
 from __future__ import annotations
@@ -289,6 +297,40 @@ def _architectures() -> list[str]:
         return []
 
 
+def _pp_support() -> dict[str, bool]:
+    """architecture -> SupportsPP, for every registered architecture whose class imports here."""
+    import logging
+
+    from vllm.model_executor.models import ModelRegistry
+    from vllm.model_executor.models.interfaces import supports_pp
+
+    logging.disable(logging.WARNING)
+    out: dict[str, bool] = {}
+    try:
+        for arch, model in sorted(ModelRegistry.models.items()):
+            try:
+                out[arch] = bool(supports_pp(model.load_model_cls()))
+            except Exception:  # noqa: BLE001 - a module needing a package or device absent here
+                continue
+    finally:
+        logging.disable(logging.NOTSET)
+    return out
+
+
+def _draft_inherits_pp() -> bool | None:
+    """Whether the drafter's ParallelConfig takes the target's pipeline_parallel_size."""
+    try:
+        from vllm.config import ParallelConfig, SpeculativeConfig
+
+        target = ParallelConfig(pipeline_parallel_size=2, tensor_parallel_size=1)
+        fn = SpeculativeConfig.create_draft_parallel_config
+        params = inspect.signature(fn).parameters
+        args = [target, 1] + ([None] if "draft_model_config" in params else [])
+        return fn(*args).pipeline_parallel_size == 2
+    except Exception:  # noqa: BLE001 - recorded as unknown
+        return None
+
+
 def dump_checks() -> dict:
     dist, version = installed_version()
     patch_cpu_platform()
@@ -313,6 +355,7 @@ def dump_checks() -> dict:
         "reasoning_parsers": _reasoning_parsers(),
         "hf_model_types": _model_types(),
         "architectures": _architectures(),
+        "pipeline_parallel": {"supports_pp": _pp_support(), "draft_inherits_pp": _draft_inherits_pp()},
     }
 
 
