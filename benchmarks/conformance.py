@@ -311,6 +311,13 @@ def classify(row: dict, release: str, index: dict) -> tuple[str, str]:
     return f"missing rule: {rid or 'not inventoried'} ({what})", where
 
 
+def _ratio(summary: dict) -> str:
+    """vLLM's median config build over the wizard's median check ('8.3x'); '?' when not measured.
+    Both medians come from the same run on the same (shared) machine."""
+    w, v = summary.get("median_ms_wizard"), summary.get("median_ms_vllm")
+    return f"{v / w:.1f}x" if w and v else "?"
+
+
 def render(results_dir: Path = RESULTS, doc: Path = DOC) -> str:
     index = _inventory_index()
     runs = []
@@ -340,15 +347,15 @@ def render(results_dir: Path = RESULTS, doc: Path = DOC) -> str:
         "logic (no-op platform hooks, Model Runner V2, async scheduling on). A GPU host can differ where platform "
         "hooks check hardware.",
         "",
-        "| release | vLLM | configs | compared | agree | agreement | wizard-only | vLLM-only | unavailable here | wizard crashed | first fixes accepted | median ms wizard / vLLM | date |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| release | vLLM | configs | compared | agree | agreement | wizard-only | vLLM-only | unavailable here | wizard crashed | first fixes accepted | median ms wizard / vLLM | vLLM / wizard | date |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for rel, data in runs:
         s = data["summary"]
         lines.append(f"| {rel} | {s['vllm']} | {s['configs']} | {s['compared']} | {s['agree']} | **{s['agreement_pct']}%** | "
                      f"{s['wizard_only']} | {s['vllm_only']} | {s['unavailable']} | {s.get('wizard_errors', 0)} | "
                      f"{s['fixes_accepted']}/{s['fixes_tried']} | "
-                     f"{s['median_ms_wizard']} / {s['median_ms_vllm']} | {s['date']} |")
+                     f"{s['median_ms_wizard']} / {s['median_ms_vllm']} | {_ratio(s)} | {s['date']} |")
     # classes across releases
     all_classes: dict[str, dict[str, int]] = collections.defaultdict(lambda: collections.Counter())
     explanations: dict[str, str] = {}

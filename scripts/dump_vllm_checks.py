@@ -17,7 +17,8 @@ measured by calling, the release's own code; nothing is copied by hand:
 * ``quantization``: per ``QUANTIZATION_METHODS`` entry, the config class's
   ``get_config_filenames()`` (files ``get_quant_config`` looks for when the checkpoint has no
   ``quantization_config``), whether the class builds without arguments (``quant_cls()``),
-  ``get_min_capability()`` and ``get_supported_act_dtypes()`` (R374) when they are class-level,
+  ``get_min_capability()`` and ``get_supported_act_dtypes()`` (R374) when they do not depend on the
+  checkpoint (class-level, or instance methods answering a constant on an uninitialised instance),
   and whether it overrides ``override_quantization_method``; ``online_shorthands`` (methods that
   quantize an unquantized checkpoint at load time) and the ``overrides`` list of
   ``ModelConfig._verify_quantization``.
@@ -159,6 +160,22 @@ def _dtype_name(d: Any) -> str:
     return str(d).replace("torch.", "")
 
 
+def _class_level(cls: type, attr: str) -> Any:
+    """``cls.attr()`` when it is a class/static method; for an instance method that reads nothing of
+    the instance (``ModelOptFp8Config.get_supported_act_dtypes`` returns a constant list) its answer
+    on an uninitialised instance; None when it depends on the checkpoint's config (it raises)."""
+    try:
+        return getattr(cls, attr)()
+    except TypeError:
+        pass  # an instance method
+    except Exception:  # noqa: BLE001
+        return None
+    try:
+        return getattr(cls.__new__(cls), attr)()
+    except Exception:  # noqa: BLE001 - reads instance state set from the checkpoint
+        return None
+
+
 def _quantization() -> dict[str, Any]:
     from vllm.model_executor.layers import quantization as q
 
@@ -177,11 +194,11 @@ def _quantization() -> dict[str, Any]:
         e["class"] = cls.__name__
         for attr, key in (("get_config_filenames", "config_filenames"), ("get_min_capability", "min_capability"),
                           ("get_supported_act_dtypes", "act_dtypes")):
-            try:
-                v = getattr(cls, attr)()
-                e[key] = [_dtype_name(x) for x in v] if key == "act_dtypes" else (list(v) if key == "config_filenames" else v)
-            except Exception:  # noqa: BLE001 - instance-level: depends on the checkpoint config
+            v = _class_level(cls, attr)
+            if v is None:
                 e[key] = None
+            else:
+                e[key] = [_dtype_name(x) for x in v] if key == "act_dtypes" else (list(v) if key == "config_filenames" else v)
         try:
             cls()
             e["no_arg_init"] = True
