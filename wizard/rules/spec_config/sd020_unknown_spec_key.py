@@ -8,12 +8,21 @@ from wizard.vllm.releases import known_releases
 from wizard.vllm.versions import parse_version, spec_fields
 
 
-def first_release_with(key: str) -> str | None:
-    """The oldest known release whose generated ``SpeculativeConfig`` fields include ``key``."""
-    for rel in known_releases():
-        if key in spec_fields(parse_version(rel)):
-            return rel
-    return None
+def releases_with_key(key: str) -> list[str]:
+    """The known releases whose generated ``SpeculativeConfig`` fields include ``key``, oldest first."""
+    return [rel for rel in known_releases() if key in spec_fields(parse_version(rel))]
+
+
+def other_release_note(key: str, version) -> str | None:
+    """Where ``key`` is a field when ``version`` lacks it: 'exists only from vLLM 0.29', or 'is a
+    field of vLLM 0.28-0.31 only'; None when no known release has it."""
+    rels = releases_with_key(key)
+    if not rels:
+        return None
+    if parse_version(rels[0]).version > version.version:
+        return f"exists only from vLLM {rels[0]}"
+    span = rels[0] if len(rels) == 1 else f"{rels[0]}-{rels[-1]}"
+    return f"is a field of vLLM {span} only"
 
 
 @register
@@ -87,9 +96,9 @@ class UnknownSpecKey(Rule):
             path = f"speculative_config.{key}"
             fixes = []
             modern = legacy.modern_spec_key(key, allowed)
-            since = first_release_with(key)
-            if since:
-                why = f"'{key}' exists only from vLLM {since}; {ctx.version} does not know it"
+            note = other_release_note(key, ctx.version)
+            if note:
+                why = f"'{key}' {note}; {ctx.version} does not know it"
             elif legacy.is_legacy_spec_key(key):
                 why = f"'{key}' is a legacy (pre-V1) option" + (f"; the modern name is '{modern}'" if modern else " with no equivalent")
             else:
