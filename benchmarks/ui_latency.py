@@ -15,6 +15,11 @@ in the page, from the ``keydown``/``click`` event to the panel showing the new c
 Prints one line per kind: ``kind: p50 X ms, p95 Y ms, max Z ms (n=N)`` (goal: typing p95 <
 150 ms, dropdown p95 < 300 ms, checkbox p95 < 100 ms), then the server's share (check + render)
 and the number of components each kind of event updates.
+
+The same run also measures Gradio's own floor on this machine: a bare Blocks app (one textbox,
+dropdown and checkbox, each answered by one HTML update with no work, the same event options)
+driven by the same clicks and keys. On a shared, loaded machine absolute figures move with the
+load; the ratio wizard / bare app in one run says what the wizard itself adds.
 """
 
 from __future__ import annotations
@@ -112,6 +117,64 @@ def checkboxes(page, tab, samples: list[float], server: list[float], ui, n: int)
         page.wait_for_timeout(150)
 
 
+def bare_app():
+    """The floor: Gradio with the wizard's event options (QUIET, always_last) and no work."""
+    import itertools
+
+    import gradio as gr
+
+    from wizard.ui.core import QUIET
+
+    n = itertools.count(1)
+
+    def answer(_v):
+        return f'<div id="sw-summary-inner" data-seq="{next(n)}">ok</div>'
+
+    with gr.Blocks() as demo:
+        out = gr.HTML('<div id="sw-summary-inner" data-seq="0">ok</div>', elem_id="sw-summary")
+        box = gr.Textbox(elem_id="b-text")
+        dd = gr.Dropdown(["alpha", "beta"], value="alpha", elem_id="b-dd")
+        cb = gr.Checkbox(elem_id="b-cb")
+        box.change(answer, box, out, trigger_mode="always_last", **QUIET)
+        dd.input(answer, dd, out, trigger_mode="always_last", **QUIET)
+        cb.input(answer, cb, out, trigger_mode="always_last", **QUIET)
+    return demo
+
+
+def measure_bare(ctx, kinds: dict[str, list[float]], rounds: int) -> None:
+    from ui_helpers import free_port
+
+    demo = bare_app()
+    port = free_port()
+    demo.launch(server_port=port, prevent_thread_lock=True, quiet=True, _frontend=False)
+    try:
+        page = ctx.new_page()
+        page.goto(f"http://127.0.0.1:{port}/")
+        page.wait_for_selector("#sw-summary-inner")
+        box = page.locator("#b-text textarea, #b-text input").first
+        box.click()
+        for i in range(42 * rounds + 6):
+            x = measure(page, lambda: box.press(["1", "6", "Backspace", "Backspace", "2", "Backspace"][i % 6]))
+            if i >= 6:
+                kinds["typing"].append(x)
+            page.wait_for_timeout(120)
+        inp = page.locator("#b-dd input").first
+        for i in range(32 * rounds):
+            inp.click()
+            opt = page.locator("[role=option]", has_text=["beta", "alpha"][i % 2]).first
+            opt.wait_for(timeout=10000)
+            page.wait_for_timeout(80)
+            kinds["dropdown"].append(measure(page, lambda: opt.click()))
+            page.wait_for_timeout(150)
+        cb = page.locator("#b-cb input[type=checkbox]")
+        for _ in range(32 * rounds):
+            kinds["checkbox"].append(measure(page, lambda: cb.click()))
+            page.wait_for_timeout(150)
+        page.close()
+    finally:
+        demo.close()
+
+
 def line(kind: str, xs: list[float]) -> str:
     return f"{kind}: p50 {statistics.median(xs):.0f} ms, p95 {pct(xs, 95):.0f} ms, max {max(xs):.0f} ms (n={len(xs)})"
 
@@ -148,9 +211,14 @@ def main() -> int:
             "checkbox": len(ui.unique([ui.c["state"], ui.c["panel"], *[o for r in ui.reactors_for(["kv_sharing_fast_prefill"])
                                                                       for o in r.outputs]])),
         }
+        bare: dict[str, list[float]] = {k: [] for k in kinds}
+        measure_bare(ctx, bare, max(1, args.rounds))
     print("UI latency: key press / click -> findings panel re-rendered (chromium headless, 127.0.0.1, in-page clock)")
     for kind, xs in kinds.items():
         print(line(kind, xs))
+    for kind, xs in bare.items():
+        print(f"  bare Gradio app, same machine and run: {line(kind, xs)}; wizard / bare p50 "
+              f"{statistics.median(kinds[kind]) / statistics.median(xs):.1f}x, p95 {pct(kinds[kind], 95) / pct(xs, 95):.1f}x")
     for kind, xs in server.items():
         print(f"  server share ({kind}): check + render p50 {statistics.median(xs):.1f} ms, p95 {pct(xs, 95):.1f} ms; "
               f"components updated per event: at most {outputs[kind]}")

@@ -409,6 +409,7 @@ def test_tune_section_refuses_like_launch_and_never_raises(tmp_path, monkeypatch
 
     from wizard.io.argv import parse_command
     from wizard.ui import build_app
+    from wizard.ui import services
     from wizard.ui.steps import launch as launch_step
 
     started = []
@@ -428,5 +429,5 @@ def test_tune_section_refuses_like_launch_and_never_raises(tmp_path, monkeypatch
     out = list(fn(st, "1,2", 4, 32, False))
     assert len(out) == 1 and "PYTHONPATH" in out[0][ui.c["tn_out"]] and "Not launched" in out[0][ui.c["tn_out"]]
     assert started == []
-    assert launch_step.parse_ks("4, 1,2,2") == ([1, 2, 4], None)
-    assert launch_step.parse_ks(",".join(["1"] * 17))[1] == "k values: at most 16"
+    assert services.parse_ks("4, 1,2,2") == ([1, 2, 4], None)
+    assert services.parse_ks(",".join(["1"] * 17))[1] == "k values: at most 16"

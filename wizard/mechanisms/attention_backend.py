@@ -128,6 +128,26 @@ class Selection:
         """Per rejected candidate, its first failing condition (vLLM's wording)."""
         return {c.backend: c.reasons[0] for c in self.candidates if c.reasons}
 
+    @property
+    def auto_failed(self) -> bool:
+        """Auto-selection certainly found no backend (vLLM: 'No valid attention backend found')."""
+        return not self.ok and not self.pinned and self.certain and bool(self.candidates)
+
+    @property
+    def pin_rejected(self) -> bool:
+        """A pinned backend vLLM knows certainly refuses the model (an unknown name is SD024's)."""
+        return (not self.ok and bool(self.pinned) and self.certain
+                and not (self.error or "").startswith("Unknown attention backend"))
+
+    @property
+    def kv_dtype_only(self) -> bool:
+        """Every candidate's first refusal is the KV-cache dtype."""
+        return all("kv_cache_dtype" in (c.first_failure or "") for c in self.candidates)
+
+    def rejection(self) -> str:
+        """Why the (pinned) first candidate is refused, in vLLM's words."""
+        return "; ".join(self.candidates[0].reasons) if self.candidates else (self.error or "")
+
 
 def _is_quantized(kv: str | None) -> bool:
     return bool(kv) and kv not in ("auto", "float16", "bfloat16") and kv.startswith(_QUANT_PREFIXES)

@@ -12,7 +12,6 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-import wizard.launch as launch_api
 from wizard import api
 from wizard.config import ServeConfig
 from wizard.hardware import catalog as hw_catalog
@@ -28,7 +27,7 @@ from wizard.vllm.versions import KNOWN_VERSIONS, VllmVersion, default_version, i
 __all__ = [
     "Evaluation", "evaluate", "version_of", "hardware_catalog", "hardware_lookup", "detected_gpus", "catalog_models",
     "export_forms", "EXPORT_FORMS", "SCALEOUT_FORMS", "plan_for", "presets", "load_preset", "cross_check", "versions",
-    "launch_module", "parse_acceptance",
+    "parse_acceptance", "parse_ks",
 ]
 
 
@@ -149,16 +148,31 @@ def export_forms(cfg: ServeConfig, forms: tuple[str, ...] = EXPORT_FORMS) -> dic
 
 # ---- plan ----------------------------------------------------------------------------------
 
+def _items(text: Any) -> list[str]:
+    """A typed list ("0.7, 0.48; 0.31" or "[1 2 4]") as its non-empty items."""
+    t = str(text or "").strip().strip("[]")
+    return [p.strip() for p in t.replace(";", ",").replace(" ", ",").split(",") if p.strip()]
+
+
+def parse_ks(text: Any) -> tuple[list[int] | None, str | None]:
+    """Values of k to try, as typed ("1,2,4"): ([1, 2, 4], None), or (None, why) for anything
+    else (at most 16 values, each a whole number from 1 to 32)."""
+    parts = _items(text)
+    if not parts:
+        return None, "k values: give one or more whole numbers, e.g. 1,2,4"
+    if len(parts) > 16:
+        return None, "k values: at most 16"
+    for p in parts:
+        if not (p.isascii() and p.isdigit()) or not 1 <= int(p) <= 32:
+            return None, f"k values: {p[:12]!r} is not a whole number from 1 to 32"
+    return sorted({int(p) for p in parts}), None
+
+
 def parse_acceptance(text: Any) -> tuple[list[float] | None, str | None]:
     """Per-position acceptance as typed ("0.7, 0.48, 0.31"): (rates, None), (None, None) when
     empty, or (None, why) when a value is not a number in [0, 1]."""
-    t = str(text or "").strip().strip("[]")
-    if not t:
-        return None, None
     out: list[float] = []
-    for i, part in enumerate(t.replace(";", ",").replace(" ", ",").split(","), 1):
-        if not part.strip():
-            continue
+    for i, part in enumerate(_items(text), 1):
         try:
             x = float(part)
         except ValueError:
@@ -195,13 +209,8 @@ def load_preset(name: str) -> tuple[ServeConfig, str | None]:
     return cfg, (hardware if isinstance(hardware, str) and hardware else None)
 
 
-# ---- cross-check / launch ---------------------------------------------------------------------
+# ---- cross-check ---------------------------------------------------------------------------
 
 def cross_check(cfg: ServeConfig, report: Any, timeout: float = 180.0) -> Any:
     """vLLM's own verdict (:func:`wizard.vllm.crosscheck.cross_check`, a separate process)."""
     return crosscheck.cross_check(cfg, report, timeout=timeout)
-
-
-def launch_module():
-    """:mod:`wizard.launch` (launch, run_smoke, plot_data, summary_line, advice)."""
-    return launch_api

@@ -60,10 +60,9 @@ class NoBackendForTarget(Rule):
 
     def check(self, ctx):
         t_sel, d_sel = A.backends(ctx)
-        if t_sel is None or t_sel.ok or t_sel.pinned or not t_sel.certain or not t_sel.candidates:
+        if t_sel is None or not t_sel.auto_failed:
             return
-        kv = ctx.target_kv_dtype()
-        kv_only = all("kv_cache_dtype" in (c.first_failure or "") for c in t_sel.candidates)
+        kv, kv_only = ctx.target_kv_dtype(), t_sel.kv_dtype_only
         if kv_only and (is_fp8_kv(kv) or kv in MLA_ONLY_KV):
             return  # fp8 / MLA-only KV dtypes alone: SD201 / SD203 say it with their own fixes
         if kv_only:  # another KV dtype (nvfp4, int8...) no backend of this device stores

@@ -61,10 +61,9 @@ class NoBackendForDrafter(Rule):
 
     def check(self, ctx):
         t_sel, d_sel = A.backends(ctx)
-        if d_sel is None or d_sel.ok or d_sel.pinned or not d_sel.certain or not d_sel.candidates:
+        if d_sel is None or not d_sel.auto_failed:
             return
-        dkv = ctx.drafter_kv_dtype()
-        kv_only = all("kv_cache_dtype" in (c.first_failure or "") for c in d_sel.candidates)
+        dkv, kv_only = ctx.drafter_kv_dtype(), d_sel.kv_dtype_only
         if kv_only and (is_fp8_kv(dkv) or dkv in MLA_ONLY_KV):
             return  # fp8 / MLA-only drafter KV dtypes alone: SD200
         t_lay, d_lay = A.layouts(ctx)

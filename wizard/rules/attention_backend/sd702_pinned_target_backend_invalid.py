@@ -56,10 +56,8 @@ class PinnedTargetBackendInvalid(Rule):
 
     def check(self, ctx):
         t_sel, d_sel = A.backends(ctx)
-        if t_sel is None or t_sel.ok or not t_sel.pinned or not t_sel.certain:
+        if t_sel is None or not t_sel.pin_rejected:
             return
-        if t_sel.error and t_sel.error.startswith("Unknown attention backend"):
-            return  # the name itself: SD024
         t_lay, _ = A.layouts(ctx)
         from_auto = A.AB.select_backend(ctx.version, ctx.hardware, t_lay) if t_lay is not None else None
         auto = f" Auto-selection would pick {A.selection_text(from_auto)}." if from_auto is not None else ""
@@ -67,6 +65,6 @@ class PinnedTargetBackendInvalid(Rule):
         fixes = [Patch(description="Drop --attention-backend (auto-selection)", unset=["attention_backend"])]
         yield self.finding(
             f"--attention-backend {t_sel.pinned} does not accept the target on vLLM {ctx.version} / {ctx.hardware.name}: "
-            f"{'; '.join(t_sel.candidates[0].reasons) if t_sel.candidates else t_sel.error}. vLLM raises 'Selected backend "
+            f"{t_sel.rejection()}. vLLM raises 'Selected backend "
             f"AttentionBackendEnum.{t_sel.pinned} is not valid for this configuration' at load.{auto}{drafter}",
             fixes=fixes)

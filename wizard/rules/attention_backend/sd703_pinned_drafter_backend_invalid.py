@@ -59,15 +59,13 @@ class PinnedDrafterBackendInvalid(Rule):
 
     def check(self, ctx):
         _, d_sel = A.backends(ctx)
-        if d_sel is None or d_sel.ok or not d_sel.pinned or not d_sel.certain:
+        if d_sel is None or not d_sel.pin_rejected:
             return
-        if d_sel.error and d_sel.error.startswith("Unknown attention backend"):
-            return  # SD024
         _, d_lay = A.layouts(ctx)
         auto = A.AB.select_backend(ctx.version, ctx.hardware, d_lay) if d_lay is not None else None
         yield self.finding(
             f"speculative_config.attention_backend {d_sel.pinned} does not accept the {ctx.method} drafter on vLLM "
-            f"{ctx.version} / {ctx.hardware.name}: {'; '.join(d_sel.candidates[0].reasons) if d_sel.candidates else d_sel.error}."
+            f"{ctx.version} / {ctx.hardware.name}: {d_sel.rejection()}."
             f" Auto-selection would give it {A.selection_text(auto)}.",
             fixes=[Patch(description="Drop speculative_config.attention_backend (the drafter auto-selects)",
                          unset=["speculative_config.attention_backend"])])

@@ -14,14 +14,15 @@ import pandas as pd
 from wizard import api, privacy, security
 from wizard.config import apply_patch
 from wizard.hardware import nvml
-from wizard.launch import compare_machine, plan_launch
+import wizard.launch as launch_api
+from wizard.launch import compare_machine, metrics, plan_launch
 from wizard.launch.install import install_hint, render_commands, vllm_importable
 from wizard.ui import services
 from wizard.ui.core import WizardUI, sess_of
 from wizard.ui.state import config_of, gpu_spec, state_from_config
 
 __all__ = ["build", "wire", "start", "stop", "smoke", "poll", "review_md", "gpu_hint", "diagnosis_fix", "stop_session",
-           "stop_all", "vllm_installed", "launch_refusal", "parse_ks", "tune_table", "HANDLES", "SESSIONS"]
+           "stop_all", "vllm_installed", "launch_refusal", "tune_table", "HANDLES", "SESSIONS"]
 
 #: live server handles of this UI process, by the id kept in the session state
 HANDLES: dict[str, Any] = {}
@@ -30,30 +31,6 @@ SESSIONS: dict[str, list[str]] = {}
 _SMOKE: dict[str, str] = {}
 #: handle id -> the newest measured acceptance per draft position (the Plan step's input)
 _MEASURED: dict[str, list[float]] = {}
-
-
-def _get(obj: Any, *names: str, default: Any = None) -> Any:
-    """First present attribute/key of ``obj`` among ``names`` (snapshots may be objects or dicts)."""
-    if obj is None:
-        return default
-    if not isinstance(obj, dict):
-        for n in names:
-            v = getattr(obj, n, None)
-            if v is not None:
-                return v
-        fn = getattr(obj, "as_json", None)
-        obj = fn() if callable(fn) else {}
-    for n in names:
-        if isinstance(obj, dict) and obj.get(n) is not None:
-            return obj[n]
-    return default
-
-
-_PER_POS = ("acceptance_per_position", "per_position_acceptance", "accepted_per_position_rate", "per_pos_acceptance",
-            "acceptance_by_position")
-_RATE = ("acceptance_rate", "draft_acceptance_rate")
-_MAL = ("mean_acceptance_length", "acceptance_length")
-_TIME = ("t", "timestamp", "time", "scraped_at")
 
 
 def build(ui: WizardUI) -> None:
@@ -110,9 +87,8 @@ def review_md(ui, state: dict) -> str:
         return f"_Could not prepare the launch summary: {html.escape(type(err).__name__)}: {html.escape(str(err))}_"
 
 
-def _review_md(ui, state: dict) -> str:
-    policy = getattr(ui, "policy", None) or security.PathPolicy(model_dirs=security.default_model_dirs())
-    block = ui.launch_block() if hasattr(ui, "launch_block") else None
+def _review_md(ui: WizardUI, state: dict) -> str:
+    policy, block = ui.policy, ui.launch_block()
     lines: list[str] = []
     if block:
         lines.append(f"**Launching is disabled:** {html.escape(block)}.")
@@ -198,13 +174,12 @@ def start(state: dict, ev, force: bool, block: str | bool | None, session: str |
     refusal = launch_refusal(ev, block, policy)
     if refusal:
         return state, refusal
-    mod = services.launch_module()
     stop(state)
     try:
-        h = mod.launch(ev.config, force=force, report=ev.report, gpu=ev.hardware)
+        h = launch_api.launch(ev.config, force=force, report=ev.report, gpu=ev.hardware)
     except Exception as err:
         msg = str(err)
-        if type(err).__name__ == "LaunchRefused":
+        if isinstance(err, launch_api.LaunchRefused):
             msg = "the configuration has error findings (see the panel); fix them or tick 'launch even with error findings'."
         return state, f'<div class="sw-status sw-st-failed" data-state="refused">Not launched: {html.escape(msg)}</div>'
     hid = uuid.uuid4().hex
@@ -241,21 +216,6 @@ def launch_refusal(ev: Any, block: Any, policy: security.PathPolicy | None) -> s
     return None
 
 
-def parse_ks(text: Any) -> tuple[list[int] | None, str | None]:
-    """"1,2,4" -> ([1, 2, 4], None); (None, why) for anything else (at most 16 values, 1..32)."""
-    parts = [p for p in str(text or "").replace(";", ",").replace(" ", ",").split(",") if p.strip()]
-    if not parts:
-        return None, "k values: give one or more whole numbers, e.g. 1,2,4"
-    ks: list[int] = []
-    for p in parts[:17]:
-        if not p.strip().isdigit() or not 1 <= int(p) <= 32:
-            return None, f"k values: {p.strip()[:12]!r} is not a whole number from 1 to 32"
-        ks.append(int(p))
-    if len(ks) > 16:
-        return None, "k values: at most 16"
-    return sorted(set(ks)), None
-
-
 def tune_table(res: Any) -> str:
     """Markdown of a TuneResult: one row per k (baseline first), the recommendation, the files."""
     rows = ([res.baseline] if res.baseline else []) + list(res.runs)
@@ -287,15 +247,11 @@ def smoke(state: dict, n: int) -> str:
     h = HANDLES.get(hid) if hid else None
     if h is None:
         return "No server running."
-    run_smoke = services.launch_module().run_smoke
-    fn = lambda n_: run_smoke(h.url, n_)  # noqa: E731
 
     def run():
         _SMOKE[hid] = f"Smoke test: {n} requests running…"
         try:
-            res = fn(int(n))
-            text = res.render_text() if hasattr(res, "render_text") else str(res.as_json() if hasattr(res, "as_json") else res)
-            _SMOKE[hid] = f"Smoke test done: {text}"
+            _SMOKE[hid] = f"Smoke test done: {h.smoke(int(n)).render_text()}"
         except Exception as err:
             _SMOKE[hid] = f"Smoke test failed: {type(err).__name__}: {err}"
 
@@ -324,41 +280,29 @@ def poll(ui, state: dict) -> dict:
     }
     latest = h.latest_metrics()
     hist = list(h.metrics_history() or [])
-    mod = services.launch_module()
-    pd_fn = getattr(mod, "plot_data", None)
-    data = pd_fn(hist) if pd_fn is not None else {"per_position": list(_get(latest, *_PER_POS, default=[]) or []),
-                                                  "time": [], "acceptance_rate": []}
-    if data.get("per_position"):
+    data = metrics.plot_data(hist)
+    if data["per_position"]:
         _MEASURED[hid] = [float(x) for x in data["per_position"]][:64]
         out[c["ln_pos"]] = pd.DataFrame({"position": [f"pos {i}" for i in range(len(data["per_position"]))],
                                          "acceptance": [float(x) for x in data["per_position"]]})
-    pts = [(float(t), float(a), "per interval") for t, a in zip(data.get("time", []), data.get("acceptance_rate", []))
-           if a is not None]
-    t0 = hist[0].time if hist and hasattr(hist[0], "time") else None
-    for snap in hist:
-        a = getattr(snap, "acceptance_rate", None)
-        if a is not None and t0 is not None:
-            pts.append((round(snap.time - t0, 3), float(a), "cumulative"))
+    pts = [(t, float(a), "per interval") for t, a in zip(data["time"], data["acceptance_rate"]) if a is not None]
+    pts += [(t, float(s_.acceptance_rate), "cumulative") for t, s_ in zip(data["time"], hist)
+            if s_.acceptance_rate is not None]
     if pts:
         out[c["ln_time"]] = pd.DataFrame(pts, columns=["seconds", "acceptance", "series"])
     lines = []
     if latest is not None:
-        sl = getattr(mod, "summary_line", None)
-        lines.append(f"`{sl(latest)}`" if sl else "")
-        adv_fn = getattr(mod, "advice", None)
-        ctx_method = (h.cfg.speculative_config.method if getattr(h, "cfg", None) is not None and h.cfg.speculative_config else None)
-        k = h.cfg.speculative_config.num_speculative_tokens if ctx_method else None
-        if adv_fn is not None:
-            a = adv_fn(latest, ctx_method, k)
+        lines.append(f"`{metrics.summary_line(latest)}`")
+        if h.spec_method_and_k()[0]:
+            a = h.advice()
             icon = {"ok": "✓", "warning": "⚠"}.get(a.level, "ℹ")
             lines.append(f"{icon} {a.message}" + "".join(f"\n- {x}" for x in a.suggestions))
     if hid in _SMOKE:
         lines.append(_SMOKE[hid])
     if lines:
         out[c["ln_metrics"]] = "\n\n".join(x for x in lines if x)
-    diag = getattr(h, "diagnosis", None)
-    if diag is not None:
-        d = diag.as_json() if hasattr(diag, "as_json") else dict(diag)
+    if h.diagnosis is not None:
+        d = h.diagnosis.as_json()
         md = f"**{d.get('title')}** — {d.get('message')}"
         if d.get("commands"):  # the installation, not the configuration, needs the fix
             md += "\n\nRun:\n```\n" + render_commands(d["commands"], "") + "\n```"
@@ -379,8 +323,7 @@ def poll(ui, state: dict) -> dict:
 def diagnosis_fix(state: dict):
     """The first fix (Patch) of the current server's diagnosis, or None."""
     h = HANDLES.get(state.get("server") or "")
-    diag = getattr(h, "diagnosis", None) if h is not None else None
-    fixes = getattr(diag, "fixes", None) or []
+    fixes = h.diagnosis.fixes if h is not None and h.diagnosis is not None else []
     return fixes[0] if fixes else None
 
 
@@ -489,7 +432,7 @@ def wire(ui: WizardUI) -> None:
         """A generator: progress lines while the sweep runs, then the table and chart. Never raises."""
         sess = sess_of(request)
         st = ui.base(sess, state)
-        ks, why = parse_ks(ks_text)
+        ks, why = services.parse_ks(ks_text)
         if why:
             yield {c["tn_out"]: f"⚠ {html.escape(why, quote=False)}"}
             return
