@@ -179,6 +179,7 @@ class Rule:
 
 
 _REGISTRY: dict[str, Rule] = {}
+_SORTED: list[Rule] = []  # _REGISTRY's rules by id, rebuilt when a rule is registered
 
 
 def register(cls: type[Rule]) -> type[Rule]:
@@ -188,6 +189,7 @@ def register(cls: type[Rule]) -> type[Rule]:
     if cls.id in _REGISTRY and type(_REGISTRY[cls.id]) is not cls:
         raise ValueError(f"duplicate rule id {cls.id}: {cls.__name__} and {type(_REGISTRY[cls.id]).__name__}")
     _REGISTRY[cls.id] = cls()
+    _SORTED.clear()
     return cls
 
 
@@ -211,7 +213,9 @@ def all_rules() -> list[Rule]:
     imported on its own before that, e.g. for its docs, does not stand for the whole set)."""
     if not _LOADED:
         _load_all()
-    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+    if len(_SORTED) != len(_REGISTRY):
+        _SORTED[:] = [_REGISTRY[k] for k in sorted(_REGISTRY)]
+    return list(_SORTED)
 
 
 def get_rule(rule_id: str) -> Rule:
