@@ -17,7 +17,8 @@ measured by calling, the release's own code; nothing is copied by hand:
 * ``quantization``: per ``QUANTIZATION_METHODS`` entry, the config class's
   ``get_config_filenames()`` (files ``get_quant_config`` looks for when the checkpoint has no
   ``quantization_config``), whether the class builds without arguments (``quant_cls()``),
-  ``get_min_capability()`` and ``get_supported_act_dtypes()`` (R374) when they are class-level,
+  ``get_min_capability()`` and ``get_supported_act_dtypes()`` (R374) when they do not depend on the
+  checkpoint (class-level, or instance methods answering a constant on an uninitialised instance),
   and whether it overrides ``override_quantization_method``; ``online_shorthands`` (methods that
   quantize an unquantized checkpoint at load time) and the ``overrides`` list of
   ``ModelConfig._verify_quantization``.
@@ -32,6 +33,14 @@ measured by calling, the release's own code; nothing is copied by hand:
 * ``hf_model_types``: ``model_type`` values this release's transformers + vLLM's own config
   registry know without remote code (others need ``--trust-remote-code``).
 * ``architectures``: ``ModelRegistry.get_supported_archs()``.
+* ``pipeline_parallel``: ``supports_pp`` -- per registered architecture whether its model class
+  implements ``SupportsPP`` (``ModelRegistry.is_pp_supported_model``, asked by
+  ``ModelConfig.verify_with_parallel_config``; the class is imported in this process and judged
+  by ``vllm.model_executor.models.interfaces.supports_pp``, the function the registry's
+  ``_ModelInfo`` uses; architectures whose module does not import here are left out), and
+  ``draft_inherits_pp``: the ``pipeline_parallel_size`` ``SpeculativeConfig.
+  create_draft_parallel_config`` gives the drafter for a target with PP 2, i.e. whether the
+  drafter's own ``verify_with_parallel_config`` sees the target's PP.
 """
 
 from __future__ import annotations
@@ -151,6 +160,22 @@ def _dtype_name(d: Any) -> str:
     return str(d).replace("torch.", "")
 
 
+def _class_level(cls: type, attr: str) -> Any:
+    """``cls.attr()`` when it is a class/static method; for an instance method that reads nothing of
+    the instance (``ModelOptFp8Config.get_supported_act_dtypes`` returns a constant list) its answer
+    on an uninitialised instance; None when it depends on the checkpoint's config (it raises)."""
+    try:
+        return getattr(cls, attr)()
+    except TypeError:
+        pass  # an instance method
+    except Exception:  # noqa: BLE001
+        return None
+    try:
+        return getattr(cls.__new__(cls), attr)()
+    except Exception:  # noqa: BLE001 - reads instance state set from the checkpoint
+        return None
+
+
 def _quantization() -> dict[str, Any]:
     from vllm.model_executor.layers import quantization as q
 
@@ -169,11 +194,11 @@ def _quantization() -> dict[str, Any]:
         e["class"] = cls.__name__
         for attr, key in (("get_config_filenames", "config_filenames"), ("get_min_capability", "min_capability"),
                           ("get_supported_act_dtypes", "act_dtypes")):
-            try:
-                v = getattr(cls, attr)()
-                e[key] = [_dtype_name(x) for x in v] if key == "act_dtypes" else (list(v) if key == "config_filenames" else v)
-            except Exception:  # noqa: BLE001 - instance-level: depends on the checkpoint config
+            v = _class_level(cls, attr)
+            if v is None:
                 e[key] = None
+            else:
+                e[key] = [_dtype_name(x) for x in v] if key == "act_dtypes" else (list(v) if key == "config_filenames" else v)
         try:
             cls()
             e["no_arg_init"] = True
@@ -289,6 +314,40 @@ def _architectures() -> list[str]:
         return []
 
 
+def _pp_support() -> dict[str, bool]:
+    """architecture -> SupportsPP, for every registered architecture whose class imports here."""
+    import logging
+
+    from vllm.model_executor.models import ModelRegistry
+    from vllm.model_executor.models.interfaces import supports_pp
+
+    logging.disable(logging.WARNING)
+    out: dict[str, bool] = {}
+    try:
+        for arch, model in sorted(ModelRegistry.models.items()):
+            try:
+                out[arch] = bool(supports_pp(model.load_model_cls()))
+            except Exception:  # noqa: BLE001 - a module needing a package or device absent here
+                continue
+    finally:
+        logging.disable(logging.NOTSET)
+    return out
+
+
+def _draft_inherits_pp() -> bool | None:
+    """Whether the drafter's ParallelConfig takes the target's pipeline_parallel_size."""
+    try:
+        from vllm.config import ParallelConfig, SpeculativeConfig
+
+        target = ParallelConfig(pipeline_parallel_size=2, tensor_parallel_size=1)
+        fn = SpeculativeConfig.create_draft_parallel_config
+        params = inspect.signature(fn).parameters
+        args = [target, 1] + ([None] if "draft_model_config" in params else [])
+        return fn(*args).pipeline_parallel_size == 2
+    except Exception:  # noqa: BLE001 - recorded as unknown
+        return None
+
+
 def dump_checks() -> dict:
     dist, version = installed_version()
     patch_cpu_platform()
@@ -313,6 +372,7 @@ def dump_checks() -> dict:
         "reasoning_parsers": _reasoning_parsers(),
         "hf_model_types": _model_types(),
         "architectures": _architectures(),
+        "pipeline_parallel": {"supports_pp": _pp_support(), "draft_inherits_pp": _draft_inherits_pp()},
     }
 
 

@@ -302,3 +302,15 @@ def drafter_kv_dtype(ctx: "CheckContext") -> str:
     if spec is not None and spec.kv_cache_dtype:
         return spec.kv_cache_dtype
     return target_kv_dtype(ctx)
+
+
+def wrapped_archs(method: str, archs: list[str]) -> list[str]:
+    """``EAGLEConfig`` renaming (vllm/transformers_utils/configs/eagle.py, 0.32/0.33): each
+    architecture gets the method's prefix (Eagle, Eagle3, DFlash) unless it already starts with
+    it; Eagle3 and DFlash also keep names ending with it, DFlash keeps LiLiCorrDraftModel."""
+    prefix = M.arch_prefix(method) or ""
+    out = []
+    for a in archs:
+        keep = a.startswith(prefix) or (method != M.EAGLE and a.endswith(prefix)) or (prefix == "DFlash" and a == "LiLiCorrDraftModel")
+        out.append(a if keep else f"{prefix}{a}")
+    return out

@@ -65,3 +65,18 @@ def test_imports_at_module_top_in_the_rules_core():
 def test_no_module_over_600_lines_in_the_rules_core():
     long = {str(p.relative_to(WIZARD)): n for p in CORE if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600}
     assert not long, long
+
+
+def test_a_rule_imported_alone_does_not_stand_for_the_whole_set():
+    """Importing one rule module (e.g. for its docs) before the first check registered only that
+    rule, and every later check ran it alone (SD503 went silent after an SD500 test)."""
+    import subprocess
+    import sys
+
+    code = ("from wizard.rules.memory.sd500_does_not_fit import DoesNotFit\n"
+            "from wizard.rules.registry import all_rules, rule_modules\n"
+            "DoesNotFit.doc()\n"
+            "print(len(all_rules()), len(rule_modules()))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    n_rules, n_modules = map(int, out.stdout.split())
+    assert n_rules == n_modules > 100

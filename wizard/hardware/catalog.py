@@ -64,6 +64,7 @@ def _index() -> dict[str, dict[str, Any]]:
     return idx
 
 
+@functools.lru_cache(maxsize=1)
 def host_cpu_isa() -> str:
     """The host's best CPU ISA for vLLM's CPU attention: 'amx', 'avx512', 'avx2', 'arm', or
     'unknown' (read from /proc/cpuinfo flags; never raises)."""

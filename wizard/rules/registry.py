@@ -179,6 +179,7 @@ class Rule:
 
 
 _REGISTRY: dict[str, Rule] = {}
+_SORTED: list[Rule] = []  # _REGISTRY's rules by id, rebuilt when a rule is registered
 
 
 def register(cls: type[Rule]) -> type[Rule]:
@@ -188,6 +189,7 @@ def register(cls: type[Rule]) -> type[Rule]:
     if cls.id in _REGISTRY and type(_REGISTRY[cls.id]) is not cls:
         raise ValueError(f"duplicate rule id {cls.id}: {cls.__name__} and {type(_REGISTRY[cls.id]).__name__}")
     _REGISTRY[cls.id] = cls()
+    _SORTED.clear()
     return cls
 
 
@@ -197,16 +199,23 @@ def rule_modules() -> list[str]:
     return sorted(m.name for m in pkgutil.walk_packages(here, "wizard.rules.") if not m.ispkg and m.name.count(".") == 3)
 
 
+_LOADED: list[bool] = []  # set once every rule module has been imported
+
+
 def _load_all() -> None:
     for name in rule_modules():
         importlib.import_module(name)
+    _LOADED.append(True)
 
 
 def all_rules() -> list[Rule]:
-    """Every registered rule, sorted by id (rule modules are imported on first call)."""
-    if not _REGISTRY:
+    """Every registered rule, sorted by id (rule modules are imported on first call; a rule module
+    imported on its own before that, e.g. for its docs, does not stand for the whole set)."""
+    if not _LOADED:
         _load_all()
-    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+    if len(_SORTED) != len(_REGISTRY):
+        _SORTED[:] = [_REGISTRY[k] for k in sorted(_REGISTRY)]
+    return list(_SORTED)
 
 
 def get_rule(rule_id: str) -> Rule:

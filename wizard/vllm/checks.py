@@ -26,7 +26,7 @@ from wizard.vllm.releases import load, nearest_release
 __all__ = ["DerivedLen", "checks", "derived_max_len", "rope_parameters", "quant_method", "online_shorthands",
            "deprecated_quantization", "reasoning_parsers", "needs_remote_code", "allow_long_max_model_len",
            "quant_without_checkpoint_config", "num_experts", "checkpoint_quantization", "resolve_quantization",
-           "quantization_methods", "user_quantization", "NAME"]
+           "quantization_methods", "user_quantization", "supports_pp", "draft_inherits_pp", "NAME"]
 
 NAME = "checks.json"
 
@@ -217,9 +217,7 @@ def num_experts(info, version: Any) -> int:
     expert keys (``get_num_experts``: num_experts, moe_num_experts, n_routed_experts,
     num_local_experts ...) present, 0 for a dense model."""
     cfg = _text_config(info)
-    # 0.28-0.30 read the count through ModelArchConfig (no get_num_experts key list was dumped for
-    # them): the newest dumped release's keys stand in (the same config.json keys)
-    keys = checks(version).get("expert_keys") or checks(nearest_release("99.0")).get("expert_keys") or ()
+    keys = checks(version).get("expert_keys") or ()
     for k in keys:
         v = cfg.get(k)
         if v is not None:
@@ -261,3 +259,21 @@ def resolve_quantization(checkpoint_method: str | None, user: str | None, versio
     if d is None:
         return user or checkpoint_method, None
     return d.get("method"), d.get("error")
+
+
+def supports_pp(architectures: Any, version: Any) -> bool | None:
+    """Whether vLLM's model class for ``architectures`` (the first one the release registers)
+    implements ``SupportsPP`` (``ModelRegistry.is_pp_supported_model``); None when no listed
+    architecture is in the release's generated table (the Transformers fallback, remote code ...)."""
+    table = (checks(version).get("pipeline_parallel") or {}).get("supports_pp") or {}
+    for arch in architectures or ():
+        if isinstance(arch, str) and arch in table:
+            return bool(table[arch])
+    return None
+
+
+def draft_inherits_pp(version: Any) -> bool:
+    """True when the release gives the drafter the target's ``pipeline_parallel_size``
+    (``SpeculativeConfig.create_draft_parallel_config``: 0.28-0.29), so the drafter's own
+    architecture must support pipeline parallelism too."""
+    return bool((checks(version).get("pipeline_parallel") or {}).get("draft_inherits_pp"))

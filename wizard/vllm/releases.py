@@ -38,8 +38,10 @@ def _root():
 
 
 @functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=64)
 def releases_with(name: str) -> tuple[str, ...]:
-    """Release keys ('X.Y') that have the generated file ``name``, oldest first."""
+    """Release keys ('X.Y') that have the generated file ``name``, oldest first (read once per
+    process: the package data does not change while it runs)."""
     keys = []
     try:
         entries = list(_root().iterdir())
@@ -68,14 +70,24 @@ def release_of(version: Any) -> str:
         ValueError: not a version.
     """
     v = getattr(version, "version", version)
-    if not isinstance(v, Version):
-        text = str(v).strip().lstrip("vV")
-        try:
-            if len(text) > 64:  # no version is that long (and packaging would parse 4300+ digit ints)
-                raise InvalidVersion(text)
-            v = Version(text)
-        except (InvalidVersion, ValueError):
-            raise ValueError(f"{str(version)[:40]!r} is not a vLLM version (e.g. '0.32' or '0.33.0')") from None
+    if isinstance(v, Version):
+        return f"{v.major}.{v.minor}"
+    key = _release_of_text(str(v))
+    if key is None:
+        raise ValueError(f"{str(version)[:40]!r} is not a vLLM version (e.g. '0.32' or '0.33.0')")
+    return key
+
+
+@functools.lru_cache(maxsize=256)
+def _release_of_text(text: str) -> str | None:
+    """'X.Y' of a version text, None when it is not one (parsed once per distinct text)."""
+    text = text.strip().lstrip("vV")
+    try:
+        if len(text) > 64:  # no version is that long (and packaging would parse 4300+ digit ints)
+            return None
+        v = Version(text)
+    except (InvalidVersion, ValueError):
+        return None
     return f"{v.major}.{v.minor}"
 
 
@@ -91,7 +103,11 @@ def nearest_release(version: Any, name: str = "tables.json") -> str:
     Raises:
         ValueError: not a version. ReleaseDataError: no release has ``name``.
     """
-    key = release_of(version)
+    return _nearest(release_of(version), name)
+
+
+@functools.lru_cache(maxsize=256)
+def _nearest(key: str, name: str) -> str:
     known = releases_with(name)
     if not known:
         raise ReleaseDataError(f"no generated {name} under wizard/data/vllm/ (a packaging problem)")

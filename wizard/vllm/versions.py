@@ -40,6 +40,12 @@ def _tables(key: str) -> dict:
     return releases.load(key, "tables.json")
 
 
+@functools.lru_cache(maxsize=4096)
+def _matches(version: Version, spec: str) -> bool:
+    """``version`` satisfies the PEP 440 specifier ``spec`` (parsed and answered once per pair)."""
+    return SpecifierSet(spec).contains(version, prereleases=True)
+
+
 @dataclass(frozen=True, order=True)
 class VllmVersion:
     """A vLLM version, compared as a version (0.32 < 0.33).
@@ -71,7 +77,7 @@ class VllmVersion:
         """True if this version satisfies a PEP 440 specifier such as ``">=0.32"``."""
         if not spec:
             return True
-        return SpecifierSet(spec).contains(self.version, prereleases=True)
+        return _matches(self.version, spec)
 
     def at_least(self, v: str) -> bool:
         return self.version >= Version(v)

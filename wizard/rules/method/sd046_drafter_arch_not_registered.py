@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from wizard import resolve
+from wizard.resolve import wrapped_archs
 from wizard.config import Patch
 from wizard.fixes import ngram_fallback
 from wizard.rules.registry import Rule, Severity, register
@@ -18,18 +19,6 @@ _REGISTERED_DRAFT_ARCHS = frozenset(
     "EagleMistralForCausalLM EagleMistralLarge3ForCausalLM Eagle3DeepseekV2ForCausalLM Eagle3DeepseekV3ForCausalLM "
     "EagleDeepSeekMTPModel DeepSeekMTPModel".split()
 )
-
-
-def wrapped_archs(method: str, archs: list[str]) -> list[str]:
-    """``EAGLEConfig`` renaming (vllm/transformers_utils/configs/eagle.py, 0.32/0.33): each
-    architecture gets the method's prefix (Eagle, Eagle3, DFlash) unless it already starts with
-    it; Eagle3 and DFlash also keep names ending with it, DFlash keeps LiLiCorrDraftModel."""
-    prefix = arch_prefix(method) or ""
-    out = []
-    for a in archs:
-        keep = a.startswith(prefix) or (method != EAGLE and a.endswith(prefix)) or (prefix == "DFlash" and a == "LiLiCorrDraftModel")
-        out.append(a if keep else f"{prefix}{a}")
-    return out
 
 
 @register

@@ -15,8 +15,11 @@ class QuantizationCheckpointMismatch(Rule):
     checked release decides for the given ``--quantization``: vLLM first lets each method's
     ``override_quantization_method`` claim the checkpoint (``gptq`` checkpoints run as
     ``gptq_marlin`` where supported, gpt-oss ``mxfp4`` as ``gpt_oss_mxfp4`` whatever is asked,
-    ModelOpt checkpoints stay ModelOpt), then compares. The decisions are generated per release by
-    running vLLM's own ``_verify_quantization`` on real checkpoint configs (``checks.json``).
+    ModelOpt checkpoints stay ModelOpt), then compares. Any other refusal of that step is reported
+    too, with vLLM's own message (``--quantization humming`` on a gpt-oss checkpoint: "For gpt-oss
+    model, use '--moe-backend humming' instead of '--quantization humming'"). The decisions are
+    generated per release by running vLLM's own ``_verify_quantization`` on real checkpoint configs
+    (``checks.json``).
 
     ## Why it matters
 
@@ -61,10 +64,14 @@ class QuantizationCheckpointMismatch(Rule):
         if not user or target is None or not target.quant_method or user not in quantization_methods(ctx.version):
             return
         method, err = resolve_quantization(target.quant_method, user, ctx.version)
-        if not err or "does not match" not in err:
+        if not err:
             return
+        if "does not match" in err:
+            why = (f"--quantization {user} does not match {target.short_name()}'s own quantization ({target.quant_method}); "
+                   f"vLLM {ctx.version} rejects it ('Quantization method specified in the model config ... does not match').")
+        else:  # a method's override_quantization_method refuses this checkpoint (humming on gpt-oss ...)
+            why = (f"--quantization {user} on {target.short_name()} (checkpoint quantized with {target.quant_method}): "
+                   f"vLLM {ctx.version} rejects it: '{err.split(': ', 1)[-1]}'")
         yield self.finding(
-            f"--quantization {user} does not match {target.short_name()}'s own quantization ({target.quant_method}); "
-            f"vLLM {ctx.version} rejects it ('Quantization method specified in the model config ... does not match').",
-            fixes=[Patch(description=f"Unset --quantization (vLLM reads the checkpoint's {target.quant_method})",
-                         unset=["quantization"])])
+            why, fixes=[Patch(description=f"Unset --quantization (vLLM reads the checkpoint's {target.quant_method})",
+                              unset=["quantization"])])

@@ -4,13 +4,25 @@ from wizard.config import Patch
 from wizard.rules.helpers import closest, given_keys
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm import legacy
-from wizard.vllm.versions import spec_fields
+from wizard.vllm.releases import known_releases
+from wizard.vllm.versions import parse_version, spec_fields
 
 
-ONLY_033_SPEC_FIELDS: tuple[str, ...] = (
-    "disable_lookahead_block_hashes", "draft_lm_head_quantization", "xpress_topc", "fly_window_size",
-    "fly_entropy_threshold", "fly_entropy_top_k",
-)
+def releases_with_key(key: str) -> list[str]:
+    """The known releases whose generated ``SpeculativeConfig`` fields include ``key``, oldest first."""
+    return [rel for rel in known_releases() if key in spec_fields(parse_version(rel))]
+
+
+def other_release_note(key: str, version) -> str | None:
+    """Where ``key`` is a field when ``version`` lacks it: 'exists only from vLLM 0.29', or 'is a
+    field of vLLM 0.28-0.31 only'; None when no known release has it."""
+    rels = releases_with_key(key)
+    if not rels:
+        return None
+    if parse_version(rels[0]).version > version.version:
+        return f"exists only from vLLM {rels[0]}"
+    span = rels[0] if len(rels) == 1 else f"{rels[0]}-{rels[-1]}"
+    return f"is a field of vLLM {span} only"
 
 
 @register
@@ -21,7 +33,11 @@ class UnknownSpecKey(Rule):
 
     Flags keys that are not init fields of vLLM's ``SpeculativeConfig`` for the
     selected version: typos, legacy names (``num_lookahead_slots``, ``speculative_model``,
-    ``ngram_prompt_lookup_max`` ...) and the six 0.33-only fields used on 0.32.
+    ``ngram_prompt_lookup_max`` ...) and fields of newer releases used on an older one
+    (``index_share_for_mtp_iteration`` on 0.28, ``disable_eagle_block_drop`` before 0.30,
+    ``xpress_topc`` before 0.33 ...): every key the user set, modelled or not, is checked
+    against the release's generated field list (``tables.json`` ``speculative_config_fields``,
+    from ``scripts/dump_vllm_constraints.py``), so no list of per-release names is kept by hand.
 
     ## Why it matters
 
@@ -54,7 +70,8 @@ class UnknownSpecKey(Rule):
     ## Source
 
     vllm/config/speculative.py ``SpeculativeConfig`` (pydantic dataclass, extra=forbid),
-    0.32 and 0.33; docs/vllm-rules.md R009 (E10, F29, F30, F33). Legacy names: vLLM 0.8.2
+    0.28-0.33 (init fields generated per release); docs/vllm-rules.md R009 (E10, F29, F30, F33),
+    inventory R547. Legacy names: vLLM 0.8.2
     ``EngineArgs.create_speculative_config`` and ``SpeculativeConfig`` (wizard/vllm/legacy.py).
     """
 
@@ -69,19 +86,19 @@ class UnknownSpecKey(Rule):
             return
         allowed = set(spec_fields(ctx.version))
         keys = dict(ctx.spec.model_extra or {})
-        if not ctx.version.at_least("0.33"):
-            for k in ONLY_033_SPEC_FIELDS:
-                if k in ctx.spec.model_fields_set and getattr(ctx.spec, k) is not None:
-                    keys[k] = getattr(ctx.spec, k)
+        for k in ctx.spec.model_fields_set:  # modelled fields the user set (a newer release's, maybe)
+            if k not in allowed and getattr(ctx.spec, k) is not None:
+                keys[k] = getattr(ctx.spec, k)
         given = given_keys(ctx)
         for key in sorted(keys):
-            if key in allowed and key not in ONLY_033_SPEC_FIELDS:
+            if key in allowed:
                 continue
             path = f"speculative_config.{key}"
             fixes = []
             modern = legacy.modern_spec_key(key, allowed)
-            if key in ONLY_033_SPEC_FIELDS:
-                why = f"'{key}' exists only from vLLM 0.33; {ctx.version} does not know it"
+            note = other_release_note(key, ctx.version)
+            if note:
+                why = f"'{key}' {note}; {ctx.version} does not know it"
             elif legacy.is_legacy_spec_key(key):
                 why = f"'{key}' is a legacy (pre-V1) option" + (f"; the modern name is '{modern}'" if modern else " with no equivalent")
             else:
