@@ -225,18 +225,6 @@ def _moe_fields(cfg: Mapping[str, Any], layers: int | None, notes: list[str], wh
     return {"num_experts": experts, "num_experts_per_tok": min(top_k, experts) if top_k else None, "moe_intermediate_size": inter,
             "num_shared_experts": n_shared, "shared_expert_intermediate_size": shared_inter, "num_moe_layers": moe_layers}
 
-_STATE_KEYS = {"d_state": ("mamba_d_state", "ssm_state_size", "state_size", "linear_key_head_dim"),
-               "n_heads": ("mamba_n_heads", "linear_num_value_heads", "mamba_num_heads"),
-               "head_dim": ("mamba_head_dim", "linear_value_head_dim"),
-               "d_conv": ("mamba_d_conv", "conv_kernel", "linear_conv_kernel_dim")}
-
-
-def _state_dims(cfg: Mapping[str, Any], notes: list[str], where: str) -> dict[str, int] | None:
-    """Recurrent-state sizes (mamba2 / GDN spellings), None unless d_state, n_heads and head_dim are given."""
-    dims = {name: v for name, keys in _STATE_KEYS.items() if (v := _first_int(cfg, keys, notes, where))}
-    return dims if all(k in dims for k in ("d_state", "n_heads", "head_dim")) else None
-
-
 # ---- config.json -> ModelInfo
 
 def _merge_text(raw: dict[str, Any], notes: list[str]) -> tuple[dict[str, Any], bool, str]:
@@ -537,7 +525,6 @@ def info_from_config(
             num_kv_shared_layers=kv_shared,
             num_mamba_layers=num_mamba,
             recurrent_state=state,
-            state_dims=_state_dims(merged, notes, fname) if num_mamba else None,
             mtp_layers=mtp_layers,
             mtp_field=mtp_field,
             speculators_config=spec_cfg,

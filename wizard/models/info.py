@@ -85,8 +85,6 @@ class ModelInfo(BaseModel):
         default_factory=dict,
         description="config.json fields that size a recurrent layer's state (linear_num_key_heads, mamba_d_state, "
                     "conv_L_cache ...; text_config merged), read by wizard.mechanisms.mamba_state.")
-    state_dims: dict[str, int] | None = Field(
-        None, description="Recurrent-state sizes of a mamba/GDN layer: d_state, n_heads, head_dim, d_conv (elements); None when unknown.")
 
     # speculation-related
     mtp_layers: int | None = Field(None, description="num_nextn_predict_layers (or the model's other spelling); None = not an MTP checkpoint.")

@@ -15,11 +15,13 @@ Units: bytes per token per device (rank).
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from wizard.mechanisms import mamba_state
 from wizard.models.info import ModelInfo
+from wizard.vllm.versions import default_version
 from wizard.models.config_json import layer_kind
 
 __all__ = ["GiB", "KvLayout", "kv_layout", "kv_dtype_bytes", "dtype_bytes"]
@@ -152,17 +154,12 @@ def _count(runs: list[tuple[str, int]], kind: str) -> int:
     return sum(c for k, c in runs if k == kind)
 
 
-def _mamba_state_bytes(info: ModelInfo, tp: int) -> int:
-    """Approximate recurrent state per mamba layer and request (bytes, fp32 SSM state +
-    conv state in the model dtype). Uses mamba2-style keys when present; 0 when unknown."""
-    dims = info.state_dims or {}
-    d_state, n_heads, head_dim = dims.get("d_state"), dims.get("n_heads"), dims.get("head_dim")
-    conv = dims.get("d_conv") or 4
-    if not (d_state and n_heads and head_dim):
-        return 0
-    ssm = n_heads * head_dim * d_state * 4
-    conv_b = (conv - 1) * n_heads * head_dim * 2 * 2
-    return int((ssm + conv_b) // max(1, tp))
+def _mamba_state_bytes(info: ModelInfo, tp: int, dtype: str, release: Any, k: int) -> tuple[int, str | None]:
+    """One recurrent layer's state page per request (bytes) from vLLM's state-shape formulas
+    (:func:`wizard.mechanisms.mamba_state.state_page`, per release); (0, why) when unknown."""
+    sp = mamba_state.state_page(info, release if release is not None else default_version(), tensor_parallel_size=tp,
+                                num_speculative_tokens=k, model_dtype=dtype)
+    return (sp.page_bytes, None) if sp.page_bytes else (0, sp.error)
 
 
 def kv_layout(
@@ -173,6 +170,8 @@ def kv_layout(
     tp: int = 1,
     pp: int = 1,
     layers: int | None = None,
+    release: Any = None,
+    num_speculative_tokens: int = 0,
 ) -> KvLayout:
     """KV bytes per token of ``info`` on one rank with ``--kv-cache-dtype`` ``kv_dtype``.
 
@@ -184,14 +183,16 @@ def kv_layout(
             tp > kv_heads (``max(1, kv_heads // tp)`` per rank); MLA latents are replicated.
         pp: pipeline stages: a rank holds ``ceil(layers / pp)`` layers (the largest stage).
         layers: how many layers to count (drafters: EAGLE 1, MTP n_predict...); default all.
+        release / num_speculative_tokens: the vLLM release whose state formulas size recurrent
+            layers (default: the newest known) and k (the conv state grows with it).
 
     Standard attention: ``2 x kv_heads_per_rank x head_dim x element_bytes`` per layer
     (+ ``2 x kv_heads x 4`` for *_per_token_head scales). MLA: ``(kv_lora_rank +
     qk_rope_head_dim) x element_bytes``, or 656 / 352 bytes for fp8_ds_mla / nvfp4_ds_mla.
     Sliding-window layers are counted in ``sliding_bytes_per_token``; layers that reuse
     another layer's KV (``num_kv_shared_layers``, cross-layer sharing) hold none; mamba /
-    linear-attention layers hold a per-request state (approximation, 0 when the config lacks
-    the state sizes).
+    linear-attention layers hold a per-request state page (vLLM's MambaStateShapeCalculator,
+    unpadded; 0 when the release's table lacks the architecture or the config a field).
 
     Raises:
         ValueError: unknown kv dtype.
@@ -239,11 +240,13 @@ def kv_layout(
         attention = "standard"
         if tp > kvh:
             notes.append(f"tp {tp} > {kvh} KV heads: vLLM replicates KV heads, 1 per rank")
-    state = _mamba_state_bytes(info, tp) * mamba if mamba else 0
+    page, why = _mamba_state_bytes(info, tp, dtype, release, num_speculative_tokens) if mamba else (0, None)
+    state = page * mamba
     if mamba and not state:
-        notes.append(f"{mamba} mamba/linear-attention layers: state size unknown, counted as 0 (approximation)")
+        notes.append(f"{mamba} mamba/linear-attention layers: state size unknown ({why}), counted as 0")
     elif mamba:
-        notes.append(f"{mamba} mamba/linear-attention layers: ~{state} bytes of state per request (approximation)")
+        notes.append(f"{mamba} mamba/linear-attention layers: {page} bytes of state per layer and request "
+                     "(vLLM's state shapes, before page padding)")
     return KvLayout(
         attention=attention,
         kv_dtype=kv_dtype,

@@ -204,7 +204,8 @@ def _known_kv(s: _State, d: str | None, field_name: str) -> str | None:
 
 def _layouts(s: _State, t_dtype: str, d_dtype: str | None) -> tuple[KvLayout, KvLayout | None]:
     ctx = s.ctx
-    tl = kv_layout(ctx.target, t_dtype, dtype=s.dtype, tp=s.tp, pp=s.pp)
+    tl = kv_layout(ctx.target, t_dtype, dtype=s.dtype, tp=s.tp, pp=s.pp, release=ctx.version,
+                   num_speculative_tokens=ctx.k or 0)
     dl = None
     if ctx.config.speculative_config is not None and s.n_draft_layers:
         dl = kv_layout(s.base, d_dtype or t_dtype, dtype=s.dtype, tp=s.draft_tp or s.tp, layers=s.n_draft_layers)
