@@ -16,21 +16,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from ui_helpers import browser, open_wizard, seq, serve_app, shot, tab, wait_seq_above
+from ui_helpers import browser, import_command, open_wizard, seq, serve_app, shot, tab, wait_seq_above
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not shutil.which("chromium") and not Path("/usr/bin/chromium").exists(),
                                  reason="Debian chromium not installed")]
-
-
-def _import(page, text: str) -> None:
-    page.locator("#sw-import-acc").click()
-    box = page.locator("#sw-import-cmd textarea")
-    n = seq(page)
-    box.fill(text[:-1])
-    box.press_sequentially(text[-1])
-    box.press("Enter")  # the UI imports only on Enter or the Import button, never while typing
-    wait_seq_above(page, n, timeout=120000)
 
 
 @pytest.mark.vllm
@@ -56,7 +46,7 @@ def test_uploaded_sitecustomize_never_runs(tmp_path):
         with browser(tmp_path / "profile") as ctx:
             page = open_wizard(ctx, url)
             # 2. import the command through the UI
-            _import(page, f"PYTHONPATH={folder} vllm serve {model} --enforce-eager --max-model-len 256")
+            import_command(page, f"PYTHONPATH={folder} vllm serve {model} --enforce-eager --max-model-len 256")
             card = page.locator(".sw-slot:visible:has([data-rule=SD600])")
             card.wait_for(timeout=120000)
             assert "PYTHONPATH" in card.inner_text()

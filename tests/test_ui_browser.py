@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ui_helpers import (assert_no_traceback, browser, check, choose, fill, handler_log, open_wizard, seq, serve_app, shot,
-                        tab, wait_saved, wait_seq_above)
+from ui_helpers import (assert_no_traceback, browser, check, choose, fill, handler_log, import_command, open_wizard, seq,
+                        serve_app, shot, tab, wait_saved, wait_seq_above)
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not shutil.which("chromium") and not Path("/usr/bin/chromium").exists(),
@@ -182,15 +182,8 @@ def test_presets_load_in_dropdown(page):
 
 
 def test_plan_shows_memory_bars_and_speedup_curve(page):
-    page.locator("#sw-import-acc").click()
-    box = page.locator("#sw-import-cmd textarea")
-    text = ("vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
-            "'{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\",\"num_speculative_tokens\":3}'")
-    n = seq(page)
-    box.fill(text[:-1])
-    box.press_sequentially(text[-1])
-    box.press("Enter")  # imports only on Enter or the Import button, never while typing
-    wait_seq_above(page, n)
+    import_command(page, "vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
+                   "'{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\",\"num_speculative_tokens\":3}'")
     tab(page, "hardware")
     choose(page, "f-gpu-name", "H100")
     tab(page, "plan")
@@ -203,15 +196,8 @@ def test_plan_shows_memory_bars_and_speedup_curve(page):
 
 
 def test_review_shows_vllm_verdict_beside_wizard(page):
-    page.locator("#sw-import-acc").click()
-    box = page.locator("#sw-import-cmd textarea")
-    text = ("vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-sharing-fast-prefill --speculative-config "
-            "'{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\",\"num_speculative_tokens\":3}'")
-    n = seq(page)
-    box.fill(text[:-1])
-    box.press_sequentially(text[-1])
-    box.press("Enter")  # imports only on Enter or the Import button, never while typing
-    wait_seq_above(page, n)
+    import_command(page, "vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-sharing-fast-prefill --speculative-config "
+                   "'{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\",\"num_speculative_tokens\":3}'")
     tab(page, "review")
     assert page.locator("#sw-xc-wizard [data-verdict=error]").count() == 1
     page.locator("#sw-xc-toggle input[type=checkbox]").check()
@@ -229,15 +215,8 @@ def test_launch_step_streams_logs_health_and_plots(page, tmp_path):
     from factory import make_tiny_llama
 
     model = make_tiny_llama(tmp_path / "tiny")
-    page.locator("#sw-import-acc").click()
-    text = (f"vllm serve {model} --enforce-eager --max-model-len 512 --speculative-config "
-            "'{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_min\":2,\"prompt_lookup_max\":4}'")
-    box = page.locator("#sw-import-cmd textarea")
-    n = seq(page)
-    box.fill(text[:-1])
-    box.press_sequentially(text[-1])
-    box.press("Enter")  # imports only on Enter or the Import button, never while typing
-    wait_seq_above(page, n)
+    import_command(page, f"vllm serve {model} --enforce-eager --max-model-len 512 --speculative-config "
+                   "'{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_min\":2,\"prompt_lookup_max\":4}'")
     tab(page, "launch")
     page.locator("#sw-ln-force input[type=checkbox]").check()  # CPU: hardware rules may warn; start anyway
     page.locator("#sw-ln-launch").click()
@@ -322,15 +301,9 @@ def test_launch_failure_is_diagnosed(page, tmp_path):
     target = make_tiny_llama(tmp_path / "target")
     bad = make_tiny_llama(tmp_path / "bad16", hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
                           head_dim=16, num_hidden_layers=1, seed=2)
-    page.locator("#sw-import-acc").click()
     text = (f"vllm serve {target} --enforce-eager --max-model-len 256 --speculative-config "
             f"'{{\"method\":\"draft_model\",\"model\":\"{bad}\",\"num_speculative_tokens\":2}}'")
-    box = page.locator("#sw-import-cmd textarea")
-    n = seq(page)
-    box.fill(text[:-1])
-    box.press_sequentially(text[-1])
-    box.press("Enter")  # imports only on Enter or the Import button, never while typing
-    wait_seq_above(page, n)
+    import_command(page, text)
     tab(page, "launch")
     page.locator("#sw-ln-force input[type=checkbox]").check()
     page.locator("#sw-ln-launch").click()

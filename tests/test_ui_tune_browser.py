@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ui_helpers import assert_no_traceback, browser, handler_log, open_wizard, seq, serve_app, shot, tab, wait_seq_above
+from ui_helpers import assert_no_traceback, browser, handler_log, import_command, open_wizard, serve_app, shot, tab
 from wizard.launch.errors import LaunchError
 from wizard.vllm.versions import installed_vllm
 
@@ -66,15 +66,8 @@ def test_tune_sweep_from_the_launch_step(tmp_path, capfd, recorded_launches):
     with handler_log() as records, serve_app(allow_model_dirs=[str(tmp_path)]) as (_demo, url), \
             browser(tmp_path / "profile") as ctx:
         page = open_wizard(ctx, url)
-        page.locator("#sw-import-acc").click()
-        text = (f"vllm serve {model} --enforce-eager --max-model-len 512 --speculative-config "
-                "'{\"method\":\"ngram\",\"num_speculative_tokens\":2,\"prompt_lookup_min\":1,\"prompt_lookup_max\":4}'")
-        box = page.locator("#sw-import-cmd textarea")
-        n = seq(page)
-        box.fill(text[:-1])
-        box.press_sequentially(text[-1])
-        box.press("Enter")  # imports on Enter, never while typing
-        wait_seq_above(page, n)
+        import_command(page, f"vllm serve {model} --enforce-eager --max-model-len 512 --speculative-config "
+                       "'{\"method\":\"ngram\",\"num_speculative_tokens\":2,\"prompt_lookup_min\":1,\"prompt_lookup_max\":4}'")
 
         tab(page, "launch")
         page.locator("#sw-ln-force input[type=checkbox]").check()  # CPU: hardware rules may warn; run anyway

@@ -154,6 +154,20 @@ def choose(page, elem_id: str, value: str) -> None:
     wait_seq_above(page, n)
 
 
+def import_command(page, text: str, timeout: float = 120000) -> None:
+    """Open the import row, type ``text`` (the last key pressed, so Gradio sees an edit) and press
+    Enter (the UI imports only on Enter or the Import button, never while typing); wait for the
+    panel to show the imported configuration."""
+    page.locator("#sw-import-acc").click()
+    box = page.locator("#sw-import-cmd textarea")
+    box.wait_for(state="visible")
+    n = seq(page)
+    box.fill(text[:-1])
+    box.press_sequentially(text[-1])
+    box.press("Enter")
+    wait_seq_above(page, n, timeout=timeout)
+
+
 def check(page, elem_id: str, on: bool = True) -> None:
     n = seq(page)
     box = page.locator(f"#{elem_id} input[type=checkbox]").first
