@@ -26,7 +26,7 @@ from wizard.plan.speedup import SpeedupEstimate
 from wizard.resolve import drafter_model_name, model_dtype, supported_dtypes
 from wizard.vllm.methods import MTP
 
-__all__ = ["SideMemory", "Plan", "plan"]
+__all__ = ["SideMemory", "MemoryPlan", "Plan", "plan", "plan_memory"]
 
 
 class SideMemory(BaseModel):
@@ -41,8 +41,8 @@ class SideMemory(BaseModel):
     kv: KvLayout
 
 
-class Plan(BaseModel):
-    """The memory and speed-up plan for one configuration on one kind of device.
+class MemoryPlan(BaseModel):
+    """The memory plan for one configuration on one kind of device (what decides whether it fits).
 
     Per-device figures (``*_bytes``) are for ONE device (rank). ``kv_capacity_tokens`` and
     ``max_concurrency`` are what vLLM logs as "KV cache size: N tokens" and "Maximum
@@ -78,8 +78,13 @@ class Plan(BaseModel):
     fits: bool = True
     fit_problem: str | None = None
     variants: list[KvVariant] = Field(default_factory=list)
-    speedup: SpeedupEstimate
     notes: list[str] = Field(default_factory=list)
+
+
+class Plan(MemoryPlan):
+    """The memory plan and the speed-up estimate (:mod:`wizard.plan.estimate`)."""
+
+    speedup: SpeedupEstimate
 
     def as_json(self) -> dict[str, Any]:
         """The CLI's JSON shape (stable keys: kv_bytes_per_token, weights_bytes,
@@ -303,6 +308,27 @@ def plan(
             size beyond 10**100 (see :func:`wizard.plan.inputs.check_plannable`).
     """
     ctx = as_context(ctx_or_cfg, hardware)
+    s, mp, tl, dl, main = _memory(ctx, kv_cache_space_gib)
+    cfg = ctx.config
+    spec = cfg.speculative_config
+    hw = ctx.hardware
+    speed = estimate_speedup(
+        SpeedInputs(
+            method=s.method, k=ctx.k, spec=spec, target=ctx.target, drafter=ctx.drafter, target_model=cfg.model,
+            hardware=hw, dtype=s.dtype, weight_dtype=_weight_dtype(s), tp=s.tp, draft_tp=s.draft_tp or s.tp,
+            target_weights=s.tw, drafter_weights=s.dw, target_kv=tl, drafter_kv=dl, n_draft_layers=s.n_draft_layers,
+            max_model_len=s.max_len, max_num_seqs=s.seqs, max_num_batched_tokens=s.mnbt,
+            eager=bool(cfg.enforce_eager), version=ctx.version, kv_capacity_tokens=main.kv_capacity_tokens,
+        ),
+        acceptance=acceptance, acceptance_source=acceptance_source, acceptance_kind=acceptance_kind, k_max=k_max,
+        context_tokens=context_tokens, measured=measured, drafter_name=drafter_model_name(ctx),
+        calibration=Calibration(baseline_step_s, max(1, baseline_batch)) if baseline_step_s else None,
+    )
+    return Plan(**dict(mp), speedup=speed)
+
+
+def _memory(ctx: CheckContext, kv_cache_space_gib: float | None):
+    """The memory steps: (state, MemoryPlan, target layout, drafter layout, main KV variant)."""
     cfg = ctx.config
     check_plannable(cfg)
     s = _State(ctx=ctx)
@@ -322,19 +348,7 @@ def plan(
                                   weights_source=s.dw_src, kv=dl)
     fits, problem = _fit_step(s, main)
     hw = ctx.hardware
-    speed = estimate_speedup(
-        SpeedInputs(
-            method=s.method, k=ctx.k, spec=spec, target=ctx.target, drafter=ctx.drafter, target_model=cfg.model,
-            hardware=hw, dtype=s.dtype, weight_dtype=_weight_dtype(s), tp=s.tp, draft_tp=s.draft_tp or s.tp,
-            target_weights=s.tw, drafter_weights=s.dw, target_kv=tl, drafter_kv=dl, n_draft_layers=s.n_draft_layers,
-            max_model_len=s.max_len, max_num_seqs=s.seqs, max_num_batched_tokens=s.mnbt,
-            eager=bool(cfg.enforce_eager), version=ctx.version, kv_capacity_tokens=main.kv_capacity_tokens,
-        ),
-        acceptance=acceptance, acceptance_source=acceptance_source, acceptance_kind=acceptance_kind, k_max=k_max,
-        context_tokens=context_tokens, measured=measured, drafter_name=drafter_model_name(ctx),
-        calibration=Calibration(baseline_step_s, max(1, baseline_batch)) if baseline_step_s else None,
-    )
-    return Plan(
+    mp = MemoryPlan(
         hardware=hw.name if hw else None, platform=platform_of(hw), device_count=hw.count if hw else 1,
         memory_per_device_bytes=hw.memory_bytes if hw else None, tensor_parallel_size=s.tp,
         pipeline_parallel_size=s.pp, draft_tensor_parallel_size=s.draft_tp, model_dtype=s.dtype,
@@ -343,6 +357,14 @@ def plan(
         kv_cache_source=s.kv_src, kv_bytes_per_token=main.kv_bytes_per_token, block_size=s.bs, max_model_len=s.max_len,
         max_num_seqs=s.seqs, max_num_batched_tokens=s.mnbt, num_blocks=main.num_blocks,
         blocks_per_request=main.blocks_per_request, kv_capacity_tokens=main.kv_capacity_tokens,
-        max_concurrency=main.max_concurrency, fits=fits, fit_problem=problem, variants=variants, speedup=speed,
+        max_concurrency=main.max_concurrency, fits=fits, fit_problem=problem, variants=variants,
         notes=s.notes + tl.notes + (dl.notes if dl else []),
     )
+    return s, mp, tl, dl, main
+
+
+def plan_memory(ctx_or_cfg, *, hardware: Hardware | str | None = None,
+                kv_cache_space_gib: float | None = None) -> MemoryPlan:
+    """The memory part of :func:`plan` alone (no speed-up estimate): what the fit rules read.
+    Same arguments and errors as :func:`plan`."""
+    return _memory(as_context(ctx_or_cfg, hardware), kv_cache_space_gib)[1]

@@ -3,17 +3,18 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.fixes import ngram_fallback
 from wizard.plan.inputs import PlanInputError
-from wizard.plan.planner import plan
+from wizard.plan.planner import plan_memory
 from wizard.rules.helpers import gib, patched_ctx
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import is_lookup
 
 
 def plan_of(ctx):
-    """The plan of ``ctx`` (cached in ``ctx.cache['plan']``)."""
-    if "plan" not in ctx.cache:
-        ctx.cache["plan"] = plan(ctx)
-    return ctx.cache["plan"]
+    """The memory plan of ``ctx`` (cached in ``ctx.cache['memory_plan']``; the speed-up estimate
+    is not needed to decide a fit)."""
+    if "memory_plan" not in ctx.cache:
+        ctx.cache["memory_plan"] = plan_memory(ctx)
+    return ctx.cache["memory_plan"]
 
 
 @register
@@ -102,7 +103,7 @@ class DoesNotFit(Rule):
     @staticmethod
     def _fixes(ctx, patch: Patch) -> bool:
         try:
-            return plan(patched_ctx(ctx, patch)).fits
+            return plan_memory(patched_ctx(ctx, patch)).fits
         except Exception:
             return False
 

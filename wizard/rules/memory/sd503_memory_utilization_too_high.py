@@ -3,7 +3,7 @@ from __future__ import annotations
 import math
 
 from wizard.config import Patch
-from wizard.plan.planner import plan
+from wizard.plan.planner import plan_memory
 from wizard.rules.helpers import gib, patched_ctx
 from wizard.rules.registry import Rule, Severity, register
 
@@ -80,7 +80,7 @@ class MemoryUtilizationTooHigh(Rule):
                           set={"gpu_memory_utilization": new})
             try:
                 pctx = patched_ctx(ctx, patch)
-                if not self._over(pctx, new) and (ctx.target is None or plan(pctx).fits):
+                if not self._over(pctx, new) and (ctx.target is None or plan_memory(pctx).fits):
                     fixes.append(patch)
             except Exception:
                 pass
