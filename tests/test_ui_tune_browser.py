@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ui_helpers import assert_no_traceback, browser, handler_log, import_command, open_wizard, serve_app, shot, tab
+from ui_helpers import (assert_no_traceback, browser, handler_log, import_command, open_wizard, serve_app, shot, tab,
+                        type_text)
 from wizard.launch.errors import LaunchError
 from wizard.vllm.versions import installed_vllm
 
@@ -72,9 +73,9 @@ def test_tune_sweep_from_the_launch_step(tmp_path, capfd, recorded_launches):
         tab(page, "launch")
         page.locator("#sw-ln-force input[type=checkbox]").check()  # CPU: hardware rules may warn; run anyway
         page.locator("#sw-tune-acc").click()
-        page.locator("#sw-tune-ks textarea, #sw-tune-ks input").first.fill("1,2")
-        page.locator("#sw-tune-conc input").first.fill("2")
-        page.locator("#sw-tune-prompts input").first.fill("4")
+        type_text(page, "#sw-tune-ks textarea, #sw-tune-ks input", "1,2")
+        type_text(page, "#sw-tune-conc input", "2")
+        type_text(page, "#sw-tune-prompts input", "4")
         page.locator("#sw-tune-run").click()
 
         # progress first, then the results table (or a failure message, which fails the test below)

@@ -154,6 +154,17 @@ def choose(page, elem_id: str, value: str) -> None:
     wait_seq_above(page, n)
 
 
+def type_text(page, selector: str, text: str) -> None:
+    """Replace a text field's value as a user does: keys (Playwright's ``fill()`` alone does not
+    reach Gradio's value, so a button pressed next may send the old one), then Tab (blur)."""
+    box = page.locator(selector).first
+    box.click()
+    box.fill(text[:-1])
+    box.press_sequentially(text[-1:])
+    box.press("Tab")
+    page.wait_for_function("([s, v]) => document.querySelector(s).value === v", arg=[selector, text])
+
+
 def import_command(page, text: str, timeout: float = 120000) -> None:
     """Open the import row, type ``text`` (the last key pressed, so Gradio sees an edit) and press
     Enter (the UI imports only on Enter or the Import button, never while typing); wait for the
