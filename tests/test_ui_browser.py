@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ui_helpers import (assert_no_traceback, browser, check, choose, fill, handler_log, import_command, open_wizard, seq,
-                        serve_app, shot, tab, wait_saved, wait_seq_above)
+                        serve_app, shot, tab, type_text, wait_saved, wait_seq_above)
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not shutil.which("chromium") and not Path("/usr/bin/chromium").exists(),
@@ -355,9 +355,9 @@ def test_import_button_and_huge_number_in_plan(page):
     page.locator("#sw-import-acc").click()
     page.wait_for_selector("#sw-import-cmd textarea", state="visible")
     assert "or press Enter" in page.locator("#sw-import-cmd").inner_text()
-    page.locator("#sw-import-cmd textarea").fill(
-        "vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
-        "'{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\",\"num_speculative_tokens\":3}'")
+    type_text(page, "#sw-import-cmd textarea",
+              "vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
+              "'{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\",\"num_speculative_tokens\":3}'")
     n = seq(page)
     page.locator("#sw-import-btn").click()
     wait_seq_above(page, n)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ui_helpers import (assert_no_traceback, browser, choose, fill, handler_log, open_wizard, seq, serve_app, shot, tab,
-                        wait_seq_above)
+                        type_text, wait_seq_above)
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not shutil.which("chromium") and not Path("/usr/bin/chromium").exists(),
@@ -63,7 +63,7 @@ def no_error_badges(page) -> None:
 def do_import(page, command: str) -> None:
     page.locator("#sw-import-acc").click()
     page.wait_for_selector("#sw-import-cmd textarea", state="visible")
-    page.locator("#sw-import-cmd textarea").fill(command)
+    type_text(page, "#sw-import-cmd textarea", command)
     n = seq(page)
     page.locator("#sw-import-btn").click()
     wait_seq_above(page, n)

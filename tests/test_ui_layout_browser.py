@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ui_helpers import (assert_no_traceback, browser, choose, handler_log, open_wizard, seq, serve_app, shot, tab,
-                        wait_seq_above)
+                        type_text, wait_seq_above)
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not shutil.which("chromium") and not Path("/usr/bin/chromium").exists(),
@@ -76,7 +76,7 @@ def test_every_step_fits_at_desktop_widths(app_url, tmp_path, width):
         first = page.evaluate(MEASURE_JS)
         assert first["tabsTop"] < HEADER_MAX_PX, first["tabsTop"]  # title, preset and import row are short
         page.locator("#sw-import-acc").click()
-        page.locator("#sw-import-cmd textarea").fill(SEED)
+        type_text(page, "#sw-import-cmd textarea", SEED)
         n = seq(page)
         page.locator("#sw-import-btn").click()
         wait_seq_above(page, n)
