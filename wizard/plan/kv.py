@@ -184,7 +184,7 @@ def kv_layout(
         pp: pipeline stages: a rank holds ``ceil(layers / pp)`` layers (the largest stage).
         layers: how many layers to count (drafters: EAGLE 1, MTP n_predict...); default all.
         release / num_speculative_tokens: the vLLM release whose state formulas size recurrent
-            layers (default: the newest known) and k (the conv state grows with it).
+            layers (default: :func:`wizard.vllm.versions.default_version`) and k (the conv state grows with it).
 
     Standard attention: ``2 x kv_heads_per_rank x head_dim x element_bytes`` per layer
     (+ ``2 x kv_heads x 4`` for *_per_token_head scales). MLA: ``(kv_lora_rank +
