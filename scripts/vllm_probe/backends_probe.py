@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import dis
+import inspect
 import itertools
 import json
 import random
@@ -219,13 +220,14 @@ def backend_facts(cls, cc_obj, torch, cache_dtypes, attn_types, kind):
         base = {"head_size": 128, "dtype": "bfloat16", "kv_cache_dtype": "auto", "block_size": None,
                 "use_mla": is_mla, "has_sink": False, "use_sparse": is_sparse, "use_mm_prefix": False}
         used = [p for p in grid if p in params]
+        comb_params = [p for p in inspect.signature(comb).parameters if p != "cls"]
         fails = []
         for combo in itertools.product(*[grid[p] for p in used]):
             args = dict(base)
             args.update(zip(used, combo))
-            r = safe(comb, args["head_size"], getattr(torch, args["dtype"]), args["kv_cache_dtype"],
-                     args["block_size"], args["use_mla"], args["has_sink"], args["use_sparse"],
-                     args["use_mm_prefix"], cc_obj)
+            # by name: the signature differs per release (0.20 has no use_mm_prefix)
+            kw = {**args, "dtype": getattr(torch, args["dtype"]), "device_capability": cc_obj}
+            r = safe(comb, **{k: kw[k] for k in comb_params if k in kw})
             if r is not None:
                 fails.append([*combo, r])
         f["combination"] = {"params": used, "domains": [grid[p] for p in used],

@@ -186,6 +186,16 @@ def cpu_selection(root: Path) -> dict:
     return {"mla_kv_cache_dtypes": allowed, "cpu_attn_checks_kv_cache_dtype": "supports_kv_cache_dtype" in src}
 
 
+def xpu_selection(root: Path) -> dict:
+    """Branches of ``XPUPlatform.get_attn_backend_cls`` (vllm/platforms/xpu.py) that differ by release:
+    ``mm_prefix_to_triton`` -- multimodal prefix-LM / batch-invariant layouts go to TRITON_ATTN
+    before a pinned backend is checked (absent in 0.20-0.24)."""
+    f = root / "platforms" / "xpu.py"
+    fn = _func(ast.parse(f.read_text(encoding="utf-8")), "get_attn_backend_cls") if f.exists() else None
+    src = ast.unparse(fn) if fn else ""
+    return {"mm_prefix_to_triton": "use_mm_prefix" in src}
+
+
 def drafter_quantization(root: Path) -> dict:
     """Where a drafter's own ``quantization_config`` is honoured or replaced (source text):
 
@@ -210,6 +220,146 @@ def drafter_quantization(root: Path) -> dict:
     }
 
 
+def _func(tree: ast.AST, name: str):
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name), None)
+
+
+def backend_selection(root: Path) -> dict:
+    """How the release hands attention-backend choices between target and drafter (AST):
+
+    * ``drafter_inherits_target_backend``: ``_create_draft_vllm_config``
+      (``vllm/v1/spec_decode/llm_base_proposer.py``) passes the target's ``attention_config``
+      unchanged (no ``attention_config=`` replacement), so the drafter's layers select with the
+      target's pinned/locked backend (0.20);
+    * ``non_causal_every_layer``: ``get_attn_backend`` (``vllm/v1/attention/selector.py``)
+      derives ``use_non_causal`` from the speculative method for EVERY layer, target included;
+      the methods named in that test (0.20: ``['dflash']``), else None;
+    * ``target_backend_locks``: ``VerifyAndUpdateConfig`` classes of
+      ``vllm/model_executor/models/config.py`` that set ``attention_config.backend`` to a fixed
+      backend when the user set none, keyed by the architectures ``MODELS_CONFIG_MAP`` maps to
+      them, with what the condition reads: ``head_dim_over`` (the constant ``max_head_dim`` must
+      exceed), ``fa4_gate`` (the lock applies only when FlashAttention 4 is unavailable),
+      ``heterogeneous_head_dims`` and the condition's source.
+    """
+    out: dict = {"drafter_inherits_target_backend": None, "non_causal_every_layer": None, "target_backend_locks": []}
+    prop = root / "v1" / "spec_decode" / "llm_base_proposer.py"
+    if prop.exists():
+        fn = _func(ast.parse(prop.read_text(encoding="utf-8")), "_create_draft_vllm_config")
+        if fn is not None:
+            kws = {k.arg for n in ast.walk(fn) if isinstance(n, ast.Call) for k in n.keywords}
+            out["drafter_inherits_target_backend"] = "attention_config" not in kws
+    sel = root / "v1" / "attention" / "selector.py"
+    if sel.exists():
+        fn = _func(ast.parse(sel.read_text(encoding="utf-8")), "get_attn_backend")
+        for n in ast.walk(fn) if fn else []:
+            if isinstance(n, ast.Assign) and any(ast.unparse(t) == "use_non_causal" for t in n.targets) \
+                    and "speculative_config" in ast.unparse(n.value):
+                out["non_causal_every_layer"] = sorted({c.value for c in ast.walk(n.value)
+                                                        if isinstance(c, ast.Constant) and isinstance(c.value, str)})
+    cfg = root / "model_executor" / "models" / "config.py"
+    if cfg.exists():
+        tree = ast.parse(cfg.read_text(encoding="utf-8"))
+        archs: dict[str, list[str]] = {}
+        for n in ast.walk(tree):
+            if isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(n.value, ast.Dict) \
+                    and "MODELS_CONFIG_MAP" in ast.unparse(n.targets[0] if isinstance(n, ast.Assign) else n.target):
+                for k, v in zip(n.value.keys, n.value.values):
+                    if isinstance(k, ast.Constant):
+                        archs.setdefault(ast.unparse(v), []).append(k.value)
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            fn = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "verify_and_update_config"), None)
+            if fn is None:
+                continue
+            fsrc = ast.unparse(fn)
+            parents = {c: p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
+            for n in ast.walk(fn):
+                if not (isinstance(n, ast.Assign) and ast.unparse(n.targets[0]).endswith("attention_config.backend")
+                        and isinstance(n.value, ast.Attribute) and ast.unparse(n.value).startswith("AttentionBackendEnum.")):
+                    continue
+                tests, child, p = [], n, parents.get(n)
+                while p is not None and p is not fn:
+                    if isinstance(p, ast.If):  # an elif/else branch holds when the test is false
+                        t = ast.unparse(p.test)
+                        tests.append(t if child in p.body else f"not ({t})")
+                    child, p = p, parents.get(p)
+                cond = " and ".join(reversed(tests))
+                over = re.search(r"max_head_dim\s*>\s*(\d+)", cond)
+                out["target_backend_locks"].append({
+                    "config_class": cls.name, "architectures": sorted(archs.get(cls.name, [])),
+                    "backend": n.value.attr, "condition": cond,
+                    "heterogeneous_head_dims": "global_head_dim" in fsrc or "head_dims" in fsrc,
+                    "head_dim_over": int(over.group(1)) if over else None,
+                    "fa4_gate": "is_fa_version_supported(4)" in fsrc,
+                    "only_when_unset": "backend is None" in fsrc or "backend in (None" in fsrc,
+                })
+    return out
+
+
+def drafter_layer_quant(root: Path) -> dict:
+    """Per drafter architecture of ``_SPECULATIVE_DECODING_MODELS``
+    (``vllm/model_executor/models/registry.py``): which quantization config its module builds the
+    drafter's linear layers with -- 'draft' (``get_draft_quant_config``: the drafter checkpoint's
+    own), 'none' (every linear layer / MLP gets ``quant_config=None`` or no quant_config: a
+    quantized drafter checkpoint cannot load), 'target' (the module reads
+    ``vllm_config.quant_config``: the target's) or 'unknown' (built by another module's class).
+    Returns {arch: {module, layer_quant}}."""
+    reg = (root / "model_executor" / "models" / "registry.py").read_text(encoding="utf-8")
+    tree = ast.parse(reg)
+    entries: dict[str, str] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(n.value, ast.Dict) \
+                and "_SPECULATIVE_DECODING_MODELS" in ast.unparse(n.targets[0] if isinstance(n, ast.Assign) else n.target):
+            for k, v in zip(n.value.keys, n.value.values):
+                if isinstance(k, ast.Constant) and isinstance(v, ast.Tuple) and len(v.elts) > 1 \
+                        and all(isinstance(e, ast.Constant) for e in v.elts[:2]):
+                    entries[k.value] = (v.elts[0].value, v.elts[1].value)
+    cache: dict[tuple, tuple[str | None, str | None]] = {}
+
+    def locate(module: str, cls: str) -> Path | None:
+        """model_executor/models/<module>.py, or for a package path ('vllm.models.deepseek_v4')
+        the file under that package that defines ``cls``."""
+        if not module.startswith("vllm."):
+            f = root / "model_executor" / "models" / f"{module}.py"
+            return f if f.exists() else None
+        base = root.joinpath(*module.split(".")[1:])
+        files = [base.with_suffix(".py")] if base.with_suffix(".py").exists() else sorted(base.rglob("*.py"))
+        return next((f for f in files if f"class {cls}(" in f.read_text(encoding="utf-8")), None)
+
+    def classify(module: str, cls: str) -> tuple[str | None, str | None]:
+        f = locate(module, cls)
+        if f is None:
+            return None, None
+        return _layer_quant(f.read_text(encoding="utf-8")), str(f.relative_to(root.parent))
+
+    def _layer_quant(src: str) -> str:
+        if "get_draft_quant_config(" in src:
+            return "draft"
+        tree = ast.parse(src)
+        local = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+        # layers built from other modules (the leaves of this module's tree); Attention takes the
+        # quant config for its KV-cache scales only
+        leaves = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func) not in local
+                  and ast.unparse(n.func) != "Attention"]
+        values = [ast.unparse(k.value) for n in leaves for k in n.keywords if k.arg == "quant_config"]
+        # a leaf handed the whole vllm_config reads vllm_config.quant_config (the target's) itself
+        gets_cfg = any(ast.unparse(a) == "vllm_config" for n in leaves for a in [*n.args, *(k.value for k in n.keywords)])
+        layers = [n for n in leaves if re.search(r"(Linear|MLP|MoE)$", ast.unparse(n.func))]
+        if layers and not gets_cfg and all(v == "None" for v in values):
+            return "none"
+        if re.search(r"\bvllm_config\.quant_config\b", src):
+            return "target"
+        return "unknown"  # built by a base class or helper of another module
+
+    out = {}
+    for arch, key in sorted(entries.items()):
+        if key not in cache:
+            cache[key] = classify(*key)
+        kind, path = cache[key]
+        if kind is not None:
+            out[arch] = {"module": path, "layer_quant": kind}
+    return out
+
+
 def main():
     root = Path(sys.argv[1])
     checks = scan(root)
@@ -221,8 +371,11 @@ def main():
         "drafter_context": drafter_context(root),
         "draft_lm_head_quantization": lm_head_quantization(root),
         "cpu_selection": cpu_selection(root),
+        "xpu_selection": xpu_selection(root),
         "mtp_inherits_target_quantization": "self.quantization = self.target_model_config.quantization" in spec_src,
         "drafter_quantization": drafter_quantization(root),
+        "backend_selection": backend_selection(root),
+        "drafter_layer_quant": drafter_layer_quant(root),
     }
     json.dump({"facts": facts, "checks": checks}, sys.stdout)
 

@@ -16,7 +16,7 @@ from wizard.models.local import inspect_folder
 from wizard.vllm.backends import load
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data" / "vllm_samples"
-RELEASES = ["0.28", "0.29", "0.30", "0.31", "0.32", "0.33"]
+RELEASES = ["0.20", "0.24", "0.25", "0.26", "0.28", "0.29", "0.30", "0.31", "0.32", "0.33"]
 
 
 @pytest.mark.parametrize("rel", RELEASES)
@@ -105,7 +105,10 @@ def test_unknown_device_never_raises():
 def test_tables_record_release_and_assumptions():
     t = load("0.33")
     assert t.release == "0.33.0" and t.data["assumptions"]
-    assert load("0.99").key == "0.33" and load("0.20").key == "0.28"
+    assert load("0.99").key == "0.33" and load("0.20").key == "0.20"
+    # a release between two tables: the newest table at or below it; older than all: the oldest
+    assert load("0.22").key == "0.20" and load("0.27").key == "0.26" and load("0.10").key == "0.20"
+    assert load("0.20").release == "0.20.0"
 
 
 @pytest.mark.vllm
@@ -139,3 +142,58 @@ def test_facts_match_the_installed_vllm_classes():
         assert cls.is_mla() == facts["flags"]["is_mla"] and cls.supports_non_causal() == facts["flags"]["supports_non_causal"]
         checked += 1
     assert checked == 5
+
+
+# ---- how target and drafter share a backend, per release (features.json backend_selection) ----
+
+def _gemma4_31b():
+    """google/gemma-4-31B-it config.json fields the selector reads (sliding head_dim 256, global 512)."""
+    text = {"model_type": "gemma4_text", "hidden_size": 5376, "num_hidden_layers": 60, "num_attention_heads": 32,
+            "num_key_value_heads": 16, "num_global_key_value_heads": 4, "head_dim": 256, "global_head_dim": 512,
+            "sliding_window": 1024, "layer_types": (["sliding_attention"] * 5 + ["full_attention"]) * 10,
+            "max_position_embeddings": 262144, "vocab_size": 262144, "dtype": "bfloat16"}
+    return {"architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4", "text_config": text}
+
+
+def _gemma4_dflash():
+    """A z-lab style DFlash drafter for Gemma 4 (Qwen3 layers, head_dim 256, no layer_types: non-causal)."""
+    return {"architectures": ["DFlashDraftModel"], "model_type": "qwen3", "hidden_size": 5376, "num_hidden_layers": 5,
+            "num_attention_heads": 32, "num_key_value_heads": 16, "head_dim": 256, "intermediate_size": 16128,
+            "vocab_size": 262144, "max_position_embeddings": 262144, "torch_dtype": "bfloat16",
+            "dflash_config": {"mask_token_id": 4, "target_layer_ids": [1, 10, 19, 28, 37]}}
+
+
+def test_backend_selection_facts_per_release():
+    from wizard.mechanisms.attention_backend import selection_rules
+    r20 = selection_rules("0.20.0")
+    assert r20["release"] == "0.20.0" and r20["drafter_inherits_target_backend"] is True
+    assert r20["non_causal_every_layer"] == ["dflash"]
+    lock = r20["target_backend_locks"][0]
+    assert (lock["config_class"], lock["backend"], lock["head_dim_over"], lock["fa4_gate"]) == ("Gemma4Config", "TRITON_ATTN", 256, False)
+    for rel in ("0.24", "0.25", "0.26", "0.28", "0.32", "0.33"):
+        r = selection_rules(rel)
+        assert r["drafter_inherits_target_backend"] is False and r["non_causal_every_layer"] is None, rel
+        assert any(x["config_class"] == "Gemma4Config" and x["fa4_gate"] for x in r["target_backend_locks"]), rel
+
+
+def test_020_gemma4_lock_reaches_the_non_causal_dflash_drafter(tmp_path):
+    """vllm#42068 / PR 42069: 0.20 locks Gemma 4 to TRITON_ATTN, selects every layer non-causal for
+    DFlash and hands the drafter the target's attention_config: TRITON_ATTN refuses both."""
+    from dataclasses import replace
+    t_info, d_info = _info(tmp_path, "t", _gemma4_31b()), _info(tmp_path, "d", _gemma4_dflash())
+    t = replace(layout_for(t_info), use_non_causal=True)
+    d = layout_for(d_info, role="drafter", method="dflash")
+    assert t.head_size == 512 and d.use_non_causal
+    ts, ds = select_for_pair("0.20", lookup("H100"), t, d, target_model=t_info)
+    assert ts.pinned == "TRITON_ATTN" and "Gemma4Config" in ts.pin_source and ts.pin_rejected
+    assert ts.rejection() == "non-causal attention not supported"
+    assert ds.pinned == "TRITON_ATTN" and "inherits" in ds.pin_source and ds.rejection() == "non-causal attention not supported"
+    # 0.24: FA4 on Hopper, no lock; the drafter selects on its own and gets a non-causal backend
+    ts, ds = select_for_pair("0.24", lookup("H100"), layout_for(t_info), d, target_model=t_info)
+    assert ts.pin_source is None and ds.pin_source is None and ds.ok
+    # 0.24 on Ampere (no FA4): the target is locked, the drafter still selects on its own
+    ts, ds = select_for_pair("0.24", lookup("A100"), layout_for(t_info), d, target_model=t_info)
+    assert ts.pinned == "TRITON_ATTN" and ts.pin_source and ds.pin_source is None
+    # a user pin switches the lock off (only_when_unset)
+    ts, _ = select_for_pair("0.20", lookup("H100"), t, d, target_pinned="FLEX_ATTENTION", target_model=t_info)
+    assert ts.pin_source is None and ts.pinned == "FLEX_ATTENTION"

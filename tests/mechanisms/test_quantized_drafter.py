@@ -84,3 +84,38 @@ def test_deepseek_v4_dspark_drafter_takes_the_targets_quantization(tmp_path):
     assert not check_quantized_drafter("0.32", "dspark", drafter=v4, target_quantization="mxfp4").warnings
     own = inspect_folder(make_model_dir(tmp_path / "q3", {**base, "architectures": ["Qwen3DSparkModel"]}))
     assert not check_quantized_drafter("0.32", "dspark", drafter=own, target_quantization="modelopt").warnings
+
+
+def _gemma4_assistant(tmp_path, quant=None):
+    """A Gemma 4 assistant (MTP) drafter checkpoint: gemma4_assistant, rewritten to gemma4_mtp."""
+    cfg = {"architectures": ["Gemma4AssistantForCausalLM"], "model_type": "gemma4_assistant", "hidden_size": 1024,
+           "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+           "vocab_size": 262144, "backbone_hidden_size": 5376}
+    if quant:
+        cfg["quantization_config"] = quant
+    return inspect_folder(make_model_dir(tmp_path / ("a-q" if quant else "a"), cfg))
+
+
+def test_drafter_layer_quant_table_per_release():
+    from wizard.vllm import releases
+    layer = lambda rel: releases.load(rel, "features.json")["facts"]["drafter_layer_quant"]  # noqa: E731
+    assert layer("0.24")["Gemma4MTPModel"] == {"module": "vllm/model_executor/models/gemma4_mtp.py", "layer_quant": "none"}
+    for rel in ("0.25", "0.28", "0.32", "0.33"):
+        assert layer(rel)["Gemma4MTPModel"]["layer_quant"] == "draft", rel
+    # 0.25's DeepSeek-V4 DSpark drafter module reads the target's vllm_config.quant_config
+    assert layer("0.25")["DSparkDraftModel"]["layer_quant"] == "target"
+    assert "Gemma4MTPModel" not in layer("0.20")  # 0.20 has no Gemma 4 MTP drafter
+    assert layer("0.32")["Eagle3LlamaForCausalLM"]["layer_quant"] == "draft"
+
+
+def test_024_builds_gemma4_mtp_layers_unquantized(tmp_path):
+    """vllm PR 46426: 0.24's gemma4_mtp.py passes quant_config=None to every linear layer, so an
+    NVFP4 assistant checkpoint cannot load; 0.25 builds them with get_draft_quant_config."""
+    d = _gemma4_assistant(tmp_path, {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16})
+    v = check_quantized_drafter("0.24.0", "mtp", drafter=d, target=object())
+    assert v.release == "0.24.0" and len(v.errors) == 1
+    assert "gemma4_mtp.py" in v.errors[0] and "quantization config" in v.errors[0] and ">= 0.25" in v.errors[0]
+    assert not check_quantized_drafter("0.25.0", "mtp", drafter=d, target=object()).errors
+    # the BF16 assistant, and MTP layers that are the target's own, are fine
+    assert not check_quantized_drafter("0.24.0", "mtp", drafter=_gemma4_assistant(tmp_path), target=object()).errors
+    assert not check_quantized_drafter("0.24.0", "mtp", drafter=d, target=d).errors

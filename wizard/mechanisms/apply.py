@@ -160,15 +160,18 @@ def layouts(ctx: "CheckContext") -> tuple[AB.AttentionLayout | None, AB.Attentio
 
     def go():
         cfg = ctx.config
-        t = AB.layout_for(ctx.target, kv_cache_dtype=ctx.target_kv_dtype(), dtype=cfg.dtype, block_size=cfg.block_size,
-                          tensor_parallel_size=ctx.tp, role="target") if ctx.target is not None else None
-        d = None
         m = ctx.method
+        # 0.20: get_attn_backend selects every layer non-causal for DFlash, the target's included
+        every = m is not None and ctx.spec is not None and m in (AB.selection_rules(ctx.version).get("non_causal_every_layer") or ())
+        t = AB.layout_for(ctx.target, kv_cache_dtype=ctx.target_kv_dtype(), dtype=cfg.dtype, block_size=cfg.block_size,
+                          tensor_parallel_size=ctx.tp, role="target",
+                          **({"use_non_causal": True} if every else {})) if ctx.target is not None else None
+        d = None
         info = _drafter_info(ctx) if (ctx.spec is not None and M.uses_draft_kv_cache(m)) else None
         if info is not None:
             d = AB.layout_for(info, kv_cache_dtype=ctx.drafter_kv_dtype(), dtype=cfg.dtype, block_size=cfg.block_size,
                               tensor_parallel_size=ctx.tp, role="drafter", method=m)
-            if d is not None and m == M.DSPARK:
+            if d is not None and (m == M.DSPARK or every):
                 d = replace(d, use_non_causal=True)
         return t, d
 
@@ -183,7 +186,7 @@ def backends(ctx: "CheckContext") -> tuple[AB.Selection | None, AB.Selection | N
     def go():
         t, d = layouts(ctx)
         tp, dp = pinned_backends(ctx)
-        return AB.select_for_pair(ctx.version, ctx.hardware, t, d, target_pinned=tp, drafter_pinned=dp)
+        return AB.select_for_pair(ctx.version, ctx.hardware, t, d, target_pinned=tp, drafter_pinned=dp, target_model=ctx.target)
 
     return _cached(ctx, "backends", go) or (None, None)
 
@@ -341,7 +344,7 @@ def quantization(ctx: "CheckContext") -> QD.QuantVerdict | None:
             ctx.version, ctx.method, drafter=_drafter_info(ctx), speculative_quantization=spec.quantization,
             target_quantization=ctx.config.quantization or getattr(ctx.target, "quant_method", None),
             draft_lm_head_quantization=spec.draft_lm_head_quantization,
-            hardware=ctx.hardware, runner=runner(ctx) or "v2")
+            hardware=ctx.hardware, runner=runner(ctx) or "v2", target=ctx.target)
 
     return _cached(ctx, "quantization", go)
 
@@ -368,7 +371,8 @@ def _why(sel: AB.Selection | None, layout: AB.AttentionLayout | None, who: str, 
         return {"backend": None, "layout": desc, "why": "no hardware given: give --gpu to see the backend"}
     rejected = sel.why_not()
     out: dict[str, Any] = {"backend": sel.backend, "pinned": sel.pinned, "layout": desc, "profile": sel.profile,
-                           "rejected": rejected, "certain": sel.certain, "notes": list(sel.notes)}
+                           "rejected": rejected, "certain": sel.certain,
+                           "notes": list(sel.notes) + ([f"pinned by vLLM: {sel.pin_source}"] if sel.pin_source else [])}
     if sel.backend:
         skipped = "; ".join(f"{b}: {r}" for b, r in rejected.items())
         out["why"] = (f"{who}: {desc} on {release}/{hw_name} -> {sel.backend} accepts it"
@@ -473,3 +477,22 @@ def selection_text(sel: AB.Selection | None) -> str:
     if why:
         return "none (" + "; ".join(f"{b}: {r}" for b, r in why.items()) + ")"
     return f"none ({sel.error})"
+
+
+def imposed_pin_help(ctx: "CheckContext") -> tuple[list[str], str | None, str]:
+    """For a backend vLLM imposed (a model's lock, or the target's backend inherited by the
+    drafter) that a model refuses: (backends a user pin could be that accept the target and,
+    when it inherits, the drafter; the first newer release whose backend_selection facts no longer
+    impose it; why the layouts are non-causal, or '')."""
+    t_sel, d_sel = backends(ctx)
+    rules = AB.selection_rules(ctx.version)
+    inherits = bool(rules.get("drafter_inherits_target_backend"))
+    alts = alternatives(ctx, "target")
+    if inherits and d_sel is not None:
+        alts = [b for b in alts if b in set(alternatives(ctx, "drafter"))]
+    every = ctx.method in (rules.get("non_causal_every_layer") or ())
+    fixed = AB.first_release_where(ctx.version, lambda r: bool(r) and not r.get("drafter_inherits_target_backend")
+                                   and not r.get("non_causal_every_layer"))
+    why = (f"vLLM {rules.get('release', ctx.version)} selects every layer, the target's included, with use_non_causal for "
+           f"method {ctx.method} (vllm/v1/attention/selector.py get_attn_backend)") if every else ""
+    return alts, fixed, why

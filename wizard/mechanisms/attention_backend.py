@@ -15,11 +15,22 @@ Mirrors, per release, ``vllm/v1/attention/selector.py:get_attn_backend`` and the
   MLA -> FlashAttn MLA or Triton MLA; otherwise FLASH_ATTN, falling back to TRITON_ATTN for
   fp32, multimodal prefix-LM and batch invariance.
 
-The drafter never inherits the target's ``--attention-backend`` (``llm_base_proposer.py
-_create_draft_vllm_config``, 0.28-0.33): it is auto-selected unless
-``speculative_config.attention_backend`` is set, and uses ``speculative_config.kv_cache_dtype``
-when given, else the target's. DFlash drafters with a non-causal layer select with
-``use_non_causal=True`` (``dflash_has_any_non_causal``).
+How target and drafter share a choice is a per-release fact (``features.json``
+``backend_selection``, read from the source by ``scripts/vllm_probe/features_probe.py``; the
+newest generated release at or below the one asked stands for it):
+
+* ``drafter_inherits_target_backend``: 0.20's ``llm_base_proposer.py _create_draft_vllm_config``
+  hands the drafter the target's ``attention_config``, so the drafter's layers select with the
+  target's pinned or locked backend; from 0.24 the drafter is auto-selected unless
+  ``speculative_config.attention_backend`` is set, and uses ``speculative_config.kv_cache_dtype``
+  when given, else the target's;
+* ``non_causal_every_layer``: 0.20's ``get_attn_backend`` selects EVERY layer (target included)
+  with ``use_non_causal`` when the method is DFlash; later releases only the drafter's non-causal
+  layers (``dflash_has_any_non_causal``);
+* ``target_backend_locks``: ``VerifyAndUpdateConfig`` classes that set ``attention_config.backend``
+  when the user set none (Gemma 4 with heterogeneous head dims: TRITON_ATTN; 0.24+ only when
+  FlashAttention 4 is unavailable). :func:`target_lock` applies them; the resulting pin carries
+  ``Selection.pin_source``.
 
 Tables: :mod:`wizard.vllm.backends` (generated from each release). Selection is certain only
 when every deciding fact was computed; otherwise ``Selection.certain`` is False and
@@ -34,10 +45,11 @@ from typing import Any
 
 from wizard.vllm import methods as M
 from wizard.vllm import releases
+from wizard.mechanisms.backend_locks import first_release_where, selection_rules, target_lock
 from wizard.vllm.backends import BackendTable, load
 
 __all__ = ["AttentionLayout", "BackendCheck", "Selection", "select_backend", "layout_for", "select_for_pair",
-           "kernel_checks", "kv_support"]
+           "kernel_checks", "kv_support", "selection_rules", "target_lock", "first_release_where"]
 
 _QUANT_PREFIXES = ("fp8", "nvfp4", "int4", "int8", "turboquant", "ultraquant", "octave")
 
@@ -116,6 +128,9 @@ class Selection:
     certain: bool = True
     unknown: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    #: why vLLM pinned ``pinned`` although the user did not (a model's lock, or the target's backend
+    #: inherited by the drafter); None for a pin the user set
+    pin_source: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -247,6 +262,13 @@ def _cpu_facts(table: BackendTable) -> dict:
         return {}
 
 
+def _xpu_facts(table: BackendTable) -> dict:
+    try:
+        return (releases.load(table.key, "features.json").get("facts") or {}).get("xpu_selection") or {}
+    except Exception:  # features table missing: the 0.28-0.33 reading
+        return {}
+
+
 def _select_cpu(table: BackendTable, profile: str, layout: AttentionLayout, pinned: str | None) -> Selection:
     # vllm/platforms/cpu.py:get_attn_backend_cls; 0.33 adds the two KV-dtype checks (features.json)
     notes = []
@@ -254,6 +276,9 @@ def _select_cpu(table: BackendTable, profile: str, layout: AttentionLayout, pinn
     kv = layout.kv_cache_dtype
     if layout.use_sparse:
         return Selection(table.release, profile, None, pinned, error="Sparse Attention is not supported on CPU.")
+    if layout.use_mla and table.facts(profile, "CPU_MLA") is None and table.facts(profile, "AMX_MLA") is None:
+        # releases without a CPU MLA backend (0.20-0.26): cpu.py raises for every MLA layer
+        return Selection(table.release, profile, None, pinned, error="MLA is not supported on CPU.")
     if layout.use_mla and cpu.get("mla_kv_cache_dtypes") is not None and kv not in (None, *cpu["mla_kv_cache_dtypes"]):
         return Selection(table.release, profile, None, pinned,
                          error=f"--kv-cache-dtype {kv} is not supported by MLA attention on CPU.")
@@ -304,7 +329,8 @@ def _select_xpu(table: BackendTable, profile: str, layout: AttentionLayout, pinn
                          unknown=c.unknown)
     if pinned == "TRITON_ATTN":
         return sel("TRITON_ATTN")
-    if layout.use_batch_invariant or layout.use_mm_prefix:
+    # 0.25+: prefix-LM / batch invariance go to Triton before the pin is checked (features.json xpu_selection)
+    if (layout.use_batch_invariant or layout.use_mm_prefix) and _xpu_facts(table).get("mm_prefix_to_triton", True):
         return sel("FLASH_ATTN" if pinned == "FLASH_ATTN" else "TRITON_ATTN")
     if layout.dtype == "float32":
         return sel("TRITON_ATTN")
@@ -415,12 +441,31 @@ def select_for_pair(
     target_pinned: str | None = None,
     drafter_pinned: str | None = None,
     platform: str | None = None,
+    target_model: Any = None,
 ) -> tuple[Selection | None, Selection | None]:
-    """Target and drafter selections. The drafter is selected on its own (it never inherits
-    ``--attention-backend``); pass its layout with the drafter's KV dtype
+    """Target and drafter selections as vLLM ``release`` makes them. ``target_pinned`` /
+    ``drafter_pinned``: what the user set. ``target_model`` (a ModelInfo): applies the release's
+    :func:`target_lock` when the user pinned nothing. A drafter without its own pin inherits the
+    target's (pinned or locked) backend on releases with ``drafter_inherits_target_backend``;
+    otherwise it is selected on its own. Pass the drafter's layout with its KV dtype
     (``speculative_config.kv_cache_dtype`` or the target's)."""
+    rules = selection_rules(release)
+    t_src = d_src = None
+    if target_pinned is None and target_model is not None:
+        lock = target_lock(release, target_model, hardware, platform=platform)
+        if lock is not None:
+            target_pinned, t_src = lock["backend"], lock["why"]
+    if drafter_pinned is None and target_pinned and rules.get("drafter_inherits_target_backend"):
+        drafter_pinned = target_pinned
+        d_src = (f"the drafter inherits the target's {target_pinned} ({t_src or '--attention-backend'}): vLLM "
+                 f"{rules.get('release', release)}'s _create_draft_vllm_config hands it the target's attention_config "
+                 "(vllm/v1/spec_decode/llm_base_proposer.py)")
     t = select_backend(release, hardware, target, target_pinned, platform=platform) if target else None
     d = select_backend(release, hardware, drafter, drafter_pinned, platform=platform) if drafter else None
+    if t is not None and t_src:
+        t = replace(t, pin_source=t_src)
+    if d is not None and d_src:
+        d = replace(d, pin_source=d_src)
     return t, d
 
 

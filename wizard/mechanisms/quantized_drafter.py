@@ -16,6 +16,11 @@ Sources per release (generated into ``wizard/data/vllm/<X.Y>/``):
 * ``features.json`` ``drafter_quantization``: a weight-quantized DFlash drafter fails in the
   fused context-KV precompute (0.28-0.30); a DeepSeek-V4 DSpark drafter always takes the target's
   quantization, whatever its checkpoint says (0.28-0.33).
+* ``features.json`` ``drafter_layer_quant``: per drafter architecture, the quantization config its
+  module builds the layers with ('draft' = ``get_draft_quant_config``, 'target' =
+  ``vllm_config.quant_config``, 'none' = every linear layer ``quant_config=None``). A quantized
+  drafter checkpoint of a 'none' architecture cannot load: its packed weights do not fit the
+  unquantized parameters (0.24's Gemma 4 MTP / assistant drafters, vllm#46426).
 * ``draft_lm_head_quantization`` (0.33, ``features.json`` fact): 'fp8' or 'nvfp4' copy of the
   *target's* lm_head for EAGLE / EAGLE3 / MTP drafters that share it (not Gemma-4 MTP); Model
   Runner V2 only; the drafter must share the target's lm_head and run it in the model dtype.
@@ -25,6 +30,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from packaging.version import Version
 
 from wizard.vllm import releases
 from wizard.vllm import methods as M
@@ -85,9 +92,12 @@ def check_quantized_drafter(
     draft_lm_head_quantization: str | None = None,
     hardware: Any = None,
     runner: str = "v2",
+    target: Any = None,
 ) -> QuantVerdict:
     """Checks for a (possibly) quantized drafter. ``hardware``: :class:`wizard.hardware.Hardware`
-    (compute capability for the minimum-capability check); ``runner``: 'v1' / 'v2'. Never raises."""
+    (compute capability for the minimum-capability check); ``runner``: 'v1' / 'v2'; ``target``: the
+    target's ModelInfo (a drafter that is not the target checkpoint is checked against
+    ``drafter_layer_quant``). Never raises."""
     fkey = releases.nearest_release(release, "features.json")
     ft = releases.load(fkey, "features.json")
     pt = releases.load(release, "proposers.json")
@@ -133,6 +143,11 @@ def check_quantized_drafter(
             f"({target_quantization}) although its checkpoint is quantized with {ckpt}: its weights are read under the "
             "wrong scheme (load failure, or acceptance collapsing towards 1 token per step) "
             "(vllm/config/speculative.py, draft_model_config.quantization = target_model_config.quantization)")
+    layer_err, layer_warn = _layer_quant_findings(fkey, rel, facts, drafter, target, ckpt, target_quantization, method)
+    if layer_err:
+        errors.append(layer_err)
+    if layer_warn and not warnings:  # the DSpark warning above already says it
+        warnings.append(layer_warn)
     lm = facts.get("draft_lm_head_quantization")
     if draft_lm_head_quantization is not None:
         if lm is None:
@@ -154,3 +169,53 @@ def check_quantized_drafter(
             if draft_lm_head_quantization == "nvfp4" and sm is not None and sm < 75:
                 warnings.append("nvfp4 lm_head copy uses the W4A16 kernel; check support on this GPU")
     return QuantVerdict(rel, q, tuple(errors), tuple(warnings), tuple(notes), certain)
+
+
+def _drafter_arch(drafter: Any, table: dict[str, Any], method: str | None = None) -> str | None:
+    """The architecture vLLM builds the drafter as: its own when the registry lists it, else the
+    one ``SpeculativeConfig.hf_config_override`` rewrites its model type to (the module named after
+    the rewritten model type, e.g. gemma4_assistant -> gemma4_mtp -> Gemma4MTPModel)."""
+    archs = list(getattr(drafter, "architectures", None) or ())
+    if method == M.DSPARK and not set(archs) & _OWN_CONFIG_DSPARK and "DSparkDraftModel" in table:
+        return "DSparkDraftModel"  # speculative.py rewrites every other DSpark drafter to DeepSeek-V4's
+    own = next((a for a in archs if a in table), None)
+    if own:
+        return own
+    mt = getattr(drafter, "model_type", None)
+    rewritten = (M.MTP_REWRITE_BY_MODEL_TYPE.get(mt) or (mt,))[0] if mt else None
+    if not rewritten:
+        return None
+    return next((a for a, e in sorted(table.items()) if str(e.get("module", "")).endswith(f"/{rewritten}.py")), None)
+
+
+def _layer_quant_findings(fkey: str, rel: str, facts: dict, drafter: Any, target: Any, ckpt: str | None,
+                          target_q: str | None, method: str | None = None) -> tuple[str | None, str | None]:
+    """(error, warning) for a quantized drafter checkpoint (not the target's own MTP layers) whose
+    architecture the release builds without any quantization config (error: the packed weights
+    cannot load) or with the target's (warning when the families differ: its weights are read
+    under the wrong scheme)."""
+    table = facts.get("drafter_layer_quant") or {}
+    if drafter is None or drafter is target or not ckpt or not table:
+        return None, None
+    arch = _drafter_arch(drafter, table, method)
+    entry = table.get(arch) if arch else None
+    kind = (entry or {}).get("layer_quant")
+    if kind not in ("none", "target"):
+        return None, None
+    fixed = next((k for k in releases.releases_with("features.json") if Version(k) > Version(fkey)
+                  and ((releases.load(k, "features.json").get("facts") or {}).get("drafter_layer_quant") or {})
+                  .get(arch, {}).get("layer_quant") == "draft"), None)
+    upgrade = f", or upgrade to vLLM >= {fixed} (it builds this drafter with get_draft_quant_config)" if fixed else ""
+    if kind == "none":
+        return (f"vLLM {rel} builds the {arch} drafter's layers without a quantization config ({entry['module']}: "
+                f"quant_config=None, no get_draft_quant_config), but its checkpoint is quantized ({ckpt}): the packed "
+                "quantized weights do not fit the unquantized parameters and weight loading fails ('start (N) + length (N) "
+                "exceeds dimension size (N)' on tensor-parallel ranks > 0, a shape mismatch at TP 1). Fix: use the "
+                "unquantized (BF16) drafter checkpoint" + upgrade), None
+    if target_q and ckpt in _family(target_q):
+        return None, None
+    return None, (f"vLLM {rel} builds the {arch} drafter's layers with the target's quantization config "
+                  f"({target_q or 'none'}; {entry['module']} reads vllm_config.quant_config, not get_draft_quant_config), "
+                  f"but its checkpoint is quantized with {ckpt}: its weights are read under the wrong scheme (load failure, "
+                  "or acceptance collapsing towards 1 token per step). Fix: a drafter checkpoint quantized like the target"
+                  + upgrade)

@@ -49,7 +49,10 @@ class NoBackendForTarget(Rule):
 
     vllm/v1/attention/selector.py, vllm/platforms/cuda.py ``get_attn_backend_cls`` and
     ``_get_backend_priorities``, vllm/v1/attention/backend.py ``validate_configuration``
-    (0.28-0.33, generated into wizard/data/vllm/<X.Y>/backends.json).
+    (0.20-0.33, generated into wizard/data/vllm/<X.Y>/backends.json). A backend vLLM pins itself
+    (``Gemma4Config`` locks TRITON_ATTN for heterogeneous head dims; 0.20 selects every layer
+    non-causal for DFlash and hands the drafter the target's backend: features.json
+    ``backend_selection``) is reported here too, with the backend each model gets.
     """
 
     id = "SD700"
@@ -60,6 +63,9 @@ class NoBackendForTarget(Rule):
 
     def check(self, ctx):
         t_sel, d_sel = A.backends(ctx)
+        if t_sel is not None and t_sel.pin_rejected and t_sel.pin_source:
+            yield self._imposed(ctx, t_sel, d_sel)
+            return
         if t_sel is None or not t_sel.auto_failed:
             return
         kv, kv_only = ctx.target_kv_dtype(), t_sel.kv_dtype_only
@@ -80,3 +86,31 @@ class NoBackendForTarget(Rule):
             f"No attention backend fits the target on vLLM {ctx.version} / {ctx.hardware.name} ({t_sel.profile}): "
             f"{A.selection_text(t_sel)}. vLLM stops with 'No valid attention backend found' after loading the weights."
             + drafter, fixes=fixes)
+
+    def _imposed(self, ctx, t_sel, d_sel):
+        """vLLM pinned the target's backend itself (a model config class's lock) and that backend
+        refuses the target."""
+        alts, fixed, why = A.imposed_pin_help(ctx)
+        b = t_sel.pinned
+        drafter = ""
+        if d_sel is not None and d_sel.pin_source and d_sel.pinned == b:
+            drafter = (f" The {ctx.method} drafter inherits {b} (_create_draft_vllm_config hands it the target's "
+                       "attention_config, vllm/v1/spec_decode/llm_base_proposer.py)"
+                       + (f" and is refused too: {d_sel.rejection()}." if not d_sel.ok else " and accepts it."))
+        elif d_sel is not None:
+            drafter = f" The {ctx.method} drafter selects on its own and gets {A.selection_text(d_sel)}."
+        fix = []
+        if alts:
+            fix.append(f"pin --attention-backend {alts[0]} (it accepts the target{' and the drafter' if d_sel else ''})")
+        if fixed:
+            fix.append(f"upgrade to vLLM >= {fixed} (the first release whose tables select the drafter on its own, "
+                       "non-causal for its layers only)")
+        fields = ("model", "attention_backend") + (("speculative_config.model",) if d_sel is not None else ())
+        return self.finding(
+            f"vLLM {ctx.version} gives the target attention backend {b}: {t_sel.pin_source}. On {ctx.hardware.name} {b} "
+            f"refuses the target: {t_sel.rejection()}" + (f" ({why})" if why else "") + "." + drafter
+            + f" vLLM raises 'Selected backend AttentionBackendEnum.{b} is not valid for this configuration' at load."
+            + (f" Fix: {'; or '.join(fix)}." if fix else " No backend of this release accepts the layout."),
+            fields=fields,
+            fixes=[Patch(description=f"Pin --attention-backend {alts[0]} (accepted by the target and the drafter)",
+                         set={"attention_backend": alts[0]})] if alts else [])

@@ -49,7 +49,8 @@ class NoBackendForDrafter(Rule):
     ## Source
 
     vllm/v1/spec_decode/llm_base_proposer.py ``_create_draft_vllm_config`` (the drafter never
-    inherits the target's backend, 0.28-0.33); vllm/platforms/cuda.py; vllm/v1/attention/backend.py
+    inherits the target's backend from 0.24; 0.20 hands it the target's pinned or locked backend,
+    which this rule then validates for the drafter: features.json ``backend_selection``); vllm/platforms/cuda.py; vllm/v1/attention/backend.py
     ``validate_configuration`` (generated into wizard/data/vllm/<X.Y>/backends.json).
     """
 
@@ -61,6 +62,22 @@ class NoBackendForDrafter(Rule):
 
     def check(self, ctx):
         t_sel, d_sel = A.backends(ctx)
+        if d_sel is not None and d_sel.pin_rejected and d_sel.pin_source:
+            if t_sel is not None and t_sel.pin_rejected and t_sel.pinned == d_sel.pinned:
+                return  # the target refuses the same imposed backend: SD700 names both
+            alts, fixed, _ = A.imposed_pin_help(ctx)
+            fix = ([f"pin --attention-backend {alts[0]} (it accepts the target and the drafter)"] if alts else []) + (
+                [f"upgrade to vLLM >= {fixed} (the drafter selects its own backend)"] if fixed else [])
+            yield self.finding(
+                f"On vLLM {ctx.version} the {ctx.method} drafter does not select its own attention backend: "
+                f"{d_sel.pin_source}. {d_sel.pinned} refuses the drafter on {ctx.hardware.name}: {d_sel.rejection()}. "
+                f"The target gets {A.selection_text(t_sel)}. vLLM raises 'Selected backend AttentionBackendEnum."
+                f"{d_sel.pinned} is not valid for this configuration' while loading the drafter."
+                + (f" Fix: {'; or '.join(fix)}." if fix else ""),
+                fields=("speculative_config.model", "attention_backend", "speculative_config.attention_backend"),
+                fixes=[Patch(description=f"Pin --attention-backend {alts[0]} (accepted by the target and the drafter)",
+                             set={"attention_backend": alts[0]})] if alts else [])
+            return
         if d_sel is None or not d_sel.auto_failed:
             return
         dkv, kv_only = ctx.drafter_kv_dtype(), d_sel.kv_dtype_only

@@ -56,12 +56,14 @@ class PinnedTargetBackendInvalid(Rule):
 
     def check(self, ctx):
         t_sel, d_sel = A.backends(ctx)
-        if t_sel is None or not t_sel.pin_rejected:
+        if t_sel is None or not t_sel.pin_rejected or t_sel.pin_source:  # imposed by vLLM: SD700/SD701
             return
         t_lay, _ = A.layouts(ctx)
         from_auto = A.AB.select_backend(ctx.version, ctx.hardware, t_lay) if t_lay is not None else None
         auto = f" Auto-selection would pick {A.selection_text(from_auto)}." if from_auto is not None else ""
-        drafter = f" The drafter (it never inherits the pin) gets {A.selection_text(d_sel)}." if d_sel is not None else ""
+        drafter = "" if d_sel is None else (
+            f" The drafter inherits the pin on this release and gets {A.selection_text(d_sel)}." if d_sel.pin_source
+            else f" The drafter (it does not inherit the pin) gets {A.selection_text(d_sel)}.")
         fixes = [Patch(description="Drop --attention-backend (auto-selection)", unset=["attention_backend"])]
         yield self.finding(
             f"--attention-backend {t_sel.pinned} does not accept the target on vLLM {ctx.version} / {ctx.hardware.name}: "

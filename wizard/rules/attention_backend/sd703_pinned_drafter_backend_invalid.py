@@ -59,7 +59,7 @@ class PinnedDrafterBackendInvalid(Rule):
 
     def check(self, ctx):
         _, d_sel = A.backends(ctx)
-        if d_sel is None or not d_sel.pin_rejected:
+        if d_sel is None or not d_sel.pin_rejected or d_sel.pin_source:  # imposed by vLLM: SD700/SD701
             return
         _, d_lay = A.layouts(ctx)
         auto = A.AB.select_backend(ctx.version, ctx.hardware, d_lay) if d_lay is not None else None

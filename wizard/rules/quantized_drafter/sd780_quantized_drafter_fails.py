@@ -56,7 +56,9 @@ class QuantizedDrafterFails(Rule):
     vllm/model_executor/models/qwen3_dflash.py (fused context KV, quant-aware from 0.31);
     vllm/config/model.py ``_verify_quantization``; quantization ``get_min_capability``;
     wizard/data/vllm/<X.Y>/features.json ``drafter_quantization`` and proposers.json
-    ``quantization_min_capability`` (0.28-0.33).
+    ``quantization_min_capability`` (0.28-0.33); features.json ``drafter_layer_quant`` (the drafter
+    module builds its layers with ``quant_config=None``: 0.24's gemma4_mtp.py, vLLM PR #46426;
+    0.20-0.33).
     """
 
     id = "SD780"

@@ -49,7 +49,8 @@ class DrafterQuantizationReplaced(Rule):
 
     vllm/config/speculative.py (DSpark: ``draft_model_config.quantization =
     target_model_config.quantization``, 0.28-0.33); wizard/data/vllm/<X.Y>/features.json
-    ``drafter_quantization``; vLLM PR #49133.
+    ``drafter_quantization``; vLLM PR #49133. features.json ``drafter_layer_quant`` (a drafter
+    module that reads ``vllm_config.quant_config``, the target's: 0.25's DeepSeek-V4 DSpark).
     """
 
     id = "SD781"
