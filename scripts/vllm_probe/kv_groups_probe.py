@@ -92,7 +92,6 @@ def main():
         "pad_attention_pages": "page_size_padded=max_page_size" in src_unify and "MLAAttentionSpec" in src_unify,
         "pad_mamba_pages": "MambaSpec" in src_unify,
         "mla_swa_full_allocation_fallback": eng.source_of(mod, None, "_try_get_full_allocation_fallback_groups") is not None,
-        "group_size_max_if_within_1_5": "1.5" in src_group,
         # the group size is the largest bucket when it is within this factor of the smallest
         # (0.12-0.15: 1.25; later 1.5; None: always the smallest bucket)
         "group_size_max_within": (float(m.group(1)) if (m := re.search(r"max_num_layers < min_num_layers \* ([0-9.]+)",

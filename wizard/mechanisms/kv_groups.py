@@ -385,7 +385,7 @@ def _kv_cache_groups(key: str, layers: tuple[LayerKV, ...], block_size: int,
             buckets.append((s, [name]))
     sizes = [len(n) for _, n in buckets]
     group_size = min(sizes)
-    within = features.get("group_size_max_within", 1.5 if features.get("group_size_max_if_within_1_5", True) else None)
+    within = features.get("group_size_max_within", 1.5)
     if within and max(sizes) < min(sizes) * within:
         group_size = max(sizes)
     groups = []
