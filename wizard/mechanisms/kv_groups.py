@@ -95,10 +95,11 @@ class _Spec:
         v = 0 if self.kind == "mla" else self.head_size
         return int(self.num_kv_heads * self.block_size * (self.head_size + v) * self.dtype_bytes)
 
-    @property
+    @functools.cached_property
     def page(self) -> int:
         return self.padded if self.padded is not None else self.unpadded
 
+    @functools.cached_property
     def key(self) -> tuple:
         # FullAttentionSpec.merge accepts full layers that differ only in sliding window
         sw = None if self.kind == "full" else self.sliding_window
@@ -112,9 +113,15 @@ def page_size(layer: LayerKV, block_size: int) -> int:
 
 
 def _spec(layer: LayerKV, block: int) -> _Spec:
-    return _Spec(layer.kind, block, layer.num_kv_heads, layer.head_size, layer.dtype_bytes,
-                 layer.sliding_window, layer.state_bytes,
-                 layer.state_padded if layer.kind == "mamba" and layer.state_padded else None)
+    return _spec_of(layer.kind, block, layer.num_kv_heads, layer.head_size, layer.dtype_bytes,
+                    layer.sliding_window, layer.state_bytes,
+                    layer.state_padded if layer.kind == "mamba" and layer.state_padded else None)
+
+
+@functools.lru_cache(maxsize=256)
+def _spec_of(*fields: Any) -> _Spec:
+    """One shared (frozen) spec per distinct layer shape: a model's layers repeat a few shapes."""
+    return _Spec(*fields)
 
 
 @dataclass(frozen=True)
@@ -195,7 +202,7 @@ def _uniform(specs: list[_Spec], features: dict[str, Any] | None = None) -> bool
             return False
         if len({s.sliding_window for s in specs if s.sliding_window is not None}) > 1:
             raise ValueError("All attention layers in the same KV cache group must have the same window size.")
-    return all(s.key() == first.key() for s in specs[1:])
+    return all(s.key == first.key for s in specs[1:])
 
 
 def _base(s: _Spec) -> tuple:
@@ -290,9 +297,13 @@ def kv_cache_groups(
 def _grouped_from(key: str, layers: tuple[LayerKV, ...], block_size: int, disable: bool) -> str | None:
     """The oldest release newer than ``key`` from which every release's table groups ``layers``."""
     later = [k for k in releases.releases_with("kv_groups.json") if Version(k) > Version(key)]
-    since = None
+    since, verdicts = None, {}
     for k in reversed(later):
-        if _kv_cache_groups(k, layers, block_size, disable).error is not None:
+        # the verdict depends on the release's features only: releases that share them share it
+        fk = repr(sorted(releases.load(k, "kv_groups.json").get("features", {}).items()))
+        if fk not in verdicts:
+            verdicts[fk] = _kv_cache_groups(k, layers, block_size, disable).error is None
+        if not verdicts[fk]:
             break
         since = k
     return since
@@ -375,7 +386,7 @@ def _kv_cache_groups(key: str, layers: tuple[LayerKV, ...], block_size: int,
         return GroupingResult(rel, error=f"NotImplementedError: {e}", notes=tuple(notes))
     # buckets of equal specs, merged when FullAttentionSpec.merge accepts them
     buckets: list[tuple[_Spec, list[str]]] = []
-    same = _type_id if _by_type_id(features) else _Spec.key
+    same = _type_id if _by_type_id(features) else (lambda s: s.key)
     for name, s in specs.items():
         for spec0, names in buckets:
             if same(spec0) == same(s):
