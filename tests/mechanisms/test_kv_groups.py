@@ -15,7 +15,7 @@ from wizard.mechanisms.kv_groups import LayerKV, kv_cache_groups, layers_for, pa
 from wizard.models.local import inspect_folder
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data" / "vllm_samples"
-RELEASES = ["0.20", "0.24", "0.26", "0.28", "0.29", "0.30", "0.31", "0.32", "0.33"]  # 0.20-0.26: unpacked wheels (gen_mechanism_tables --source)
+RELEASES = ["0.10", "0.11", "0.12", "0.15", "0.20", "0.24", "0.26", "0.28", "0.29", "0.30", "0.31", "0.32", "0.33"]  # 0.10-0.26: unpacked wheels (gen_mechanism_tables --source)
 
 
 def _sample_layers(x):
@@ -105,6 +105,48 @@ def test_mla_pages_that_cannot_be_unified_raise_unless_the_other_kind_is_sliding
     fb = kv_cache_groups("0.32", mla + [swa], block_size=16)
     assert fb.error is None and fb.groups[0].spec == "UniformTypeKVCacheSpecs"
     assert any("full attention" in n for n in fb.notes)
+
+
+def _sample(rel, target, drafter, method):
+    samples = json.loads(gzip.decompress((SAMPLES / rel / "kv_groups.json.gz").read_bytes()))["samples"]
+    return next(x for x in samples if x["target"] == target and x["drafter"] == drafter and x["method"] == method)
+
+
+def test_eagle_drafter_with_half_the_kv_heads_fails_on_0_10_and_is_grouped_from_0_11(tmp_path):
+    """vLLM issue 22432: Llama-3.1-8B (8 KV heads x 128) + an EAGLE drafter trained with 4 KV heads."""
+    full8, full4 = {"kind": "full", "kv_heads": 8, "head": 128}, {"kind": "full", "kv_heads": 4, "head": 128}
+    # what the releases' own code did (probe samples): 0.10.0's get_kv_cache_config raises, 0.11.0 groups
+    assert _sample("0.10", [full8] * 32, [full4], "eagle")["error"].startswith("NotImplementedError")
+    assert [g["spec"] for g in _sample("0.11", [full8] * 32, [full4], "eagle")["groups"]] == ["UniformTypeKVCacheSpecs"]
+    target = _model(tmp_path, "t", fixture_config("meta-llama--Llama-3.1-8B-Instruct"))
+    dcfg = {**fixture_config("SafeAILab--EAGLE", "eagle/train/EAGLE-LLaMA3-Instruct-8B.json"), "num_key_value_heads": 4}
+    layers = layers_for(target) + layers_for(_model(tmp_path, "d", dcfg), "drafter")
+    r = kv_cache_groups("0.10.0", layers)
+    assert r.release == "0.10.0" and r.error.startswith("NotImplementedError: get_kv_cache_config")
+    assert "65536 bytes per block for model.layers.0.attn" in r.error and "32768 bytes per block for draft.layers.0.attn" in r.error
+    assert r.matching_drafter == "8 KV heads x 128" and r.grouped_from == "0.11"
+    assert kv_cache_groups("0.10.2", layers).error is not None  # the 0.10 table stands for every 0.10.x
+    ok = kv_cache_groups("0.11.0", layers)
+    assert ok.error is None and ok.groups[0].spec == "UniformTypeKVCacheSpecs" and ok.release == "0.11.0"
+    assert all(kv_cache_groups(rel, layers).error is None for rel in RELEASES[1:])  # hence grouped_from 0.11
+
+
+def test_0_10_compares_type_ids_and_cuts_consecutive_slices():
+    # 8 x 128 and 16 x 64 full-attention layers have one page size and one type_id in 0.10.0: one group
+    a = [LayerKV(f"model.layers.{i}.attn", "full", num_kv_heads=8, head_size=128) for i in range(4)]
+    b = [LayerKV("draft.layers.0.attn", "full", "drafter", 16, 64)]
+    r = kv_cache_groups("0.10", a + b)
+    assert r.error is None and [(g.spec, len(g.layers)) for g in r.groups] == [("FullAttentionSpec", 5)]
+    assert kv_cache_groups("0.11", a + b).groups[0].spec == "UniformTypeKVCacheSpecs"
+    # 4 sliding + 2 full layers of one page size: 0.10 slices [0, 1] [2, 3], later releases stride [0, 2] [1, 3]
+    sw = [LayerKV(f"model.layers.{i}.attn", "sliding", num_kv_heads=8, head_size=128, sliding_window=512) for i in range(4)]
+    full = [LayerKV(f"model.layers.{i}.attn", "full", num_kv_heads=8, head_size=128) for i in (4, 5)]
+    old = kv_cache_groups("0.10", sw + full).groups
+    new = kv_cache_groups("0.11", sw + full).groups
+    assert [g.layers for g in old][:2] == [("model.layers.0.attn", "model.layers.1.attn"),
+                                           ("model.layers.2.attn", "model.layers.3.attn")]
+    assert [g.layers for g in new][:2] == [("model.layers.0.attn", "model.layers.2.attn"),
+                                           ("model.layers.1.attn", "model.layers.3.attn")]
 
 
 def test_page_size_formula():

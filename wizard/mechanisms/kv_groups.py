@@ -14,8 +14,13 @@ target's -- into KV-cache groups (``get_kv_cache_groups`` in ``vllm/v1/core/kv_c
    divide it raises ``NotImplementedError`` -- unless the mix is MLA + sliding window, which
    falls back to allocating the sliding layers as full attention.
 4. Same-spec layers form buckets; each bucket is cut into groups of ``group_size`` layers
-   (the smallest bucket, or the largest when it is within 1.5x of the smallest), padding the
-   last group of each bucket.
+   (the smallest bucket, or the largest when it is within 1.5x -- 1.25x in 0.12-0.15 -- of the
+   smallest), padding the last group of each bucket.
+
+Before 0.12 step 3 does not exist: differing pages that step 2 does not group end in a bare
+``NotImplementedError``; 0.10 also lacks ``UniformTypeKVCacheSpecs`` (so a drafter with another KV
+head count than the target's fails there), compares specs by ``type_id`` (kind, block size and
+page size) and cuts buckets into consecutive slices (``get_kv_cache_config`` in 0.10).
 
 Consequences worth a finding: a drafter with its own layer kind adds a bucket, so one
 sliding-window drafter layer next to 32 full-attention target layers yields 34 groups of one
@@ -34,6 +39,8 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Literal
 
+from packaging.version import Version
+
 from wizard.vllm import releases
 
 __all__ = ["LayerKV", "KVGroup", "GroupingResult", "kv_cache_groups", "layers_for", "release_for", "page_size"]
@@ -44,6 +51,7 @@ _SPEC_NAME = {"full": "FullAttentionSpec", "sliding": "SlidingWindowSpec", "mla"
 
 
 def release_for(version: Any) -> str:
+    """The release whose kv_groups table stands for ``version``: the newest one not newer."""
     return releases.nearest_release(version, "kv_groups.json")
 
 
@@ -87,10 +95,11 @@ class _Spec:
         v = 0 if self.kind == "mla" else self.head_size
         return int(self.num_kv_heads * self.block_size * (self.head_size + v) * self.dtype_bytes)
 
-    @property
+    @functools.cached_property
     def page(self) -> int:
         return self.padded if self.padded is not None else self.unpadded
 
+    @functools.cached_property
     def key(self) -> tuple:
         # FullAttentionSpec.merge accepts full layers that differ only in sliding window
         sw = None if self.kind == "full" else self.sliding_window
@@ -104,9 +113,15 @@ def page_size(layer: LayerKV, block_size: int) -> int:
 
 
 def _spec(layer: LayerKV, block: int) -> _Spec:
-    return _Spec(layer.kind, block, layer.num_kv_heads, layer.head_size, layer.dtype_bytes,
-                 layer.sliding_window, layer.state_bytes,
-                 layer.state_padded if layer.kind == "mamba" and layer.state_padded else None)
+    return _spec_of(layer.kind, block, layer.num_kv_heads, layer.head_size, layer.dtype_bytes,
+                    layer.sliding_window, layer.state_bytes,
+                    layer.state_padded if layer.kind == "mamba" and layer.state_padded else None)
+
+
+@functools.lru_cache(maxsize=256)
+def _spec_of(*fields: Any) -> _Spec:
+    """One shared (frozen) spec per distinct layer shape: a model's layers repeat a few shapes."""
+    return _Spec(*fields)
 
 
 @dataclass(frozen=True)
@@ -128,7 +143,10 @@ class KVGroup:
 class GroupingResult:
     """groups: vLLM's KV-cache groups (empty when ``error``). error: vLLM's exception text.
     drafter_groups: indexes of groups holding drafter layers. notes: warnings vLLM logs
-    (padding layers, promotions) and consequences."""
+    (padding layers, promotions) and consequences. With ``error`` only: grouped_from, the oldest
+    release ('X.Y') from which every release with a table groups the same layers (None: none
+    does); matching_drafter, the drafter KV shape ('8 KV heads x 128') with which this release
+    groups them (None: changing the drafter's heads does not help, or its shape is the target's)."""
 
     release: str
     groups: tuple[KVGroup, ...] = ()
@@ -136,6 +154,8 @@ class GroupingResult:
     drafter_groups: tuple[int, ...] = ()
     padding_layers: int = 0
     notes: tuple[str, ...] = field(default=())
+    grouped_from: str | None = None
+    matching_drafter: str | None = None
 
     @property
     def num_groups(self) -> int:
@@ -146,43 +166,74 @@ class GroupingResult:
         return len(self.drafter_groups) > 1
 
 
-def _uniform(specs: list[_Spec]) -> bool:
+def _type_id(s: _Spec) -> tuple:
+    """0.10.0's ``KVCacheSpec.type_id``: full attention (MLA included, a FullAttentionSpec with
+    use_mla there) by block size and page size -- not by heads or head size; sliding window by
+    window, block size and page size; Mamba by its state (shapes and dtype there, its size here)."""
+    if s.kind in ("full", "mla"):
+        return ("full", s.block_size, s.page)
+    if s.kind == "sliding":
+        return ("sliding", s.sliding_window, s.block_size, s.page)
+    return ("mamba", s.state_bytes)
+
+
+def _by_type_id(features: dict[str, Any]) -> bool:
+    return features.get("spec_equality", "merge") == "type_id"
+
+
+def _spec_name(kind: str, features: dict[str, Any]) -> str:
+    return features.get("mla_spec", "MLAAttentionSpec") if kind == "mla" else _SPEC_NAME[kind]
+
+
+def _uniform(specs: list[_Spec], features: dict[str, Any] | None = None) -> bool:
     """``is_kv_cache_spec_uniform``: merging all specs succeeds. FullAttentionSpec.merge raises
-    ValueError (not caught there) for two different sliding windows on full layers."""
+    ValueError (not caught there) for two different sliding windows on full layers. 0.10.0
+    (``is_kv_cache_type_uniform``) compares type ids instead; the window clash then surfaces when
+    the single group's specs are merged."""
     first = specs[0]
+    if features and _by_type_id(features):
+        if len({_type_id(s) for s in specs}) > 1:
+            return False
+        if len({s.sliding_window for s in specs if s.kind == "full" and s.sliding_window is not None}) > 1:
+            raise ValueError("All attention layers in the same KV cache group must have the same window size.")
+        return True
     if first.kind == "full":  # FullAttentionSpec.merge: type asserts, then the window merge, then fields
         if any(s.kind != "full" for s in specs):
             return False
         if len({s.sliding_window for s in specs if s.sliding_window is not None}) > 1:
             raise ValueError("All attention layers in the same KV cache group must have the same window size.")
-    return all(s.key() == first.key() for s in specs[1:])
+    return all(s.key == first.key for s in specs[1:])
 
 
 def _base(s: _Spec) -> tuple:
     return ("sliding", s.sliding_window) if s.kind == "sliding" else (_BASE[s.kind],)
 
 
-def _uniform_type(specs: list[_Spec]) -> bool:
+def _uniform_type(specs: list[_Spec], features: dict[str, Any] | None = None) -> bool:
+    """``UniformTypeKVCacheSpecs.is_uniform_type`` (absent before 0.11: always False there)."""
+    if features is not None and not features.get("uniform_type_specs", True):
+        return False
     if len({s.block_size for s in specs}) > 1:
         return False
     base = _base(specs[0])
     return all(_base(s) == base for s in specs)
 
 
-def _promote_local(specs: dict[str, _Spec]) -> dict[str, _Spec]:
-    """``_promote_local_kv_cache_specs``: sliding-window layers become full attention (keeping
-    their window) when full layers exist; the result must be one (uniform) type."""
+def _promote_local(specs: dict[str, _Spec], features: dict[str, Any]) -> dict[str, _Spec]:
+    """``_promote_local_kv_cache_specs`` (``unify_hybrid_kv_cache_specs`` before 0.28):
+    sliding-window layers become full attention (keeping their window) when full layers --
+    MLA included, a FullAttentionSpec subclass -- exist; the result must be one (uniform) type."""
     vals = list(specs.values())
-    if _uniform(vals) or _uniform_type(vals):
+    if _uniform(vals, features) or _uniform_type(vals, features):
         return specs
     kinds = {s.kind for s in vals}
     out = dict(specs)
-    if "full" in kinds and "sliding" in kinds:
-        fb = {s.block_size for s in vals if s.kind == "full"}
+    if kinds & {"full", "mla"} and "sliding" in kinds:
+        fb = {s.block_size for s in vals if s.kind in ("full", "mla")}
         out = {n: (replace(s, kind="full", block_size=next(iter(fb)) if len(fb) == 1 else s.block_size)
                    if s.kind == "sliding" else s) for n, s in specs.items()}
     vals = list(out.values())
-    if not (_uniform(vals) or _uniform_type(vals)):
+    if not (_uniform(vals, features) or _uniform_type(vals, features)):
         raise ValueError("Failed to promote local KV cache specs to one unified type.")
     return out
 
@@ -231,9 +282,45 @@ def kv_cache_groups(
 
     ``block_size``: tokens per block for attention layers (``--block-size``; hybrid models
     get a larger one chosen by vLLM so the attention page covers the Mamba state).
-    Never raises: vLLM's refusal comes back as ``error``.
+    Never raises: vLLM's refusal comes back as ``error`` (with the releases and the drafter
+    shape that avoid it: ``grouped_from``, ``matching_drafter``).
     """
-    return _kv_cache_groups(release_for(release), tuple(layers), block_size, bool(disable_hybrid_kv_cache_manager))
+    key, layers = release_for(release), tuple(layers)
+    disable = bool(disable_hybrid_kv_cache_manager)
+    r = _kv_cache_groups(key, layers, block_size, disable)
+    if r.error is None:
+        return r
+    return replace(r, grouped_from=_grouped_from(key, layers, block_size, disable),
+                   matching_drafter=_matching_drafter(key, layers, block_size, disable))
+
+
+def _grouped_from(key: str, layers: tuple[LayerKV, ...], block_size: int, disable: bool) -> str | None:
+    """The oldest release newer than ``key`` from which every release's table groups ``layers``."""
+    later = [k for k in releases.releases_with("kv_groups.json") if Version(k) > Version(key)]
+    since, verdicts = None, {}
+    for k in reversed(later):
+        # the verdict depends on the release's features only: releases that share them share it
+        fk = repr(sorted(releases.load(k, "kv_groups.json").get("features", {}).items()))
+        if fk not in verdicts:
+            verdicts[fk] = _kv_cache_groups(k, layers, block_size, disable).error is None
+        if not verdicts[fk]:
+            break
+        since = k
+    return since
+
+
+def _matching_drafter(key: str, layers: tuple[LayerKV, ...], block_size: int, disable: bool) -> str | None:
+    """The target's attention KV shape, when drafter attention layers of that shape are grouped."""
+    tgt = next((l for l in layers if l.role == "target" and l.kind in ("full", "sliding")), None)
+    if tgt is None:
+        return None
+    swapped = tuple(replace(l, num_kv_heads=tgt.num_kv_heads, head_size=tgt.head_size, dtype_bytes=tgt.dtype_bytes)
+                    if l.role == "drafter" and l.kind in ("full", "sliding") else l for l in layers)
+    if swapped == layers or _kv_cache_groups(key, swapped, block_size, disable).error is not None:
+        return None
+    shape = f"{tgt.num_kv_heads} KV heads x {tgt.head_size}"
+    return shape if all(l.dtype_bytes == tgt.dtype_bytes for l in layers if l.role == "drafter") else \
+        f"{shape}, {tgt.dtype_bytes:g}-byte KV elements"
 
 
 @functools.lru_cache(maxsize=1024)
@@ -251,7 +338,7 @@ def _kv_cache_groups(key: str, layers: tuple[LayerKV, ...], block_size: int,
         return GroupingResult(rel, notes=("attention-free model: no KV cache groups",))
     if disable_hybrid_kv_cache_manager:
         try:
-            promoted = _promote_local(specs)
+            promoted = _promote_local(specs, features)
         except ValueError as e:
             return GroupingResult(rel, error=f"ValueError: {e}")
         if promoted != specs:
@@ -270,13 +357,18 @@ def _kv_cache_groups(key: str, layers: tuple[LayerKV, ...], block_size: int,
         return GroupingResult(rel, gs, None, dg, padding, tuple(n))
 
     try:
-        uniform = _uniform(vals)
+        uniform = _uniform(vals, features)
     except ValueError as e:
         return GroupingResult(rel, error=f"ValueError: {e}", notes=tuple(notes))
     if uniform:
-        return result([(list(specs), _SPEC_NAME[vals[0].kind], vals[0].block_size, vals[0].page)])
-    if _uniform_type(vals):
+        return result([(list(specs), _spec_name(vals[0].kind, features), vals[0].block_size, vals[0].page)])
+    if _uniform_type(vals, features):
         return result([(list(specs), "UniformTypeKVCacheSpecs", vals[0].block_size, sum(s.page for s in vals))])
+    if not features.get("unify_page_sizes", True) and len({s.page for s in vals}) > 1:
+        # before 0.12 nothing unified page sizes: get_kv_cache_groups (0.11) / get_kv_cache_config
+        # (0.10) end in a bare ``raise NotImplementedError`` when the pages differ
+        return GroupingResult(rel, error=f"NotImplementedError: {_unequal_pages(specs, roles, features)}",
+                              notes=tuple(notes))
     try:
         specs = _unify(specs, features)
     except AssertionError as e:
@@ -294,16 +386,18 @@ def _kv_cache_groups(key: str, layers: tuple[LayerKV, ...], block_size: int,
         return GroupingResult(rel, error=f"NotImplementedError: {e}", notes=tuple(notes))
     # buckets of equal specs, merged when FullAttentionSpec.merge accepts them
     buckets: list[tuple[_Spec, list[str]]] = []
+    same = _type_id if _by_type_id(features) else (lambda s: s.key)
     for name, s in specs.items():
         for spec0, names in buckets:
-            if spec0.key() == s.key():
+            if same(spec0) == same(s):
                 names.append(name)
                 break
         else:
             buckets.append((s, [name]))
     sizes = [len(n) for _, n in buckets]
     group_size = min(sizes)
-    if features.get("group_size_max_if_within_1_5", True) and max(sizes) < min(sizes) * 1.5:
+    within = features.get("group_size_max_within", 1.5)
+    if within and max(sizes) < min(sizes) * within:
         group_size = max(sizes)
     groups = []
     padding = 0
@@ -313,8 +407,27 @@ def _kv_cache_groups(key: str, layers: tuple[LayerKV, ...], block_size: int,
             padding += pad
         n_groups = math.ceil(len(names) / group_size)
         for i in range(n_groups):
-            groups.append((names[i::n_groups], _SPEC_NAME[spec0.kind], spec0.block_size, spec0.page))
+            # 0.10 cuts a bucket into consecutive slices, later releases into strided ones
+            ls = (names[i * group_size:(i + 1) * group_size] if features.get("group_split") == "contiguous"
+                  else names[i::n_groups])
+            groups.append((ls, _spec_name(spec0.kind, features), spec0.block_size, spec0.page))
     return result(groups, padding)
+
+
+def _unequal_pages(specs: dict[str, _Spec], roles: dict[str, str], features: dict[str, Any]) -> str:
+    """What the bare NotImplementedError of releases without page-size unification stands for."""
+    first: dict[int, tuple[str, _Spec]] = {}
+    for name, s in specs.items():
+        first.setdefault(s.page, (name, s))
+    parts = []
+    for page, (name, s) in first.items():
+        shape = (f"{s.num_kv_heads} KV heads x {s.head_size}" if s.kind in ("full", "sliding")
+                 else f"MLA {s.head_size}" if s.kind == "mla" else "recurrent state")
+        parts.append(f"{page} bytes per block for {name} ({roles.get(name, 'target')}, {shape})")
+    entry = features.get("entry", "get_kv_cache_groups")
+    why = ("this release neither unifies page sizes nor puts layers of one attention type with different pages "
+           "into one group" if not features.get("uniform_type_specs", True) else "this release does not unify page sizes")
+    return f"{entry} needs one KV page size across layers of different specs, got " + "; ".join(parts) + f": {why}"
 
 
 # ------------------------------------------------------------------------------------------

@@ -19,7 +19,11 @@ class KvPagesCannotBeUnified(Rule):
     from the model class (``wizard.mechanisms.mamba_state``) and is padded to the target's attention
     page after the block size is raised to cover it; before 0.26 vLLM cannot pad it further, so a
     drafter page larger than that (more KV bytes per token than the target) fails the unification.
-    Reports vLLM's exception.
+    Before 0.12 nothing unifies pages: differing pages that 0.11's ``UniformTypeKVCacheSpecs`` does
+    not group end in ``NotImplementedError``, and 0.10 lacks that class too, so an EAGLE drafter
+    trained with another KV-head count than its full-attention target already fails there.
+    Reports vLLM's exception, the drafter KV shape that this release would group, and the release
+    from which every modelled release groups these layers.
 
     ## Why it matters
 
@@ -49,13 +53,16 @@ class KvPagesCannotBeUnified(Rule):
     ## Fix safety
 
     n-gram needs no drafter but accepts less; another drafter (or 0.29+, which pads attention
-    pages; 0.26+ for a hybrid target's state pages) keeps the drafter's acceptance.
+    pages; 0.26+ for a hybrid target's state pages; 0.11+ for full-attention pages that differ)
+    keeps the drafter's acceptance.
 
     ## Source
 
     vllm/v1/core/kv_cache_utils.py ``get_kv_cache_groups`` / ``unify_kv_cache_spec_page_size``
-    (``kv_cache_planning.py`` in 0.33), vllm/v1/kv_cache_interface.py (0.20, 0.24, 0.26, 0.28-0.33,
-    wizard/data/vllm/<X.Y>/kv_groups.json); hybrid targets: vllm/platforms/interface.py
+    (``kv_cache_planning.py`` in 0.33; ``get_kv_cache_config`` in 0.10), vllm/v1/kv_cache_interface.py
+    (0.10, 0.11, 0.12, 0.15, 0.20, 0.24, 0.26, 0.28-0.33, wizard/data/vllm/<X.Y>/kv_groups.json); vLLM
+    issue 22432 (0.10.0, an EAGLE drafter with 4 KV heads on an 8-KV-head Llama); hybrid targets:
+    vllm/platforms/interface.py
     ``_align_hybrid_block_size`` and each model's ``get_mamba_state_shape_from_config``
     (wizard/data/vllm/<X.Y>/mamba_state.json).
     """
@@ -70,7 +77,13 @@ class KvPagesCannotBeUnified(Rule):
         g = A.kv_grouping(ctx)
         if g is None or not g.error:
             return
+        ways = []
+        if g.matching_drafter:
+            ways.append(f"a drafter whose KV layout matches the target's ({g.matching_drafter} per GPU)")
+        if g.grouped_from:
+            ways.append(f"vLLM {g.grouped_from} or later, whose KV-cache grouping accepts these layers")
+        fix = f" Use {' or '.join(ways)}, or n-gram speculation." if ways else ""
         yield self.finding(
             f"vLLM {ctx.version} cannot put the target's and the {ctx.method} drafter's KV caches into groups: "
-            f"{g.error.rstrip('.')}. vLLM raises this after loading both models.",
+            f"{g.error.rstrip('.')}. vLLM raises this after loading both models.{fix}",
             fixes=[ngram_fallback(ctx.k or 3, "Use n-gram speculation instead of this drafter")])
