@@ -189,9 +189,10 @@ def wire(ui: WizardUI) -> None:
         return {c["state"]: st, c["xc_vllm"]: cross_check_html(ui.evaluate(st))}
 
     ui.on(c["xc_toggle"].input, xc, [c["state"], c["xc_toggle"]], [c["state"], c["xc_vllm"]], show_progress="minimal",
-          queue=True)
+          show_progress_on=[c["xc_vllm"]], queue=True)
 
     def xc_rerun(state, request: gr.Request = None):
         return xc(state, True, request)
 
-    ui.on(c["xc_rerun"].click, xc_rerun, [c["state"]], [c["state"], c["xc_vllm"]], show_progress="minimal", queue=True)
+    ui.on(c["xc_rerun"].click, xc_rerun, [c["state"]], [c["state"], c["xc_vllm"]], show_progress="minimal",
+          show_progress_on=[c["xc_vllm"]], queue=True)
