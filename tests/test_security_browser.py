@@ -85,3 +85,25 @@ def test_uploaded_sitecustomize_never_runs(tmp_path):
                 h.wait(timeout=300)
                 assert h.remaining_processes() == []
     assert not marker.exists()
+
+
+def test_browser_storage_never_holds_a_typed_credential(tmp_path):
+    """The wizard's browser copy holds credentials as ``$VAR`` references; Gradio 6's run history
+    (every event's raw inputs and outputs in localStorage) would hold the token itself, so the
+    wizard launches with ``run_history=False``. After an import, edits and the pause that saves
+    the browser copy, no localStorage or sessionStorage value contains the secret."""
+    from ui_helpers import wait_saved
+
+    secret = "sk-specwizard-test-9f3a7c"
+    with serve_app() as (demo, url), browser(tmp_path / "profile") as ctx:
+        page = open_wizard(ctx, url)
+        import_command(page, f"vllm serve meta-llama/Llama-3.1-8B-Instruct --api-key {secret} --max-model-len 4096")
+        tab(page, "kv")
+        n = seq(page)
+        page.locator("#f-enforce_eager input[type=checkbox]").click()
+        wait_seq_above(page, n)
+        wait_saved(page, lambda st: st.get("config", {}).get("enforce_eager") is True)
+        stored = page.evaluate("() => [localStorage, sessionStorage].flatMap(s => Object.keys(s).map(k => [k, s.getItem(k)]))")
+        assert stored, "the wizard's browser copy was saved"
+        assert not [k for k, _ in stored if k.startswith("gradio:run-history")]
+        assert not [k for k, v in stored if secret in k or secret in (v or "")]

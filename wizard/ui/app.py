@@ -99,6 +99,12 @@ def _default_launch_kwargs(demo: gr.Blocks) -> None:
         # raise "localhost is not accessible" on a loaded machine; the wizard binds loopback
         # itself, so that probe can only fail spuriously.
         kwargs.setdefault("_frontend", False)
+        # Gradio 6's run history keeps every event's inputs and outputs (up to 100 runs, ~1 MB
+        # here) in the browser's localStorage, unredacted, and re-reads, re-serialises and
+        # re-writes all of it two or three times per event: after a minute of use a click spent
+        # most of its time there (benchmarks/ui_latency.py). The wizard keeps its own session
+        # (BrowserState, credentials redacted); False also deletes runs saved by earlier versions.
+        kwargs.setdefault("run_history", False)
         app_kwargs = dict(kwargs.get("app_kwargs") or {})
         app_kwargs["middleware"] = [*app_kwargs.get("middleware", []),
                                     Middleware(guard.RequestGuard, demo=demo, **getattr(demo, "guard_options", {}))]

@@ -43,12 +43,10 @@ __all__ = ["WizardUI", "Reactor", "sess_of", "QUIET"]
 log = logging.getLogger("wizard.ui")
 
 #: every wizard event: no progress overlay, answered directly (no queue: one HTTP round trip), and
-#: no loading status on any component (``show_progress_on=[]``). Gradio 6.31's frontend keeps a
-#: loading status for every component that was ever an input or output of an event and, on each
-#: status change of ANY event (pending, then complete), pushes all of them again: a tree search, a
-#: value read and a status re-render per component, twice per event. With the wizard's ~90 event
-#: components that was most of a click's time in the browser (statustracker / update_state in a
-#: CPU profile); an empty ``show_progress_on`` keeps that set empty (benchmarks/ui_latency.py).
+#: no loading status on its outputs (``show_progress_on=[]``): Gradio 6.31's frontend re-pushes
+#: the loading status of every component that has one to all of them on each status change of any
+#: event (a tree search and a re-render each, twice per event), and with nothing shown there is
+#: nothing to push for outputs. (The larger cost was Gradio's run history, off in launch().)
 QUIET = {"show_progress": "hidden", "show_progress_on": [], "queue": False}
 SESSIONS_KEPT = 256  # newest-state entries kept (tabs and API clients); older ones fall back to their gr.State
 
