@@ -8,7 +8,7 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.vllm.methods import NGRAM
 
-__all__ = ["ngram_fallback", "NGRAM_LOOKUP"]
+__all__ = ["ngram_fallback", "pin_shared_backend", "NGRAM_LOOKUP"]
 
 # prompt_lookup_min/max for the fallback: vLLM's default is 5/5 (only 5-gram matches, see
 # vllm/config/speculative.py __post_init__); 2..5 also catches short repeats.
@@ -25,3 +25,11 @@ def ngram_fallback(k: int | None = None, description: str = "Use n-gram speculat
         set={"speculative_config": {"method": NGRAM, "num_speculative_tokens": k,
                                     "prompt_lookup_min": NGRAM_LOOKUP[0], "prompt_lookup_max": NGRAM_LOOKUP[1]}},
     )
+
+
+def pin_shared_backend(backend: str) -> Patch:
+    """Pin ``--attention-backend`` to ``backend``, one that accepts both the target and the
+    drafter (replaces a backend vLLM imposed: a model's lock, or the target's inherited by the
+    drafter)."""
+    return Patch(description=f"Pin --attention-backend {backend} (accepted by the target and the drafter)",
+                 set={"attention_backend": backend})

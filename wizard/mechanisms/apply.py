@@ -161,8 +161,7 @@ def layouts(ctx: "CheckContext") -> tuple[AB.AttentionLayout | None, AB.Attentio
     def go():
         cfg = ctx.config
         m = ctx.method
-        # 0.20: get_attn_backend selects every layer non-causal for DFlash, the target's included
-        every = m is not None and ctx.spec is not None and m in (AB.selection_rules(ctx.version).get("non_causal_every_layer") or ())
+        every = _non_causal_every_layer(ctx)
         t = AB.layout_for(ctx.target, kv_cache_dtype=ctx.target_kv_dtype(), dtype=cfg.dtype, block_size=cfg.block_size,
                           tensor_parallel_size=ctx.tp, role="target",
                           **({"use_non_causal": True} if every else {})) if ctx.target is not None else None
@@ -176,6 +175,13 @@ def layouts(ctx: "CheckContext") -> tuple[AB.AttentionLayout | None, AB.Attentio
         return t, d
 
     return _cached(ctx, "layouts", go) or (None, None)
+
+
+def _non_causal_every_layer(ctx: "CheckContext") -> bool:
+    """Whether the release selects every layer, the target's included, non-causal for this
+    speculative method (0.20 for DFlash: get_attn_backend, features.json backend_selection)."""
+    m = ctx.method
+    return m is not None and ctx.spec is not None and m in (AB.selection_rules(ctx.version).get("non_causal_every_layer") or ())
 
 
 def backends(ctx: "CheckContext") -> tuple[AB.Selection | None, AB.Selection | None]:
@@ -484,15 +490,13 @@ def imposed_pin_help(ctx: "CheckContext") -> tuple[list[str], str | None, str]:
     drafter) that a model refuses: (backends a user pin could be that accept the target and,
     when it inherits, the drafter; the first newer release whose backend_selection facts no longer
     impose it; why the layouts are non-causal, or '')."""
-    t_sel, d_sel = backends(ctx)
+    _, d_sel = backends(ctx)
     rules = AB.selection_rules(ctx.version)
-    inherits = bool(rules.get("drafter_inherits_target_backend"))
     alts = alternatives(ctx, "target")
-    if inherits and d_sel is not None:
+    if rules.get("drafter_inherits_target_backend") and d_sel is not None:
         alts = [b for b in alts if b in set(alternatives(ctx, "drafter"))]
-    every = ctx.method in (rules.get("non_causal_every_layer") or ())
     fixed = AB.first_release_where(ctx.version, lambda r: bool(r) and not r.get("drafter_inherits_target_backend")
                                    and not r.get("non_causal_every_layer"))
     why = (f"vLLM {rules.get('release', ctx.version)} selects every layer, the target's included, with use_non_causal for "
-           f"method {ctx.method} (vllm/v1/attention/selector.py get_attn_backend)") if every else ""
+           f"method {ctx.method} (vllm/v1/attention/selector.py get_attn_backend)") if _non_causal_every_layer(ctx) else ""
     return alts, fixed, why

@@ -255,24 +255,19 @@ def _select_priority(table: BackendTable, profile: str, layout: AttentionLayout,
                      unknown=tuple(unknown))
 
 
-def _cpu_facts(table: BackendTable) -> dict:
+def _platform_facts(table: BackendTable, name: str) -> dict:
+    """The release's ``features.json`` platform facts ``name`` ('cpu_selection', 'xpu_selection');
+    {} without a features table (the 0.28-0.33 reading: no extra checks)."""
     try:
-        return (releases.load(table.key, "features.json").get("facts") or {}).get("cpu_selection") or {}
-    except Exception:  # features table missing: the 0.28-0.32 behaviour (no checks)
-        return {}
-
-
-def _xpu_facts(table: BackendTable) -> dict:
-    try:
-        return (releases.load(table.key, "features.json").get("facts") or {}).get("xpu_selection") or {}
-    except Exception:  # features table missing: the 0.28-0.33 reading
+        return (releases.load(table.key, "features.json").get("facts") or {}).get(name) or {}
+    except Exception:
         return {}
 
 
 def _select_cpu(table: BackendTable, profile: str, layout: AttentionLayout, pinned: str | None) -> Selection:
     # vllm/platforms/cpu.py:get_attn_backend_cls; 0.33 adds the two KV-dtype checks (features.json)
     notes = []
-    cpu = _cpu_facts(table)
+    cpu = _platform_facts(table, "cpu_selection")
     kv = layout.kv_cache_dtype
     if layout.use_sparse:
         return Selection(table.release, profile, None, pinned, error="Sparse Attention is not supported on CPU.")
@@ -330,7 +325,8 @@ def _select_xpu(table: BackendTable, profile: str, layout: AttentionLayout, pinn
     if pinned == "TRITON_ATTN":
         return sel("TRITON_ATTN")
     # 0.25+: prefix-LM / batch invariance go to Triton before the pin is checked (features.json xpu_selection)
-    if (layout.use_batch_invariant or layout.use_mm_prefix) and _xpu_facts(table).get("mm_prefix_to_triton", True):
+    if (layout.use_batch_invariant or layout.use_mm_prefix) and \
+            _platform_facts(table, "xpu_selection").get("mm_prefix_to_triton", True):
         return sel("FLASH_ATTN" if pinned == "FLASH_ATTN" else "TRITON_ATTN")
     if layout.dtype == "float32":
         return sel("TRITON_ATTN")

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from wizard.config import Patch
+from wizard.fixes import pin_shared_backend
 from wizard.mechanisms import apply as A
 from wizard.rules.helpers import MLA_ONLY_KV, is_fp8_kv
 from wizard.rules.registry import Rule, Severity, register
@@ -112,5 +113,4 @@ class NoBackendForTarget(Rule):
             + f" vLLM raises 'Selected backend AttentionBackendEnum.{b} is not valid for this configuration' at load."
             + (f" Fix: {'; or '.join(fix)}." if fix else " No backend of this release accepts the layout."),
             fields=fields,
-            fixes=[Patch(description=f"Pin --attention-backend {alts[0]} (accepted by the target and the drafter)",
-                         set={"attention_backend": alts[0]})] if alts else [])
+            fixes=[pin_shared_backend(alts[0])] if alts else [])

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from wizard.config import Patch
+from wizard.fixes import pin_shared_backend
 from wizard.mechanisms import apply as A
 from wizard.rules.helpers import MLA_ONLY_KV, is_fp8_kv
 from wizard.rules.registry import Rule, Severity, register
@@ -75,8 +76,7 @@ class NoBackendForDrafter(Rule):
                 f"{d_sel.pinned} is not valid for this configuration' while loading the drafter."
                 + (f" Fix: {'; or '.join(fix)}." if fix else ""),
                 fields=("speculative_config.model", "attention_backend", "speculative_config.attention_backend"),
-                fixes=[Patch(description=f"Pin --attention-backend {alts[0]} (accepted by the target and the drafter)",
-                             set={"attention_backend": alts[0]})] if alts else [])
+                fixes=[pin_shared_backend(alts[0])] if alts else [])
             return
         if d_sel is None or not d_sel.auto_failed:
             return
