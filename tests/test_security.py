@@ -104,18 +104,20 @@ def test_unsafe_option_table_is_current():
 
 
 def test_risky_options_of_a_config():
+    from wizard.launch.review import review_launch
+
     cfg = parse_command(
         f"vllm serve {LLAMA} --trust-remote-code --tool-parser-plugin /x/p.py --middleware a.b "
         "--kv-transfer-config '{\"kv_connector\":\"X\",\"kv_connector_module_path\":\"evil.mod\"}' "
-        "--chat-template ./t.jinja --generation-config /etc --speculative-config '{\"model\":\"pkg.Proposer\",\"num_speculative_tokens\":2}'")
+        "--chat-template /elsewhere/t.jinja --generation-config /etc --speculative-config '{\"model\":\"pkg.Proposer\",\"num_speculative_tokens\":2}'")
     pol = security.PathPolicy(model_dirs=[str(ROOT)])
-    got = {(r.option.split(" ")[0], r.risk) for r in security.risky_options(cfg, pol)}
+    got = {(r.option.split(" ")[0], r.risk) for r in review_launch(cfg, pol, version="0.32").risky}
     assert {("--trust-remote-code", "code"), ("--tool-parser-plugin", "code"), ("--middleware", "code"),
-            ("--kv-transfer-config", "code"), ("--chat-template", "code"), ("--generation-config", "file"),
+            ("--kv-transfer-config", "code"), ("--chat-template", "file"), ("--generation-config", "file"),
             ("--speculative-config", "code")} <= got
     # off switches and paths inside the allowed folders are fine
     ok = parse_command(f"vllm serve {LLAMA} --no-trust-remote-code --generation-config {ROOT}")
-    assert security.risky_options(ok, pol) == []
+    assert review_launch(ok, pol, version="0.32").risky == []
 
 
 def test_upload_folder_values_are_found(tmp_path, monkeypatch):
@@ -334,6 +336,95 @@ def test_login_attempts_are_throttled_per_client():
         demo.close()
 
 
+def _login_app(**guard_options):
+    """A real Gradio app with a login whose password check counts its calls (the check list)."""
+    from ui_helpers import free_port
+
+    from wizard.ui import build_app
+
+    checks: list[str] = []
+
+    def check(username: str, password: str) -> bool:  # called by Gradio's /login for each checked attempt
+        checks.append(password)
+        return username == "user" and password == "right-password"
+
+    demo = build_app()
+    demo.guard_options = {"delay_base_s": 0.05, "delay_max_s": 0.1, **guard_options}
+    port = free_port()
+    demo.launch(server_port=port, prevent_thread_lock=True, quiet=True, auth=check)
+    return demo, f"http://127.0.0.1:{port}", checks
+
+
+async def _burst(url: str, n: int, spread: int | None = None, per_client: int = 1) -> list[int]:
+    """``n`` clients in parallel, each sending ``per_client`` wrong logins one after the other;
+    all from 127.0.0.1, or client i from 127.0.<spread>.<10+i> (its own loopback address)."""
+    import asyncio
+
+    async def one(i: int) -> list[int]:
+        addr = None if spread is None else f"127.0.{spread}.{10 + i}"
+        transport = httpx.AsyncHTTPTransport(local_address=addr) if addr else None
+        async with httpx.AsyncClient(timeout=120, trust_env=False, transport=transport) as c:
+            return [(await c.post(url + "/login", data={"username": "user", "password": f"wrong{i}-{j}"})).status_code
+                    for j in range(per_client)]
+
+    return [code for codes in await asyncio.gather(*(one(i) for i in range(n))) for code in codes]
+
+
+def test_parallel_login_burst_is_checked_at_most_the_budget():
+    """Issue 20 item 4: the failure used to be recorded after the password check, so 60 parallel
+    wrong logins from one address were all checked. Now an attempt is reserved before the check
+    and one address has at most one in flight: bursts after bursts get at most max_failures
+    checks, then 429 without a check (the auth function counts the checks)."""
+    import asyncio
+
+    demo, url, checks = _login_app(max_failures=5, lockout_s=600.0, global_max_failures=1000)
+    try:
+        codes: list[int] = []
+        for _ in range(20):  # a cap on the bursts; each gets at least one check until the lockout
+            got = asyncio.run(_burst(url, 60))
+            codes += got
+            assert set(got) <= {400, 429}, got
+            assert codes.count(400) == len(checks) <= 5, f"{len(checks)} of {len(codes)} parallel logins were checked"
+            if len(checks) == 5:
+                break
+        assert len(checks) == 5, f"{len(checks)} of {len(codes)} parallel logins were checked"
+        again = asyncio.run(_burst(url, 60))  # locked out: nothing more is checked
+        assert set(again) == {429} and len(checks) == 5
+        with httpx.Client(timeout=60, trust_env=False) as c:
+            r = c.post(url + "/login", data={"username": "user", "password": "right-password"})
+            assert r.status_code == 429 and "failed logins" in r.text and len(checks) == 5
+    finally:
+        demo.close()
+
+
+def test_login_lockout_is_global_across_client_addresses():
+    """Issue 20 item 4: counting per client address only let 20 loopback addresses (127.0.0.x)
+    try 80 passwords without any lockout. The global cap (here 6 failures per minute across all
+    addresses, in flight included) locks every login out, the right password from a fresh
+    address included."""
+    import asyncio
+
+    demo, url, checks = _login_app(max_failures=3, lockout_s=600.0, global_max_failures=6, global_window_s=600.0)
+    try:
+        codes: list[int] = []
+        for k in range(20):  # a cap on the bursts; each gets at least one check until the lockout
+            got = asyncio.run(_burst(url, 20, spread=k, per_client=2))  # 2 < 3: no per-client lockout
+            codes += got
+            assert set(got) <= {400, 429}, got
+            assert codes.count(400) == len(checks) <= 6, f"{len(checks)} of {len(codes)} logins were checked"
+            if len(checks) == 6:
+                break
+        assert len(checks) == 6, f"{len(checks)} of {len(codes)} logins were checked"
+        more = asyncio.run(_burst(url, 20, spread=100))  # locked out: nothing more is checked
+        assert set(more) == {429} and len(checks) == 6, more
+        transport = httpx.HTTPTransport(local_address="127.0.0.99")
+        with httpx.Client(timeout=60, trust_env=False, transport=transport) as c:
+            r = c.post(url + "/login", data={"username": "user", "password": "right-password"})
+            assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1 and len(checks) == 6
+    finally:
+        demo.close()
+
+
 def test_launch_disabled_when_bound_beyond_loopback_without_login():
     """Item 3, notebook path: build_app().launch(server_name="0.0.0.0") used to keep launching on.
     (app.py's own refusal is tested in tests/test_ui_state.py.)"""
@@ -386,7 +477,9 @@ def test_ui_launch_refuses_unsafe_options_without_the_opt_in_and_shows_the_allow
     md = launch.review_md(ui, st)
     assert "`VLLM_LOGGING_LEVEL=DEBUG`" in md and "MY_SETTING" in md and "Not passed" in md
     assert "refused (start `app.py --allow-unsafe-options`" in md and str(tmp_path) in md
+    from wizard.launch.review import review_launch
+
     opted = build_app(allow_model_dirs=[str(tmp_path)], allow_unsafe_options=True).wizard_ui
-    rv = security.review_launch(cfg, opted.policy)
+    rv = review_launch(cfg, opted.policy)
     assert rv.blocking == [] and rv.needs_opt_in(opted.policy) == [] and len(rv.risky) == 2
     assert "**allowed**" in launch.review_md(opted, st)

@@ -14,6 +14,8 @@ import shutil
 from pathlib import Path
 
 import httpx
+import json
+
 import pytest
 
 from ui_helpers import browser, import_command, open_wizard, seq, serve_app, shot, tab, wait_seq_above
@@ -87,17 +89,25 @@ def test_uploaded_sitecustomize_never_runs(tmp_path):
     assert not marker.exists()
 
 
-def test_browser_storage_never_holds_a_typed_credential(tmp_path):
+SPELLINGS = ["--api-key {s}", "--api-k {s}", "--api_key={s}", "--api-key {s} --api-key {s}2", "--api-key {s} {s}3",
+             "--hf-tok {s}", "--hf-token={s}"]
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_browser_storage_never_holds_a_typed_credential(tmp_path, spelling):
     """The wizard's browser copy holds credentials as ``$VAR`` references; Gradio 6's run history
     (every event's raw inputs and outputs in localStorage) would hold the token itself, so the
     wizard launches with ``run_history=False``. After an import, edits and the pause that saves
-    the browser copy, no localStorage or sessionStorage value contains the secret."""
+    the browser copy, no localStorage or sessionStorage value, no decrypted saved state (import
+    notes included) and no text on the page holds the secret, in any spelling vLLM's parser
+    accepts (abbreviations, ``=``, repeated, several keys)."""
     from ui_helpers import wait_saved
 
     secret = "sk-specwizard-test-9f3a7c"
     with serve_app() as (demo, url), browser(tmp_path / "profile") as ctx:
         page = open_wizard(ctx, url)
-        import_command(page, f"vllm serve meta-llama/Llama-3.1-8B-Instruct --api-key {secret} --max-model-len 4096")
+        import_command(page, "vllm serve meta-llama/Llama-3.1-8B-Instruct " + spelling.format(s=secret)
+                       + " --max-model-len 4096")
         tab(page, "kv")
         n = seq(page)
         page.locator("#f-enforce_eager input[type=checkbox]").click()
@@ -107,3 +117,17 @@ def test_browser_storage_never_holds_a_typed_credential(tmp_path):
         assert stored, "the wizard's browser copy was saved"
         assert not [k for k, _ in stored if k.startswith("gradio:run-history")]
         assert not [k for k, v in stored if secret in k or secret in (v or "")]
+        saved = wait_saved(page, lambda st: True)
+        assert secret not in json.dumps(saved), spelling
+        tab(page, "review")
+        # everything shown (exports, notes, the launch review, findings) but the user's own edit box
+        shown = page.evaluate("() => { const c = document.body.cloneNode(true); "
+                              "c.querySelectorAll('#f-extra_args').forEach(e => e.remove()); return c.innerHTML; }")
+        i = shown.find(secret)
+        import re as _re
+        ids = _re.findall(r'id="([\w-]+)"', shown[:i]) if i >= 0 else []
+        assert i < 0, (spelling, ids[-8:])
+        tab(page, "launch")
+        shown = page.evaluate("() => document.body.innerHTML")
+        assert secret not in shown.replace(page.evaluate(
+            "() => (document.querySelector('#f-extra_args') || {innerHTML: ''}).innerHTML"), ""), spelling

@@ -98,10 +98,111 @@ def test_app_refuses_beyond_loopback_without_auth(args):
     assert "--auth" in r.stderr and "refusing" in r.stderr
 
 
+def _app(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    import os
+
+    base = {k: v for k, v in os.environ.items() if k != "SPECWIZARD_AUTH"}
+    return subprocess.run([sys.executable, str(ROOT / "app.py"), *args], capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL, env={**base, **(env or {})})
+
+
+def test_app_refuses_a_password_on_the_command_line():
+    """Issue 20 item 7: `--auth user:pass` put the password in `ps` for every local user."""
+    r = _app("--host", "0.0.0.0", "--auth", "alice:s3cret-pw")
+    assert r.returncode == 2 and "s3cret-pw" not in r.stderr
+    assert "--auth USER" in r.stderr and "SPECWIZARD_AUTH" in r.stderr and "--auth-file" in r.stderr, r.stderr
+
+
 def test_app_bad_auth_value():
-    r = subprocess.run([sys.executable, str(ROOT / "app.py"), "--host", "0.0.0.0", "--auth", "nocolon"],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 2 and "user:password" in r.stderr
+    r = _app("--host", "0.0.0.0", env={"SPECWIZARD_AUTH": "nocolon"})
+    assert r.returncode == 2 and "SPECWIZARD_AUTH" in r.stderr and "user:password" in r.stderr
+    # --auth USER with no password anywhere and no terminal to ask on: refused, saying where to put it
+    r = _app("--host", "0.0.0.0", "--auth", "alice")
+    assert r.returncode == 2 and "terminal" in r.stderr and "SPECWIZARD_AUTH" in r.stderr, r.stderr
+
+
+def _load_app_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("specwizard_app_py", ROOT / "app.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_app_auth_user_takes_the_password_from_file_environment_or_terminal(tmp_path):
+    app = _load_app_module()
+
+    def parse(argv, environ, ask=None):
+        return app.parse_auth(app.build_parser().parse_args(argv), environ=environ, ask=ask)
+
+    def never(prompt):
+        raise AssertionError("asked for a password that was given")
+
+    env = {"SPECWIZARD_AUTH": "alice:pw:with:colons", "OTHER": "1"}
+    assert parse(["--auth", "alice"], env, never) == [("alice", "pw:with:colons")]
+    assert env == {"OTHER": "1"}  # read once and removed: the servers the wizard launches never inherit it
+    assert parse([], {"SPECWIZARD_AUTH": "bob:pw"}) == [("bob", "pw")]  # alone, it is a login too
+    f = tmp_path / "auth"
+    f.write_text("# logins\nalice:from-file\n")
+    assert parse(["--auth", "alice", "--auth-file", str(f)], {}, never) == [("alice", "from-file")]
+    prompts: list[str] = []
+    assert parse(["--auth", "carol"], {}, lambda p: prompts.append(p) or "typed") == [("carol", "typed")]
+    assert prompts and "carol" in prompts[0]
+    with pytest.raises(SystemExit) as e:
+        parse(["--auth", "carol"], {}, lambda p: "")
+    assert e.value.code == 2
+    assert parse([], {}) is None
+
+
+def test_app_auth_user_asks_on_the_terminal_and_keeps_the_password_out_of_ps():
+    """End to end: `app.py --auth alice` on a terminal (a pty) asks for the password without
+    echo; the UI then accepts that login, and no process's command line holds the password."""
+    import os
+    import pty
+    import time
+
+    import httpx
+    import psutil
+    from ui_helpers import free_port
+
+    port = free_port()
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "SPECWIZARD_AUTH"}
+    # a session of its own: getpass uses this pty, never the terminal the tests run in
+    proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port), "--auth", "alice"],
+                            stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                            start_new_session=True)
+    os.close(slave)
+    try:
+        seen = b""
+        deadline = time.monotonic() + 300  # a safety net for a hung start, never a schedule
+        while b"Password for alice" not in seen and time.monotonic() < deadline and proc.poll() is None:
+            try:
+                seen += os.read(master, 1024)
+            except OSError:
+                break
+        assert b"Password for alice" in seen, seen
+        os.write(master, b"typed-pw-42\n")
+        url = f"http://127.0.0.1:{port}"
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"app.py exited with {proc.returncode}: {proc.stdout.read()[-2000:]!r}")
+            try:
+                r = httpx.post(url + "/login", data={"username": "alice", "password": "typed-pw-42"}, timeout=10,
+                               trust_env=False)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("app.py did not serve")
+        assert r.status_code == 200, r.text
+        for p in psutil.process_iter(["cmdline"]):
+            assert "typed-pw-42" not in " ".join(p.info["cmdline"] or [])
+    finally:
+        proc.terminate()
+        proc.wait(timeout=300)
+        os.close(master)
 
 
 def test_app_serves_loopback_by_default(tmp_path):

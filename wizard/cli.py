@@ -191,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="print the argv and environment, start nothing")
     p.add_argument("--smoke", type=_count, default=0, metavar="N", help="send N completion requests once healthy")
     p.add_argument("--force", action="store_true", help="launch even with error findings")
+    p.add_argument("--allow-unsafe-options", action="store_true",
+                   help="launch options that import code, read files, open listeners or take unreviewed text "
+                        "(vLLM's generated allowlist; see docs/security.md)")
     p.add_argument("--port", type=_port, default=None)
     p.add_argument("--gpus", type=_gpus, default=None, help="CUDA_VISIBLE_DEVICES to use, e.g. 0,1")
     p.add_argument("--kv-cache-space-gib", type=_gib, default=None, help="CPU build: VLLM_CPU_KVCACHE_SPACE (GiB)")

@@ -31,15 +31,16 @@ from wizard.launch.watchdog import watchdog
 from wizard.vllm import options as vllm_options
 from wizard.vllm import releases
 
-__all__ = ["is_secret_env", "dest_of", "walk_strings", "SECRET_OPTION_DESTS", "secret_ref", "env_for_option",
+__all__ = ["is_secret_env", "dest_of", "secret_dest", "walk_strings", "SECRET_OPTION_DESTS", "secret_ref", "env_for_option",
            "redact_dict", "redact_config", "secret_values", "scrub", "private_dir", "created_private_dir",
            "write_private"]
 
-_SECRET_NAME = re.compile(r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|ACCESS_KEY_ID|CREDENTIALS?)$", re.I)
+_SECRET_NAME = re.compile(r"(?:^|_)(?:TOKEN|SECRETS?|KEYS?|PASS|PWD|PASSWD|CREDENTIALS?|AUTH)$|PASSWORD", re.I)
 
 
 def is_secret_env(name: str) -> bool:
-    """Whether variable ``name`` holds a credential (HF_TOKEN, VLLM_API_KEY, AWS_SECRET_ACCESS_KEY...)."""
+    """Whether variable ``name`` holds a credential: ``*_TOKEN``, ``*_KEY`` (``VLLM_API_KEY``,
+    ``OPENAI_API_KEY``, ``AWS_SECRET_ACCESS_KEY``), ``*_SECRET``, ``*PASSWORD*``, ``*_CREDENTIALS``."""
     return bool(_SECRET_NAME.search(str(name)))
 
 
@@ -73,6 +74,35 @@ def _secret_dests() -> frozenset[str]:
 
 
 SECRET_OPTION_DESTS = _secret_dests()
+
+
+def _secret_option_strings() -> tuple[str, ...]:
+    out = set()
+    for key in releases.known_releases():
+        for opt, e in vllm_options.serve_options(key).get("options", {}).items():
+            if e.get("dest") in SECRET_OPTION_DESTS and opt.startswith("--"):
+                out.add(opt)
+    return tuple(sorted(out))
+
+
+_SECRET_OPTIONS = _secret_option_strings()
+
+
+def secret_dest(key: Any) -> str | None:
+    """The secret dest (``api_key``, ``hf_token``) that option ``key`` sets in vLLM's parser, in
+    any spelling it accepts: ``api_key``, ``--api-key``, ``--api_key=...``, and every prefix argparse
+    may expand (``--api-k``, ``--hf-tok``: ``allow_abbrev``); None for other options. A prefix
+    that could also be another option counts as secret here (redacting more is harmless)."""
+    k = str(key).split("=", 1)[0].split(".", 1)[0]
+    dest = dest_of(k)
+    if dest in SECRET_OPTION_DESTS:
+        return dest
+    opt = "--" + dest.replace("_", "-")
+    if len(opt) < 4:  # '--a' ... reaches everything; vLLM calls it ambiguous
+        return None
+    hits = {d for o in _SECRET_OPTIONS if o.startswith(opt) for d in [dest_of(o)]}
+    hits = {h.removeprefix("no_") for h in hits}
+    return sorted(hits)[0] if hits else None
 #: the variable vLLM itself reads for a secret option (vllm/envs.py VLLM_API_KEY; huggingface_hub HF_TOKEN)
 _SECRET_ENV_FOR = {"api_key": "VLLM_API_KEY", "hf_token": "HF_TOKEN"}
 _REF = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$")
@@ -110,17 +140,48 @@ def redact_dict(d: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(extra, dict):
         new = {}
         for k, v in extra.items():
-            dest = dest_of(k)
-            if dest in SECRET_OPTION_DESTS and _is_secret_value(dest, v):
+            dest = secret_dest(k)
+            if dest is not None and _is_secret_value(dest, v):
                 ref = f"${env_for_option(dest)}"
                 v = [ref] * len(v) if isinstance(v, list) else ref
             new[k] = v
         out["extra_args"] = new
     inv = out.get("invalid_values")
     if isinstance(inv, dict):
-        out["invalid_values"] = {k: (f"${env_for_option(dest_of(k))}" if dest_of(k) in SECRET_OPTION_DESTS
-                                     and _is_secret_value(dest_of(k), v) else v) for k, v in inv.items()}
+        out["invalid_values"] = {k: (f"${env_for_option(secret_dest(k))}" if secret_dest(k) is not None
+                                     and _is_secret_value(secret_dest(k), v) else v) for k, v in inv.items()}
+    # whatever else repeats a secret value (import notes: a repeated --api-key keeps every value)
+    values = set(secret_values(d))
+    for note in out.get("import_notes") or []:
+        if isinstance(note, dict) and _note_is_secret(note):
+            detail = note.get("detail") or {}
+            held = [detail.get(k) for k in ("values", "value", "raw", "shorthand_value", "config_value", "dropped")]
+            values |= {x for x in walk_strings(held) if len(x) >= 4 and secret_ref(x) is None}
+    values = sorted(values, key=len, reverse=True)
+    if values:
+        for k in list(out):
+            if k not in ("env", "extra_args"):
+                out[k] = _scrub_deep(out[k], values)
     return out
+
+
+def _note_is_secret(note: Mapping[str, Any]) -> bool:
+    """Whether an import note is about a credential option (its field, key or option names one)."""
+    detail = note.get("detail") if isinstance(note.get("detail"), dict) else {}
+    names = [note.get("field"), detail.get("key"), detail.get("option"), detail.get("flag"), detail.get("old")]
+    return any(isinstance(n, str) and secret_dest(n.rsplit(".", 1)[-1]) is not None for n in names)
+
+
+def _scrub_deep(v: Any, values: list[str]) -> Any:
+    if isinstance(v, str):
+        return scrub(v, values)
+    if isinstance(v, dict):
+        return {k: _scrub_deep(x, values) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_scrub_deep(x, values) for x in v]
+    if isinstance(v, tuple):
+        return tuple(_scrub_deep(x, values) for x in v)
+    return v
 
 
 def redact_config(cfg: Any) -> Any:
@@ -136,28 +197,35 @@ def redact_config(cfg: Any) -> Any:
 
 def secret_values(cfg: Any = None, environ: Mapping[str, str] | None = None, argv: Iterable[str] = ()) -> list[str]:
     """Secret values to hide from shown logs: secret variables of ``environ`` and ``cfg.env``,
-    secret options of ``cfg`` and the values after ``--api-key``/``--hf-token`` in ``argv``
+    secret options of ``cfg`` (a ServeConfig or its dict; any spelling, :func:`secret_dest`)
+    and the values after a secret option in ``argv`` (every value of ``--api-key K1 K2``)
     (longest first; values shorter than 4 characters are not worth hiding and would mangle logs)."""
     vals: set[str] = set()
     for k, v in (environ or {}).items():
         if is_secret_env(k) and isinstance(v, str):
             vals.add(v)
     if cfg is not None:
-        for k, v in (getattr(cfg, "env", None) or {}).items():
+        get = cfg.get if isinstance(cfg, Mapping) else (lambda name, default=None: getattr(cfg, name, default))
+        for k, v in (get("env", None) or {}).items():
             if is_secret_env(k) and isinstance(v, str) and secret_ref(v) is None:
                 vals.add(v)
-        for k, v in (getattr(cfg, "extra_args", None) or {}).items():
-            if dest_of(k) in SECRET_OPTION_DESTS:
-                for s in walk_strings(v):
-                    vals.add(s)
+        for part in ("extra_args", "invalid_values"):
+            for k, v in (get(part, None) or {}).items():
+                if secret_dest(k) is not None:
+                    for s in walk_strings(v):
+                        if secret_ref(s) is None:
+                            vals.add(s)
     argv = list(argv)
-    flags = {"--" + d.replace("_", "-") for d in SECRET_OPTION_DESTS}
     for i, a in enumerate(argv):
-        if a in flags and i + 1 < len(argv):
-            vals.add(argv[i + 1])
-        for f in flags:
-            if a.startswith(f + "="):
-                vals.add(a.split("=", 1)[1])
+        if not a.startswith("--") or secret_dest(a) is None:
+            continue
+        if "=" in a:
+            vals.add(a.split("=", 1)[1])
+            continue
+        j = i + 1
+        while j < len(argv) and not argv[j].startswith("-"):
+            vals.add(argv[j])
+            j += 1
     return sorted((v for v in vals if len(v) >= 4 and v.lower() not in ("true", "false")), key=len, reverse=True)
 
 

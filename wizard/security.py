@@ -13,12 +13,11 @@ generated out of vLLM itself (``scripts/dump_vllm_launch_policy.py`` ->
   ``VLLM_LOGGING_CONFIG_PATH``/``VLLM_PLUGINS``/``*_SO_PATH``...) are **refused**; any other
   variable is **dropped** (not passed; the user sets it in the shell that starts the wizard,
   whose environment the server inherits). Secrets (``HF_TOKEN``, ``*_API_KEY``) are passed.
-* **Options** (:func:`risky_options`): `vllm serve` options whose value is code to import
-  (``--tool-parser-plugin``, ``--middleware``, ``--worker-cls``, ``--logits-processors``,
-  ``--trust-remote-code``, a custom-class speculative proposer...), a file the server reads
-  (``--chat-template``, ``--generation-config``, ``--ssl-keyfile``...; allowed when inside the
-  allowed folders) or that widen the API (``--allowed-local-media-path``). In the UI they need an
-  explicit opt-in of the person who started it (``app.py --allow-unsafe-options``).
+* **Options** are judged on the argv the server will parse, by an allowlist generated from each
+  release's source: :mod:`wizard.launch_policy` (the table and the verdict) and
+  :mod:`wizard.launch.review` (the plan that is both shown and run). Options that import code,
+  read files outside the allowed folders, open listeners or take unreviewed text need the
+  opt-in of the person who started the UI (``app.py --allow-unsafe-options``).
 * **Uploads** (:func:`uses_upload`): no value may point into Gradio's upload folder or the
   wizard's private folder.
 
@@ -34,24 +33,19 @@ import json
 import os
 import re
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from packaging.version import Version
 
-from wizard.privacy import created_private_dir, dest_of, is_secret_env, walk_strings
-from wizard.resolve import is_custom_proposer_path
-from wizard.vllm import options as vllm_options
+from wizard.privacy import created_private_dir, is_secret_env
 from wizard.vllm import releases
-from wizard.vllm.methods import CUSTOM_CLASS
 from wizard.vllm.versions import default_version
 
 __all__ = [
     "EnvVerdict",
     "classify_env",
     "review_env",
-    "RiskyOption",
-    "risky_options",
     "uses_upload",
     "PathPolicy",
     "default_model_dirs",
@@ -59,8 +53,6 @@ __all__ = [
     "is_local_path",
     "upload_dirs",
     "policy_table",
-    "LaunchReview",
-    "review_launch",
 ]
 
 
@@ -279,20 +271,6 @@ class PathPolicy:
 
 # ---- options -----------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class RiskyOption:
-    """One option of a configuration that loads code, reads a file or widens the API.
-
-    ``field``: dotted ServeConfig path ('extra_args.tool_parser_plugin'); ``option``: the
-    `vllm serve` spelling; ``risk``: code | file | exposes; ``reason``: vLLM's own words."""
-
-    field: str
-    option: str
-    risk: str
-    value: str
-    reason: str
-
-
 def _as_json_obj(v: Any) -> Any:
     if isinstance(v, str) and v.strip().startswith(("{", "[")):
         try:
@@ -300,71 +278,6 @@ def _as_json_obj(v: Any) -> Any:
         except ValueError:
             return v
     return v
-
-
-def _truthy(v: Any) -> bool:
-    if isinstance(v, str):
-        return v.strip().lower() not in ("false", "0", "no", "off", "")
-    return bool(v)
-
-
-def risky_options(cfg: Any, policy: PathPolicy | None = None, version: str | None = None) -> list[RiskyOption]:
-    """Every option of ``cfg`` (a ServeConfig) that loads code, reads a file outside the allowed
-    folders, or widens the API, per the generated table (plus the speculative proposer class and
-    local drafter/target paths outside ``policy.model_dirs``). Flags count only when on."""
-    policy = policy or PathPolicy()
-    table = policy_table(version)
-    by_dest: dict[str, tuple[str, dict]] = {}
-    for opt, e in table.get("options", {}).items():
-        by_dest.setdefault(e["dest"], (opt, e))
-    nested = table.get("nested", {})
-    out: list[RiskyOption] = []
-
-    def file_ok(val: str) -> bool:  # a Hub id or inline text, or a path inside the allowed folders
-        return not is_local_path(val) or policy.allows(val)
-
-    def add(field_: str, option: str, e: dict, value: Any) -> None:
-        risk = e["risk"]
-        if e.get("flag") or isinstance(value, bool):
-            if not _truthy(value):
-                return
-            text = "on"
-        else:
-            text = value if isinstance(value, str) else json.dumps(value, default=str)
-            if risk == "file" and all(file_ok(s) for s in walk_strings(value) if s):
-                return
-        out.append(RiskyOption(field_, option, risk, str(text)[:200], e.get("why", "")))
-
-    items: list[tuple[str, str, Any]] = []
-    d = cfg.model_dump(exclude_none=True) if hasattr(cfg, "model_dump") else dict(cfg)
-    for k in ("tokenizer",):
-        if d.get(k) is not None:
-            items.append((k, k, d[k]))
-    for k, v in (d.get("extra_args") or {}).items():
-        items.append((f"extra_args.{k}", dest_of(k), v))
-    for fld, dest, v in items:
-        head, dot, rest = dest.partition(".")
-        if dot:  # --kv-transfer-config.kv_connector_module_path X
-            e = nested.get(f"{head}.{rest}")
-            if e is not None:
-                add(fld, f"--{head.replace('_', '-')}.{rest}", e, v)
-            continue
-        if dest in by_dest:
-            opt, e = by_dest[dest]
-            add(fld, opt, e, v)
-        obj = _as_json_obj(v)
-        if isinstance(obj, dict):
-            for sub, sv in obj.items():
-                e = nested.get(f"{dest}.{sub}")
-                if e is not None and sv not in (None, "", False):
-                    add(fld, f"--{dest.replace('_', '-')} {{\"{sub}\": ...}}", e, sv)
-    sc = d.get("speculative_config") or {}
-    method = sc.get("method")
-    smodel = sc.get("model")
-    if method == CUSTOM_CLASS or (method is None and is_custom_proposer_path(smodel)):
-        out.append(RiskyOption("speculative_config.model", f"--speculative-config {{\"method\": \"{CUSTOM_CLASS}\"}}", "code",
-                               str(smodel)[:200], "custom proposer class imported by vLLM (vllm/config/speculative.py)"))
-    return out
 
 
 def uses_upload(cfg: Any, dirs: Iterable[str] | None = None) -> list[str]:
@@ -396,44 +309,3 @@ def uses_upload(cfg: Any, dirs: Iterable[str] | None = None) -> list[str]:
 
     visit("", d)
     return sorted(set(hits))
-
-
-@dataclass
-class LaunchReview:
-    """What a launch from the UI would run, for the Launch step and the refusal message.
-
-    ``env``: :func:`review_env` of ``cfg.env``; ``risky``: :func:`risky_options`; ``uploads``:
-    fields pointing into upload folders; ``paths``: model/drafter fields outside the allowed
-    folders. ``blocking`` lists what stops the launch whatever the settings; ``needs_opt_in``
-    what needs ``allow_unsafe_options``."""
-
-    env: dict[str, list[EnvVerdict]] = field(default_factory=dict)
-    risky: list[RiskyOption] = field(default_factory=list)
-    uploads: list[str] = field(default_factory=list)
-    paths: list[str] = field(default_factory=list)
-
-    @property
-    def blocking(self) -> list[str]:
-        out = [f"environment variable {v.reason}; drop it (set it in the shell that starts the wizard if "
-               "you trust it)" for v in self.env.get("refuse", [])]
-        out += [f"{f}: points into the UI's upload folder; uploaded files are never launch inputs" for f in self.uploads]
-        out += [f"{f}: local folder outside the folders this UI may read (app.py --allow-model-dir DIR)" for f in self.paths]
-        return out
-
-    def needs_opt_in(self, policy: PathPolicy) -> list[RiskyOption]:
-        return [] if policy.allow_unsafe_options else list(self.risky)
-
-
-def review_launch(cfg: Any, policy: PathPolicy | None = None, version: str | None = None) -> LaunchReview:
-    """Everything :class:`LaunchReview` says about launching ``cfg`` under ``policy``."""
-    policy = policy or PathPolicy()
-    r = LaunchReview(env=review_env(getattr(cfg, "env", None), version), risky=risky_options(cfg, policy, version),
-                     uploads=uses_upload(cfg))
-    names = [("model", getattr(cfg, "model", None))]
-    sc = getattr(cfg, "speculative_config", None)
-    if sc is not None and getattr(sc, "model", None):
-        names.append(("speculative_config.model", sc.model))
-    for fld, name in names:
-        if name and not policy.allows(name) and fld not in r.uploads:
-            r.paths.append(fld)
-    return r

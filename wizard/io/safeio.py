@@ -14,8 +14,10 @@ and what to do. Every reader here has a budget and raises :class:`InputRefused` 
 * :func:`yaml_load_bounded` -- YAML safe loading that composes the node graph first and
   measures it *with aliases expanded* before building any Python object: the "billion laughs"
   document (nested aliases, a few hundred bytes that expand to billions of nodes), recursive
-  aliases (``&a [*a]``) and absurd nesting are refused. PyYAML itself shares aliased objects,
-  but every later step (JSON export, deep copies, pydantic) walks the expanded tree.
+  aliases (``&a [*a]``) and absurd nesting are refused, and so is a document whose scalars,
+  counted once per use through aliases, exceed a byte budget (a 900 KB string repeated through
+  10,000 aliases is 10,000 nodes but 9 GB). PyYAML itself shares aliased objects, but every
+  later step (JSON export, deep copies, pydantic, the UI's state) walks the expanded tree.
 
 Budgets (module constants) are far above anything real: a ``vllm serve --config`` YAML is a
 few hundred bytes to a few KiB with ~5-100 keys; vLLM 0.32's ``vllm serve`` parser has about
@@ -42,6 +44,7 @@ __all__ = [
     "yaml_expanded_size",
     "MAX_YAML_CONFIG_BYTES",
     "MAX_YAML_NODES",
+    "MAX_YAML_EXPANDED_BYTES",
     "MAX_NESTING",
     "MAX_JSON_VALUES",
 ]
@@ -50,6 +53,11 @@ __all__ = [
 MAX_YAML_CONFIG_BYTES = 1 << 20
 #: Largest YAML document, counted in nodes with every alias expanded.
 MAX_YAML_NODES = 100_000
+#: Largest YAML document in bytes with every alias expanded: the characters of its scalars, each
+#: counted once per use. Four times the largest --config file read (:data:`MAX_YAML_CONFIG_BYTES`)
+#: and the size of the largest UI session (``wizard.ui.state.SESSION_MAX_BYTES``), so whatever a
+#: YAML import brings fits a session. Real files: a few KiB, and aliases there repeat small blocks.
+MAX_YAML_EXPANDED_BYTES = 4 << 20
 #: Deepest nesting of lists/mappings accepted in YAML and JSON documents read here.
 MAX_NESTING = 64
 #: Most JSON values (rough count: commas + brackets) one JSON text may hold before parsing.
@@ -170,16 +178,21 @@ def _json_depth_ok(text: str, limit: int) -> bool:
 
 
 def json_loads_bounded(data: str | bytes, *, what: str = "JSON", max_values: int = MAX_JSON_VALUES,
-                       max_depth: int | None = None) -> Any:
+                       max_depth: int | None = None, max_bytes: int | None = None) -> Any:
     """``json.loads`` with a budget. NaN/Infinity are accepted (Python's and transformers' JSON
-    readers accept them; callers judge the values).
+    readers accept them; callers judge the values). JSON has no aliases: the parsed document is
+    about as large as the text, so the byte budget is the text's length (``max_bytes``; None:
+    whatever the caller read, e.g. a file capped by :func:`read_regular_file`).
 
     Raises:
-        InputRefused: not UTF-8, more than ``max_values`` values (counted before parsing),
-            nested deeper than ``max_depth`` (default: whatever Python can parse), an integer of
-            more than 4300 digits (Python's int-string limit), or not valid JSON (line, column and
-            reason). Every message starts with ``what``.
+        InputRefused: not UTF-8, longer than ``max_bytes``, more than ``max_values`` values
+            (counted before parsing), nested deeper than ``max_depth`` (default: whatever Python
+            can parse), an integer of more than 4300 digits (Python's int-string limit), or not
+            valid JSON (line, column and reason). Every message starts with ``what``.
     """
+    if max_bytes is not None and len(data) > max_bytes:
+        raise InputRefused(f"{what} is {_size(len(data))}, more than the {_size(max_bytes)} SpecWizard reads for it; "
+                           "is this the right file?", what)
     if isinstance(data, (bytes, bytearray)):
         text = decode_text(bytes(data), what=what)
     else:
@@ -209,15 +222,22 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def yaml_expanded_size(node: yaml.Node, *, max_nodes: int = MAX_YAML_NODES, max_depth: int = MAX_NESTING,
-                       what: str = "YAML") -> int:
+                       what: str = "YAML", max_bytes: int | None = MAX_YAML_EXPANDED_BYTES) -> int:
     """Nodes of the document with every alias expanded (each use of an anchor counts its whole
     subtree again). Iterative, memoised per node: linear in the size of the *text*.
 
+    The same walk sums the characters of the scalars, each counted once per use (the bytes a JSON
+    export or a deep copy of the built document holds, give or take punctuation): beyond
+    ``max_bytes`` (None: no byte budget) the document is refused after the walk, with the total.
+
     Raises:
         InputRefused: a recursive alias (a node that contains itself), nesting deeper than
-            ``max_depth``, or more than ``max_nodes`` expanded nodes.
+            ``max_depth``, more than ``max_nodes`` expanded nodes, or more than ``max_bytes``
+            expanded bytes (the message names ``what``, the total and the top-level key holding
+            most of it).
     """
     sizes: dict[int, int] = {}
+    nbytes: dict[int, int] = {}
     on_path: set[int] = set()
     # (node, depth, children-pushed?)
     stack: list[tuple[yaml.Node, int, bool]] = [(node, 1, False)]
@@ -226,13 +246,15 @@ def yaml_expanded_size(node: yaml.Node, *, max_nodes: int = MAX_YAML_NODES, max_
         key = id(cur)
         if expanded:
             on_path.discard(key)
-            total = 1 + sum(sizes[id(ch)] for ch in _children(cur))
+            kids = _children(cur)
+            total = 1 + sum(sizes[id(ch)] for ch in kids)
             if total > max_nodes:
                 raise InputRefused(
                     f"{what} expands to more than {max_nodes:,} values (YAML aliases such as *a repeat whole "
                     "blocks; a few hundred bytes can expand to billions); write the values out or remove the aliases",
                     what)
             sizes[key] = total
+            nbytes[key] = sum(nbytes[id(ch)] for ch in kids)
             continue
         if key in sizes:
             continue
@@ -245,6 +267,7 @@ def yaml_expanded_size(node: yaml.Node, *, max_nodes: int = MAX_YAML_NODES, max_
         kids = _children(cur)
         if not kids:
             sizes[key] = 1
+            nbytes[key] = len(cur.value) if isinstance(cur, yaml.ScalarNode) and isinstance(cur.value, str) else 0
             continue
         on_path.add(key)
         stack.append((cur, depth, True))
@@ -254,6 +277,16 @@ def yaml_expanded_size(node: yaml.Node, *, max_nodes: int = MAX_YAML_NODES, max_
                                    "vLLM cannot read it: remove the alias", what)
             if id(ch) not in sizes:
                 stack.append((ch, depth + 1, False))
+    total_bytes = nbytes[id(node)]
+    if max_bytes is not None and total_bytes > max_bytes:
+        where = ""
+        if isinstance(node, yaml.MappingNode) and node.value:
+            k, v = max(node.value, key=lambda kv: nbytes[id(kv[0])] + nbytes[id(kv[1])])
+            name = k.value if isinstance(k, yaml.ScalarNode) and isinstance(k.value, str) else "?"
+            where = f" (most of it under `{name[:60]}`)"
+        raise InputRefused(
+            f"{what}: YAML aliases expand to {_size(total_bytes)}{where}, more than the {_size(max_bytes)} "
+            "SpecWizard reads (each *alias repeats the whole anchored value); is this the right file?", what)
     return sizes[id(node)]
 
 
@@ -270,14 +303,14 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 
 
 def yaml_load_bounded(text: str, *, what: str = "YAML", max_nodes: int = MAX_YAML_NODES,
-                      max_depth: int = MAX_NESTING) -> Any:
+                      max_depth: int = MAX_NESTING, max_bytes: int | None = MAX_YAML_EXPANDED_BYTES) -> Any:
     """``yaml.safe_load(text)`` that measures the composed node graph before constructing it
     (see :func:`yaml_expanded_size`). Uses libyaml's C loader when present.
 
     Raises:
         yaml.YAMLError: the text is not YAML (callers report line and column).
-        InputRefused: beyond the node/depth budget, a recursive alias, or a scalar Python cannot
-            hold (an integer of more than 4300 digits).
+        InputRefused: beyond the node/byte/depth budget, a recursive alias, or a scalar Python
+            cannot hold (an integer of more than 4300 digits).
     """
     loader = _LOADER(text)
     try:
@@ -287,7 +320,7 @@ def yaml_load_bounded(text: str, *, what: str = "YAML", max_nodes: int = MAX_YAM
             raise InputRefused(f"{what} is nested too deeply to read; vLLM options are at most a few levels deep", what) from None
         if node is None:
             return None
-        yaml_expanded_size(node, max_nodes=max_nodes, max_depth=max_depth, what=what)
+        yaml_expanded_size(node, max_nodes=max_nodes, max_depth=max_depth, what=what, max_bytes=max_bytes)
         try:
             return loader.construct_document(node)
         except RecursionError:

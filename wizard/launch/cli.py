@@ -16,6 +16,8 @@ import time
 from typing import Any, TextIO
 
 from wizard.config import ServeConfig
+from wizard.launch.review import PolicyRefused, review_plan
+from wizard.security import PathPolicy
 from wizard.launch.errors import LaunchError, LaunchRefused, PortInUse
 from wizard.launch.launcher import launch, plan_launch
 from wizard.launch.machine import compare_machine, render_differences, this_machine
@@ -33,6 +35,12 @@ def _gpus(args) -> Any:
     if g:
         return g
     return None
+
+
+def _policy(args) -> PathPolicy:
+    """The CLI is the local user: any folder; options that load code only with
+    ``--allow-unsafe-options`` (a pasted command or a --config file may carry them unnoticed)."""
+    return PathPolicy(model_dirs=None, allow_unsafe_options=bool(getattr(args, "allow_unsafe_options", False)))
 
 
 def cli_serve(args, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -63,6 +71,11 @@ def cli_serve(args, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | N
             out.write(render_differences(diffs, prefix="# ") + "\n")
         for d in machine.gpus:
             out.write(f"# gpu {d.index}: {d.name}, {d.memory_free_bytes / 2**30:.1f} of {d.memory_total_bytes / 2**30:.1f} GiB free\n")
+        rv = review_plan(plan, cfg, _policy(args))
+        for r in rv.risky:
+            out.write(f"# needs --allow-unsafe-options: {r.text()}\n")
+        for b in rv.blocking:
+            out.write(f"# refused: {b}\n")
         out.write("# argv\n")
         out.write(json.dumps(shown["argv"]) + "\n")
         out.write(shlex.join(shown["argv"]) + "\n")
@@ -73,7 +86,12 @@ def cli_serve(args, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | N
     try:
         h = launch(cfg, port=port, gpus=_gpus(args), kv_cache_space_gib=kv, force=getattr(args, "force", False),
                    vllm_version=getattr(args, "vllm_version", None), gpu=getattr(args, "gpu", None),
-                   allow_hub=not getattr(args, "offline", False))
+                   allow_hub=not getattr(args, "offline", False), policy=_policy(args))
+    except PolicyRefused as e:
+        err.write("wizard: refusing to launch (launch policy, docs/security.md):\n")
+        for line in e.review.problems(_policy(args)):
+            err.write(f"  - {line}\n")
+        return 1
     except LaunchRefused as e:
         err.write(f"wizard: {e}\n")
         for f in e.findings:

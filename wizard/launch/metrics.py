@@ -15,6 +15,12 @@ Derived (same as vLLM's own SpecDecodingLogging): acceptance rate = accepted / d
 mean acceptance length = 1 + accepted / drafts (tokens per target step); per-position
 acceptance = accepted_at_i / drafts. Rates (drafts/s, generation tokens/s) come from counter
 deltas between two scrapes; "window" figures use the same deltas (what happened lately).
+
+Budgets (a broken or hostile server must not grow the wizard; issue 20 item 3): at most
+:data:`MAX_METRICS_BYTES` of a page are read (streamed, the rest never downloaded), only the
+sample lines of the metrics above are parsed, ``position`` labels above :data:`MAX_POSITIONS`
+are ignored with a note (vLLM's k is far below: one label per draft token), and the history
+(:class:`MetricsSeries`) is bounded in entries and in bytes.
 """
 
 from __future__ import annotations
@@ -34,15 +40,64 @@ from wizard.vllm.methods import (
 )
 
 __all__ = ["MetricsSnapshot", "MetricsSeries", "parse_metrics", "snapshot_from_text", "scrape", "advice", "Advice",
-           "METHOD_NORMS", "summary_line", "plot_data"]
+           "METHOD_NORMS", "summary_line", "plot_data", "read_capped", "MAX_METRICS_BYTES", "MAX_POSITIONS",
+           "HISTORY_MAX_BYTES", "MAX_SAMPLE_LINES"]
+
+#: Most bytes of one /metrics page read. A vLLM page is 20-200 KiB (histograms of every
+#: engine and model included); the rest of a larger one is not downloaded.
+MAX_METRICS_BYTES = 4 << 20
+#: Highest ``position`` label of ``spec_decode_num_accepted_tokens_per_pos`` kept (one label per
+#: draft token; vLLM's num_speculative_tokens is a few, at most tens). Higher ones are ignored.
+MAX_POSITIONS = 512
+#: Bytes the kept snapshots of one server may hold (estimated; :meth:`MetricsSnapshot.cost`):
+#: 1,800 normal scrapes (an hour at 2 s) take ~5 MiB; the oldest go first beyond this.
+HISTORY_MAX_BYTES = 32 << 20
+
+#: The metrics parse_metrics reads: only their sample lines go to the Prometheus parser.
+_SIMPLE = {
+    "vllm:spec_decode_num_drafts_total": "num_drafts",
+    "vllm:spec_decode_num_draft_tokens_total": "num_draft_tokens",
+    "vllm:spec_decode_num_accepted_tokens_total": "num_accepted_tokens",
+    "vllm:generation_tokens_total": "generation_tokens",
+    "vllm:prompt_tokens_total": "prompt_tokens",
+    "vllm:num_requests_running": "running",
+    "vllm:num_requests_waiting": "waiting",
+    "vllm:request_success_total": "requests_success",
+}
+_PER_POS = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
+_KV = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")
+_WANTED = frozenset([*_SIMPLE, _PER_POS, *_KV])
+_NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+
+
+#: Most sample lines of the wanted metrics parsed from one page (a real page has ~15 per engine
+#: and model); the Prometheus parser costs ~10 us a line.
+MAX_SAMPLE_LINES = 20_000
+
+
+def _wanted_lines(text: str) -> tuple[str, int]:
+    """(the sample lines of the metrics parse_metrics reads, how many more were dropped beyond
+    :data:`MAX_SAMPLE_LINES`). Comments and every other metric are left out: the Prometheus
+    parser then costs per wanted line, not per line of the page."""
+    keep = []
+    extra = 0
+    for line in text.splitlines():
+        m = _NAME.match(line)
+        if m is not None and m.group(0) in _WANTED:
+            if len(keep) < MAX_SAMPLE_LINES:
+                keep.append(line)
+            else:
+                extra += 1
+    return ("\n".join(keep) + "\n" if keep else ""), extra
 
 
 def parse_metrics(text: str) -> dict[str, Any]:
     """Raw vLLM counters/gauges from Prometheus text, summed over engines/models.
 
     Returns keys: num_drafts, num_draft_tokens, num_accepted_tokens (float counts),
-    accepted_per_pos (list, index = position), generation_tokens, prompt_tokens,
-    kv_cache_usage (0..1 or None), running, waiting, requests_success (counts).
+    accepted_per_pos (list, index = position, at most :data:`MAX_POSITIONS` + 1 entries),
+    generation_tokens, prompt_tokens, kv_cache_usage (0..1 or None), running, waiting,
+    requests_success (counts), notes (what was ignored, in words; usually empty).
 
     Raises:
         ValueError: the text is not Prometheus exposition format.
@@ -52,37 +107,43 @@ def parse_metrics(text: str) -> dict[str, Any]:
     out: dict[str, Any] = {
         "num_drafts": 0.0, "num_draft_tokens": 0.0, "num_accepted_tokens": 0.0, "accepted_per_pos": [],
         "generation_tokens": 0.0, "prompt_tokens": 0.0, "kv_cache_usage": None, "running": 0.0, "waiting": 0.0,
-        "requests_success": 0.0, "has_spec": False,
+        "requests_success": 0.0, "has_spec": False, "notes": [],
     }
     per_pos: dict[int, float] = {}
-    simple = {
-        "vllm:spec_decode_num_drafts_total": "num_drafts",
-        "vllm:spec_decode_num_draft_tokens_total": "num_draft_tokens",
-        "vllm:spec_decode_num_accepted_tokens_total": "num_accepted_tokens",
-        "vllm:generation_tokens_total": "generation_tokens",
-        "vllm:prompt_tokens_total": "prompt_tokens",
-        "vllm:num_requests_running": "running",
-        "vllm:num_requests_waiting": "waiting",
-        "vllm:request_success_total": "requests_success",
-    }
-    for fam in text_string_to_metric_families(text):
+    ignored: list[str] = []
+    n_ignored = 0
+    wanted, dropped = _wanted_lines(text)
+    for fam in text_string_to_metric_families(wanted):
         for s in fam.samples:
             name, labels, value = s.name, s.labels, s.value
-            if name in simple:
-                out[simple[name]] += value
+            if name in _SIMPLE:
+                out[_SIMPLE[name]] += value
                 if name.startswith("vllm:spec_decode"):
                     out["has_spec"] = True
-            elif name == "vllm:spec_decode_num_accepted_tokens_per_pos_total":
+            elif name == _PER_POS:
+                label = str(labels.get("position", "0"))
                 try:
-                    pos = int(labels.get("position", "0"))
+                    pos = int(label) if len(label) <= 12 else -1
                 except ValueError:
                     continue
+                if not 0 <= pos <= MAX_POSITIONS:
+                    n_ignored += 1
+                    if len(ignored) < 3:
+                        ignored.append(repr(label[:20]))
+                    continue
                 per_pos[pos] = per_pos.get(pos, 0.0) + value
-            elif name in ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"):
+            elif name in _KV:
                 cur = out["kv_cache_usage"]
                 out["kv_cache_usage"] = value if cur is None else max(cur, value)
     if per_pos:
         out["accepted_per_pos"] = [per_pos.get(i, 0.0) for i in range(max(per_pos) + 1)]
+    if n_ignored:
+        more = f" and {n_ignored - len(ignored):,} more" if n_ignored > len(ignored) else ""
+        out["notes"].append(f"{_PER_POS}: position label(s) {', '.join(ignored)}{more} ignored (outside "
+                            f"0..{MAX_POSITIONS}; vLLM reports one position per draft token)")
+    if dropped:
+        out["notes"].append(f"/metrics: {dropped:,} sample lines beyond the first {MAX_SAMPLE_LINES:,} of the "
+                            "speculative-decoding and token metrics ignored")
     return out
 
 
@@ -121,6 +182,17 @@ class MetricsSnapshot:
     def num_drafts(self) -> float:
         return self.raw.get("num_drafts", 0.0)
 
+    @property
+    def notes(self) -> list[str]:
+        """What the scrape left out (an oversized page, absurd position labels), in words."""
+        return list(self.raw.get("notes") or [])
+
+    def cost(self) -> int:
+        """Estimated bytes this snapshot holds (objects, dict and the per-position lists: ~32
+        bytes a float in a list): what :class:`MetricsSeries` budgets."""
+        n = len(self.raw.get("accepted_per_pos") or ()) + len(self.per_position) + len(self.window_per_position)
+        return 2048 + 32 * n + sum(len(x) for x in self.raw.get("notes") or ())
+
     def as_json(self) -> dict[str, Any]:
         return {
             "time": self.time, "dt": self.dt,
@@ -133,7 +205,7 @@ class MetricsSnapshot:
             "window_mean_acceptance_length": self.window_mean_acceptance_length,
             "window_per_position": list(self.window_per_position),
             "drafts_per_s": self.drafts_per_s, "generation_tokens_per_s": self.generation_tokens_per_s,
-            "kv_cache_usage": self.kv_cache_usage,
+            "kv_cache_usage": self.kv_cache_usage, **({"notes": self.notes} if self.notes else {}),
         }
 
 
@@ -186,32 +258,70 @@ def is_monitor_line(line: str) -> bool:
     return "specwizard=monitor" in line and _MONITOR_LINE.search(line) is not None
 
 
-def scrape(base_url: str, prev: MetricsSnapshot | None = None, client: Any = None, timeout: float = 5.0) -> MetricsSnapshot:
+def read_capped(response: Any, limit: int = MAX_METRICS_BYTES) -> tuple[str, bool]:
+    """(text, truncated) of a streamed httpx ``response``: at most ``limit`` bytes are read (the
+    rest is never downloaded); a cut page ends at its last whole line."""
+    chunks: list[bytes] = []
+    got = 0
+    for chunk in response.iter_bytes():
+        chunks.append(chunk)
+        got += len(chunk)
+        if got > limit:
+            break
+    data = b"".join(chunks)
+    truncated = len(data) > limit
+    if truncated:
+        data = data[:limit]
+        data = data[:data.rfind(b"\n") + 1]
+    return data.decode("utf-8", errors="replace"), truncated
+
+
+def scrape(base_url: str, prev: MetricsSnapshot | None = None, client: Any = None, timeout: float = 5.0,
+           max_bytes: int = MAX_METRICS_BYTES) -> MetricsSnapshot:
     """GET ``base_url/metrics`` (tagged with :data:`MONITOR_PARAMS`) and return a snapshot
-    (rates relative to ``prev``).
+    (rates relative to ``prev``). The page is streamed and read up to ``max_bytes``; a longer
+    one is cut at its last whole line before the limit, and the snapshot's notes say so.
 
     Raises:
         httpx.HTTPError: connection failure or non-2xx answer.
     """
     url = base_url.rstrip("/") + "/metrics"
     if client is None:
-        r = httpx.get(url, params=MONITOR_PARAMS, timeout=timeout, trust_env=False)
-    else:
-        r = client.get(url, params=MONITOR_PARAMS)
-    r.raise_for_status()
-    return snapshot_from_text(r.text, prev)
+        with httpx.Client(timeout=timeout, trust_env=False) as own:
+            return scrape(base_url, prev, own, timeout, max_bytes)
+    with client.stream("GET", url, params=MONITOR_PARAMS) as r:
+        r.raise_for_status()
+        text, truncated = read_capped(r, max_bytes)
+    snap = snapshot_from_text(text, prev)
+    if truncated:
+        snap.raw.setdefault("notes", []).append(
+            f"/metrics page larger than {max_bytes >> 20} MiB: only its first {max_bytes >> 20} MiB were read")
+    return snap
 
 
 class MetricsSeries:
-    """Bounded, thread-safe time series of snapshots (oldest dropped first)."""
+    """Bounded, thread-safe time series of snapshots (oldest dropped first): at most ``maxlen``
+    snapshots and ``max_bytes`` of them (:meth:`MetricsSnapshot.cost`)."""
 
-    def __init__(self, maxlen: int = 1800):
-        self._d: collections.deque[MetricsSnapshot] = collections.deque(maxlen=maxlen)
+    def __init__(self, maxlen: int = 1800, max_bytes: int = HISTORY_MAX_BYTES):
+        self._d: collections.deque[MetricsSnapshot] = collections.deque()
+        self.maxlen = maxlen
+        self.max_bytes = max_bytes
+        self._bytes = 0
         self._lock = threading.Lock()
 
     def add(self, snap: MetricsSnapshot) -> None:
+        cost = snap.cost()
         with self._lock:
             self._d.append(snap)
+            self._bytes += cost
+            while len(self._d) > 1 and (len(self._d) > self.maxlen or self._bytes > self.max_bytes):
+                self._bytes -= self._d.popleft().cost()
+
+    @property
+    def nbytes(self) -> int:
+        """Estimated bytes of the kept snapshots."""
+        return self._bytes
 
     def latest(self) -> MetricsSnapshot | None:
         with self._lock:

@@ -94,6 +94,8 @@ class LaunchPlan:
     env: dict[str, str] = field(default_factory=dict, repr=False)
     env_dropped: list[str] = field(default_factory=list)
     secrets: list[str] = field(default_factory=list, repr=False)
+    #: the launcher's own 0600 ``--config`` file of credentials (several API keys), or None
+    secret_config: str | None = None
 
     @property
     def base_url(self) -> str:

@@ -9,18 +9,23 @@ Field sources (vLLM 0.32 ``vllm/config/model.py``, ``vllm/transformers_utils/con
 likewise for speculators-format drafters (``vllm/transformers_utils/configs/speculators``).
 
 Error policy: never raises on bad values. A field of the wrong type is written to
-``ModelInfo.notes`` and stays ``None``; a config vLLM could not load (not an object, NaN, sizes
-beyond :data:`SIZE_LIMITS`) goes to ``ModelInfo.errors`` (rule SD007).
+``ModelInfo.notes`` and stays ``None``; a config vLLM could not load (not an object; a size of
+:data:`SIZE_LIMITS` that is NaN/inf, negative, not an integer or beyond its limit; a size of
+:data:`POSITIVE_SIZES` that is 0, one of :data:`REQUIRED_SIZES` that is null; heads that do not
+divide; no ``architectures``; a non-finite RoPE factor) goes to ``ModelInfo.errors`` and, as a
+structured fact, to ``ModelInfo.config_problems`` (rule SD007). Such a value stays ``None``.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal, Mapping
 
-from wizard.models.info import ModelInfo
+from wizard.models.info import ConfigProblem, ModelInfo
 from wizard.vllm.methods import MEDUSA
 
-__all__ = ["info_from_config", "kv_cache_quant", "is_int", "SIZE_LIMITS", "ATTENTION_LAYER_TYPES", "SLIDING_LAYER_TYPES",
+__all__ = ["info_from_config", "kv_cache_quant", "is_int", "SIZE_LIMITS", "POSITIVE_SIZES", "REQUIRED_SIZES",
+           "ATTENTION_LAYER_TYPES", "SLIDING_LAYER_TYPES",
            "LayerKind", "layer_kind", "count_state_layers"]
 
 _PURE_SSM_TYPES = {"mamba", "mamba2", "falcon_mamba"}
@@ -120,7 +125,65 @@ SIZE_LIMITS: dict[str, int] = {
     "max_position_embeddings": 2 ** 32, "sliding_window": 2 ** 32, "attention_chunk_size": 2 ** 32,
     "num_nextn_predict_layers": 10_000, "mtp_num_hidden_layers": 10_000, "num_mtp_modules": 10_000,
     "n_predict": 10_000, "speculative_tokens": 10_000,
+    # experts per MoE layer (DeepSeek-V3 256, Kimi K2 384, Qwen3-Next 512) and experts per token
+    "n_routed_experts": 1 << 16, "num_local_experts": 1 << 16, "num_experts": 1 << 16, "moe_num_experts": 1 << 16,
+    "num_experts_per_tok": 1 << 16, "experts_per_token": 1 << 16, "num_experts_per_token": 1 << 16, "moe_topk": 1 << 16,
+    "moe_k": 1 << 16,
 }
+
+#: Sizes of SIZE_LIMITS no real model has at 0: vLLM divides by them (hidden_size // heads, heads //
+#: kv heads), allocates nothing (a 0-row embedding, a 0-token context) or builds no layer at all.
+#: (0 stays legal where it means "none": num_kv_shared_layers, MTP layer counts, experts, sliding_window.)
+POSITIVE_SIZES = frozenset({
+    "hidden_size", "dim", "num_hidden_layers", "n_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
+    "vocab_size", "draft_vocab_size", "target_hidden_size", "max_position_embeddings", "kv_lora_rank",
+})
+#: Sizes vLLM cannot do without when config.json writes them as ``null`` (transformers keeps the
+#: null instead of its default): ``ModelConfig.get_hidden_size`` / ``get_num_layers`` /
+#: ``get_vocab_size`` / ``get_num_attention_heads`` return None and the model cannot be built.
+#: num_attention_heads only for a model with attention layers.
+REQUIRED_SIZES = ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size")
+
+#: What each size is, for the messages ("the hidden size must be a positive integer")
+_SIZE_NAMES = {
+    "hidden_size": "the hidden size", "dim": "the hidden size", "target_hidden_size": "the target's hidden size",
+    "num_hidden_layers": "the number of decoder layers", "n_layers": "the number of decoder layers",
+    "num_attention_heads": "the number of attention heads", "num_key_value_heads": "the number of KV heads",
+    "head_dim": "the size of one attention head", "vocab_size": "the vocabulary size",
+    "draft_vocab_size": "the drafter's vocabulary size", "max_position_embeddings": "the trained context length",
+    "intermediate_size": "the MLP width", "moe_intermediate_size": "the width of one expert",
+    "kv_lora_rank": "the MLA latent size", "n_routed_experts": "the number of experts",
+    "num_local_experts": "the number of experts", "num_experts": "the number of experts",
+    "moe_num_experts": "the number of experts",
+}
+#: Keys that give the per-head size when head_dim is absent (then hidden_size need not divide by heads)
+_HEAD_SIZE_KEYS = ("head_dim", "kv_channels", "attention_head_dim", "head_size", "d_head", "hidden_size_per_head",
+                   "attention_hidden_size", "qk_nope_head_dim", "v_head_dim")
+#: model_types whose vLLM config class supplies ``architectures`` when config.json has none
+#: (vllm/transformers_utils/configs: medusa.py, colmodernvbert.py, deepseek_vl2.py, openvla.py; 0.32)
+_ARCH_DEFAULTED = frozenset({"medusa", "colmodernvbert", "deepseek_vl_v2", "openvla"})
+#: params.json names of the HF keys (:func:`_from_mistral_params`), for messages about a params.json
+_MISTRAL_NAMES = {"hidden_size": "dim", "num_hidden_layers": "n_layers", "num_attention_heads": "n_heads",
+                  "num_key_value_heads": "n_kv_heads", "intermediate_size": "hidden_dim",
+                  "max_position_embeddings": "max_seq_len"}
+
+
+class _Problems:
+    """Collects the :class:`ConfigProblem` of one file, each also appended to ``errors`` (its message)."""
+
+    def __init__(self, file: str, errors: list[str]):
+        self.file = file
+        self.errors = errors
+        self.items: list[ConfigProblem] = []
+
+    def add(self, key: str, value: str, why: str, fix: str | None = None) -> None:
+        if any(p.key == key for p in self.items):
+            return  # one problem per key (a key read twice, e.g. by the MoE reader)
+        p = ConfigProblem(file=self.file, key=key, value=value, why=why,
+                          fix=fix or f"Is this the right folder, holding the checkpoint's own {self.file}? "
+                                     f"Fix '{key}' (or re-download the checkpoint)")
+        self.items.append(p)
+        self.errors.append(p.message)
 
 
 def _shown(v: Any) -> str:
@@ -129,29 +192,67 @@ def _shown(v: Any) -> str:
     return f"{v!r:.60}"
 
 
+def _shown_any(v: Any) -> str:
+    """A config value as the user would read it in the JSON file."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true (a boolean)" if v else "false (a boolean)"
+    if isinstance(v, float) and v != v:
+        return "NaN (not a number)"
+    if isinstance(v, float) and math.isinf(v):
+        return f"{'-' if v < 0 else ''}inf (not a finite number)"
+    if isinstance(v, str):
+        return f"{v!r:.40} (a string)"
+    if isinstance(v, (list, dict)):
+        return f"{v!r:.40} (a JSON {'list' if isinstance(v, list) else 'object'})"
+    return _shown(v)
+
+
+def _finite(v: Any) -> bool:
+    """An int (of any size) or a finite float; math.isfinite would overflow on a 400-digit int."""
+    return is_int(v) or isinstance(v, float) and math.isfinite(v)
+
+
+def _size_problem(key: str, v: Any, limit: int) -> tuple[str, str]:
+    """(value shown, why) for a value of size ``key`` that :func:`_get_int` refuses."""
+    what = _SIZE_NAMES.get(key, f"'{key.rsplit('.', 1)[-1]}'")
+    kind = "a positive" if key in POSITIVE_SIZES else "a non-negative"
+    cannot = "so vLLM cannot build the model from it"
+    if _finite(v) and v > limit:
+        return _shown(v), (f"beyond any real model (SpecWizard accepts at most {limit:,}): vLLM would try to build "
+                           "an impossibly large model and run out of memory")
+    if isinstance(v, float) and v != v:
+        return "NaN", f"not a number, and {what} must be {kind} integer, {cannot}"
+    if _finite(v) and v < 0:
+        return _shown(v), f"negative, and {what} must be {kind} integer, {cannot}"
+    return _shown_any(v), f"{what} must be {kind} integer, {cannot}"
+
+
 def _get_int(cfg: Mapping[str, Any], key: str, notes: list[str], *, where: str = "config.json",
-             errors: list[str] | None = None) -> int | None:
-    """A non-negative integer field (an integral float is accepted, as transformers does). A value
-    of the wrong type, NaN/inf, negative or beyond :data:`SIZE_LIMITS` is ignored with a note --
-    or, for a size in SIZE_LIMITS when ``errors`` is given, an error naming the file and key."""
+             problems: _Problems | None = None, path: str | None = None, note_too: bool = False) -> int | None:
+    """A non-negative integer field (an integral float is accepted, as transformers does). For a
+    size of :data:`SIZE_LIMITS` when ``problems`` is given, a value of the wrong type, NaN/inf,
+    negative, beyond its limit or 0 for one of :data:`POSITIVE_SIZES` is a :class:`ConfigProblem`
+    naming the file and ``path`` (default: key) and gives None (``note_too``: noted as well).
+    Otherwise such a value is ignored with a note (a 0 is kept as read)."""
     if key not in cfg or cfg[key] is None:
         return None
     v = cfg[key]
     limit = SIZE_LIMITS.get(key)
-    if isinstance(v, float) and v.is_integer() and v >= 0 and (limit is None or v <= limit):
+    lowest = 1 if key in POSITIVE_SIZES else 0
+    if isinstance(v, float) and v.is_integer() and v >= lowest and (limit is None or v <= limit):
         v = int(v)
-    if is_int(v) and v >= 0 and (limit is None or v <= limit):
+    if is_int(v) and v >= lowest and (limit is None or v <= limit):
         return v
-    if limit is not None and errors is not None:
-        if isinstance(v, float) and v != v:
-            why = "NaN, not a number"
-        elif isinstance(v, (int, float)) and not isinstance(v, bool) and v > limit:
-            why = f"{_shown(v)}, beyond any real model (SpecWizard accepts at most {limit:,})"
-        else:
-            why = f"{_shown(v)}, not a non-negative integer"
-        errors.append(f"{where}: '{key}' is {why}; vLLM would fail (or build an impossibly large model) loading it. "
-                      f"Fix '{key}' in {where.split(' ')[0]}")
+    if limit is not None and problems is not None:
+        shown, why = _size_problem(key, v, limit)
+        problems.add(path or key, shown, why)
+        if note_too:
+            notes.append(f"{where}: '{key}' is {_shown(v)}, expected a non-negative integer; ignored")
         return None
+    if is_int(v) and v == 0 and limit is not None:
+        return 0  # 0 where a positive size is needed, outside the checked config: kept as read
     notes.append(f"{where}: '{key}' is {_shown(v)}, expected a non-negative integer; ignored")
     return None
 
@@ -184,15 +285,17 @@ _EXPERT_KEYS = ("n_routed_experts", "num_local_experts", "num_experts", "moe_num
 _TOPK_KEYS = ("num_experts_per_tok", "experts_per_token", "num_experts_per_token", "moe_topk", "moe_k")
 
 
-def _first_int(cfg: Mapping[str, Any], keys: tuple[str, ...], notes: list[str], where: str) -> int | None:
+def _first_int(cfg: Mapping[str, Any], keys: tuple[str, ...], notes: list[str], where: str,
+               problems: _Problems | None = None, path=lambda k: k) -> int | None:
     for k in keys:
-        v = _get_int(cfg, k, notes, where=where)
+        v = _get_int(cfg, k, notes, where=where, problems=problems, path=path(k), note_too=True)
         if v:
             return v
     return None
 
 
-def _moe_fields(cfg: Mapping[str, Any], layers: int | None, notes: list[str], where: str) -> dict[str, Any]:
+def _moe_fields(cfg: Mapping[str, Any], layers: int | None, notes: list[str], where: str,
+                problems: _Problems | None = None, path=lambda k: k) -> dict[str, Any]:
     """MoE facts of a merged config, {} for a dense model. Which layers hold routed experts
     mirrors vLLM 0.32 ``vllm/model_executor/models``: deepseek_v2.py L1293-1296
     (``layer_idx >= first_k_dense_replace and layer_idx % moe_layer_freq == 0``), glm4_moe.py L355,
@@ -201,11 +304,13 @@ def _moe_fields(cfg: Mapping[str, Any], layers: int | None, notes: list[str], wh
     Mixtral and gpt-oss (gpt_oss.py L379-392) route every layer with ``intermediate_size`` as the
     expert width. Shared experts: deepseek_v2.py L362 (``moe_intermediate_size x n_shared_experts``),
     qwen2_moe.py L157 (``shared_expert_intermediate_size``)."""
-    experts = _first_int(cfg, _EXPERT_KEYS, notes, where)
-    top_k = _first_int(cfg, _TOPK_KEYS, notes, where)
+    experts = _first_int(cfg, _EXPERT_KEYS, notes, where, problems, path)
+    top_k = _first_int(cfg, _TOPK_KEYS, notes, where, problems, path)
     if not experts or experts <= 1:
         return {}
-    inter = _get_int(cfg, "moe_intermediate_size", notes, where=where) or _get_int(cfg, "intermediate_size", notes, where=where)
+    inter = (_get_int(cfg, "moe_intermediate_size", notes, where=where, problems=problems,
+                      path=path("moe_intermediate_size"))
+             or _get_int(cfg, "intermediate_size", notes, where=where))
     moe_layers = None
     if layers is not None and layers <= SIZE_LIMITS["num_hidden_layers"]:
         idx = range(layers)
@@ -272,7 +377,7 @@ def _apply_text_defaults(merged: dict[str, Any], raw: dict[str, Any], notes: lis
         return
     filled = []
     for k, v in defaults.items():
-        if merged.get(k) is None:
+        if k not in merged:  # an explicit null stays null, as in transformers (rule SD007 reports it)
             merged[k] = v
             filled.append(k)
     if filled:
@@ -352,6 +457,48 @@ def _count_state_layers(merged: dict[str, Any], layers: int | None, layer_types:
     return 0
 
 
+#: RoPE values that must be positive (the others, beta_fast, mscale, ..., only finite)
+_ROPE_POSITIVE = {"factor": "the RoPE scaling factor", "rope_theta": "the RoPE base (rope_theta)",
+                  "original_max_position_embeddings": "the original context length of the RoPE scaling"}
+
+
+def _rope_problems(merged: Mapping[str, Any], key_path, problems: _Problems) -> None:
+    """NaN/inf anywhere in rope_scaling / rope_parameters (also per layer type, transformers 5), a
+    factor or rope_theta that is not a positive number: vLLM's ``get_rope`` builds the rotary
+    embedding from them (vllm/model_executor/layers/rotary_embedding), a NaN or inf factor gives
+    NaN/inf cos/sin caches and a model that only outputs garbage, or a crash."""
+    values: list[tuple[str, str, Any]] = []
+    for rk in ("rope_scaling", "rope_parameters"):
+        rs = merged.get(rk)
+        if not isinstance(rs, dict):
+            continue
+        base = key_path(rk)
+        for k, v in rs.items():
+            if isinstance(v, dict):  # per layer type: {"full_attention": {...}, "sliding_attention": {...}}
+                values.extend((f"{base}.{k}.{k2}", str(k2), v2) for k2, v2 in v.items())
+            else:
+                values.append((f"{base}.{k}", str(k), v))
+    if "rope_theta" in merged:
+        values.append((key_path("rope_theta"), "rope_theta", merged["rope_theta"]))
+    for where, k, v in values:
+        if v is None:
+            continue
+        number = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if isinstance(v, list):
+            bad = [x for x in v if isinstance(x, float) and not _finite(x)]
+            if bad:
+                problems.add(where, f"a list holding {_shown_any(bad[0])}", "every entry must be a finite number, "
+                             "so vLLM cannot build the rotary embedding")
+            continue
+        if number and _finite(v) and (v > 0 or k not in _ROPE_POSITIVE):
+            continue
+        if not number and k not in _ROPE_POSITIVE:
+            continue  # rope_type, flags ...
+        what = _ROPE_POSITIVE.get(k, f"RoPE '{k}'")
+        need = "a finite positive number" if k in _ROPE_POSITIVE else "a finite number"
+        problems.add(where, _shown_any(v), f"{what} must be {need}, so vLLM cannot build the rotary embedding")
+
+
 def info_from_config(
     raw: Any,
     *,
@@ -367,8 +514,9 @@ def info_from_config(
     ``raw`` that is not a dict gives a ModelInfo with only an error (``errors``: the config is
     not a JSON object). With ``native_mistral`` the mapping is a Mistral ``params.json`` (dim,
     n_layers, n_heads, n_kv_heads, head_dim, vocab_size), converted to HF names. Sizes that are
-    NaN, negative, of the wrong type or beyond :data:`SIZE_LIMITS` go to ``errors`` (rule SD007).
-    Never raises.
+    NaN, negative, of the wrong type or beyond :data:`SIZE_LIMITS`, zero or null where a model needs
+    them, heads that do not divide, a missing ``architectures`` and a non-finite RoPE value go to
+    ``errors`` and ``config_problems`` (rule SD007). Never raises.
     """
     notes = list(notes or [])
     errors = list(errors or [])
@@ -396,7 +544,18 @@ def info_from_config(
     if model_type is None and isinstance(merged.get("model_type"), str):
         model_type = merged["model_type"]
 
-    g_int = lambda k: _get_int(merged, k, notes, where=fname, errors=errors)  # noqa: E731
+    problems = _Problems(fname, errors)
+    sub = cfg.get(prefix[:-1]) if prefix else None
+    sub = sub if isinstance(sub, dict) else {}
+
+    def key_path(key: str) -> str:
+        """Where ``key`` of the merged view is written in the file (text_config.vocab_size, n_heads ...)."""
+        if native_mistral:
+            name = _MISTRAL_NAMES.get(key, key)
+            return name if name in raw else key
+        return prefix + key if prefix and key in sub else key
+
+    g_int = lambda k: _get_int(merged, k, notes, where=fname, problems=problems, path=key_path(k))  # noqa: E731
     hidden = g_int("hidden_size")
     layers = g_int("num_hidden_layers")
     heads = g_int("num_attention_heads")
@@ -452,10 +611,11 @@ def info_from_config(
     mtp_layers = mtp_field = None
     for key in _MTP_KEYS:
         if key in cfg and cfg[key] is not None:
-            mtp_layers, mtp_field = _get_int(cfg, key, notes, where=fname, errors=errors), key
+            mtp_layers, mtp_field = _get_int(cfg, key, notes, where=fname, problems=problems), key
             break
         if key in merged and merged[key] is not None:
-            mtp_layers, mtp_field = _get_int(merged, key, notes, where=fname, errors=errors), (prefix or "text_config.") + key
+            mtp_layers, mtp_field = (_get_int(merged, key, notes, where=fname, problems=problems, path=key_path(key)),
+                                     (prefix or "text_config.") + key)
             break
     if mtp_field and mtp_layers is None:
         mtp_field = None
@@ -473,7 +633,7 @@ def info_from_config(
         pm = spec_cfg.get("proposal_methods")
         if isinstance(pm, list) and pm and isinstance(pm[0], dict):
             n_predict = _get_int(pm[0], "speculative_tokens", notes, where=f"{fname} speculators_config.proposal_methods[0]",
-                                 errors=errors)
+                                 problems=problems, path="speculators_config.proposal_methods[0].speculative_tokens")
     if n_predict is None and model_type == MEDUSA:
         n_predict = g_int("num_heads")
 
@@ -491,9 +651,54 @@ def info_from_config(
         for key in _STATE_DTYPE_KEYS:
             if isinstance(merged.get(key), str):
                 state[key] = merged[key]
-    moe = _moe_fields(merged, layers, notes, fname)
+    moe = _moe_fields(merged, layers, notes, fname, problems, key_path)
     tie = merged.get("tie_word_embeddings")
     kv_shared = g_int("num_kv_shared_layers") or 0
+    vocab = g_int("vocab_size")
+    max_pos = g_int("max_position_embeddings")
+    inter = g_int("intermediate_size")
+    chunk = g_int("attention_chunk_size")
+    draft_vocab = g_int("draft_vocab_size")
+    target_hidden = g_int("target_hidden_size") if "target_hidden_size" in merged else (
+        _get_int(eagle_cfg, "target_hidden_size", notes, where=f"{fname} eagle_config", problems=problems,
+                 path="eagle_config.target_hidden_size") if eagle_cfg else None)
+
+    # values that are each valid but cannot be a model: null, 0, sizes that do not fit together
+    attention_free = model_type in _PURE_SSM_TYPES or bool(layers and num_mamba >= layers)
+    for key in REQUIRED_SIZES:
+        if key == "num_attention_heads" and attention_free:
+            continue
+        if key in merged and merged[key] is None and cfg.get(key) is None and sub.get(key) is None:
+            problems.add(key_path(key), "null", f"{_SIZE_NAMES[key]} must be a positive integer; transformers keeps "
+                         "the null instead of its default, so vLLM cannot build the model from it")
+    if inter == 0 and not moe and not attention_free:
+        problems.add(key_path("intermediate_size"), "0", "the MLP width of a dense model must be a positive integer, "
+                     "so vLLM cannot build the model from it")
+        inter = None
+    if not use_mla and heads and kv_heads and heads % kv_heads:
+        problems.add(key_path("num_key_value_heads"), str(kv_heads),
+                     f"it must divide num_attention_heads ({heads}): in grouped-query attention every KV head serves "
+                     "the same number of query heads, so vLLM cannot build the attention layers")
+    if (not use_mla and hidden and heads and hidden % heads
+            and not any(merged.get(k) is not None for k in _HEAD_SIZE_KEYS)):
+        problems.add(key_path("num_attention_heads"), str(heads),
+                     f"it does not divide hidden_size ({hidden}) and {fname} gives no head_dim: vLLM's head size would "
+                     f"be {hidden} // {heads} = {hidden // heads}, and {heads} heads of it make "
+                     f"{heads * (hidden // heads)}, not the hidden size, so the attention weights cannot load",
+                     fix=f"Is this the right folder, holding the checkpoint's own {fname}? Fix 'num_attention_heads' "
+                         "(or give the model's head_dim)")
+    _rope_problems(merged, key_path, problems)
+    archs_ok = bool(archs) and all(a.strip() for a in archs)
+    if (not archs_ok and not native_mistral and model_type not in _ARCH_DEFAULTED
+            and not isinstance(spec_cfg, dict)):
+        shown = ("missing" if "architectures" not in cfg else "null" if archs_raw is None
+                 else "[] (empty)" if archs_raw == [] else f"{_shown_any(archs_raw)}, not a list of class names")
+        problems.add("architectures", shown,
+                     "vLLM picks the model class from it: without one it stops with \"No model architectures are "
+                     "specified\" (or, for a model_type transformers knows, loads the bare base model as a pooling "
+                     "model that cannot generate or speculate)",
+                     fix=f"Is this the right folder, holding the checkpoint's own {fname}? Restore 'architectures' "
+                         "(the class the checkpoint was saved as, e.g. [\"LlamaForCausalLM\"])")
     try:
         return ModelInfo(
             id=id,
@@ -507,11 +712,11 @@ def info_from_config(
             num_attention_heads=heads,
             num_key_value_heads=kv_heads,
             head_dim=head_dim,
-            vocab_size=g_int("vocab_size"),
-            max_position_embeddings=g_int("max_position_embeddings"),
+            vocab_size=vocab,
+            max_position_embeddings=max_pos,
             torch_dtype=dtype,
             tie_word_embeddings=tie is True,
-            intermediate_size=g_int("intermediate_size"),
+            intermediate_size=inter,
             **moe,
             is_multimodal=is_mm or (native_mistral and isinstance(raw.get("vision_encoder"), dict)),
             quant_method=quant_method,
@@ -521,21 +726,20 @@ def info_from_config(
             qk_rope_head_dim=qk_rope,
             sliding_window=sliding,
             layer_types=layer_types,
-            attention_chunk_size=g_int("attention_chunk_size"),
+            attention_chunk_size=chunk,
             num_kv_shared_layers=kv_shared,
             num_mamba_layers=num_mamba,
             recurrent_state=state,
             mtp_layers=mtp_layers,
             mtp_field=mtp_field,
             speculators_config=spec_cfg,
-            draft_vocab_size=g_int("draft_vocab_size"),
-            target_hidden_size=g_int("target_hidden_size") if "target_hidden_size" in merged else (
-                _get_int(eagle_cfg, "target_hidden_size", notes, where=f"{fname} eagle_config", errors=errors) if eagle_cfg else None
-            ),
+            draft_vocab_size=draft_vocab,
+            target_hidden_size=target_hidden,
             eagle_aux_hidden_state_layer_ids=aux,
             n_predict=n_predict,
             notes=notes,
             errors=errors,
+            config_problems=problems.items,
         )
     except Exception as err:  # pragma: no cover - validation of values we already typed
         errors.append(f"{fname} could not be converted ({type(err).__name__}: {str(err)[:200]}); check its values")

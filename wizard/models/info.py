@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["TensorInfo", "ModelInfo", "ModelLookupError"]
+__all__ = ["TensorInfo", "ConfigProblem", "ModelInfo", "ModelLookupError"]
 
 
 class ModelLookupError(Exception):
@@ -28,6 +28,28 @@ class TensorInfo(BaseModel):
     model_config = ConfigDict(extra="forbid")
     shape: list[int]
     dtype: str
+
+
+class ConfigProblem(BaseModel):
+    """One value of a checkpoint's config.json (or params.json) that vLLM cannot build the model
+    from: a size that is zero, null, negative, NaN/inf, not an integer or beyond any real model,
+    sizes that do not fit together (heads that do not divide), a missing ``architectures``, a
+    non-finite RoPE factor. Collected by :func:`wizard.models.config_json.info_from_config`;
+    rule SD007 reports each one as an error."""
+
+    model_config = ConfigDict(extra="forbid")
+    file: str = Field(..., description="The file holding the value: 'config.json' or 'params.json'.")
+    key: str = Field(..., description="Dotted path of the value in that file, e.g. 'hidden_size', "
+                                      "'text_config.vocab_size', 'rope_scaling.factor', 'architectures'.")
+    value: str = Field(..., description="The value as shown to the user ('0', 'null', 'NaN', 'missing', "
+                                        "'a 19-digit number' ...).")
+    why: str = Field(..., description="Why vLLM cannot use it (one clause).")
+    fix: str = Field(..., description="What to do (one sentence).")
+
+    @property
+    def message(self) -> str:
+        """The one-line problem, naming the file and the key (what ``ModelInfo.errors`` holds)."""
+        return f"{self.file}: '{self.key}' is {self.value}; {self.why}. {self.fix}"
 
 
 class ModelInfo(BaseModel):
@@ -118,6 +140,12 @@ class ModelInfo(BaseModel):
         description="Problems that stop vLLM from loading this checkpoint's config, each naming the file and the "
         "problem: config.json not JSON / empty / not an object / too large / unreadable, or a size that is NaN, "
         "negative or absurd. Rule SD007 reports them as errors.",
+    )
+    config_problems: list[ConfigProblem] = Field(
+        default_factory=list,
+        description="The value-level entries of ``errors`` as structured facts (file, key, value, why, fix): "
+        "sizes that are zero, null, negative, non-finite, absurd or inconsistent, a missing architectures, "
+        "a non-finite RoPE factor. Each one's message is also in ``errors``.",
     )
     provenance: str | None = Field(
         None,

@@ -15,6 +15,9 @@ does); what they share is here:
   session) update every field and widget: :meth:`WizardUI.full`.
 * no handler raises: :meth:`WizardUI.on` wraps each one; a failure is logged in one line and
   answered with a skip, never Gradio's red "Error".
+* every field has a budget (:func:`wizard.ui.state.box_problem`: 256 KiB of text; a field's own
+  ``check``, e.g. at most 1,000 "Other options"): text beyond it is not applied, the panel says
+  why naming the field, and the box keeps the text.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import gradio as gr
 from wizard import privacy, security
 from wizard.ui import findings as fp
 from wizard.ui import guard, services
-from wizard.ui.state import browser_safe, field_value, redact_state, same_inputs, session_json, set_field
+from wizard.ui.state import box_problem, browser_safe, field_value, redact_state, same_inputs, session_json, set_field
 
 __all__ = ["WizardUI", "Reactor", "sess_of", "QUIET"]
 
@@ -192,7 +195,9 @@ class WizardUI:
               **extra):
         """Register a form field bound to dotted ``path`` of the state. ``setter(state, value)``
         replaces :func:`set_field`; ``after(new, old)`` adjusts the state after a change (e.g. a
-        method's default drafter). Typed components (Textbox, Number, Code) are ``text`` fields."""
+        method's default drafter); ``check(value)`` (in ``extra``) says why a value the setter
+        kept aside is not used (a panel note). Typed components (Textbox, Number, Code) are
+        ``text`` fields."""
         kind = "text" if isinstance(comp, (gr.Textbox, gr.Number, gr.Code)) else "choice"
         self.fields[path] = comp
         self.meta[path] = _Field(comp, to_form, source, setter, after, kind, extra)
@@ -202,6 +207,14 @@ class WizardUI:
         """Register step widgets ``outputs`` (of step ``owner``) that ``fn(ui, state, ev)`` derives
         from the fields ``paths``."""
         self.reactors.append(Reactor(owner, tuple(paths), list(outputs), fn, sync))
+
+    def field_name(self, path: str) -> str:
+        """Field ``path`` in words, for messages: its label up to a parenthesis or colon, with the
+        path when they differ ("Other options (extra_args)", "max_num_seqs")."""
+        m = self.meta.get(path)
+        label = str(getattr(m.comp, "label", None) or path) if m is not None else path
+        label = label.split(" (")[0].split(":")[0].strip() or path
+        return label if label == path else f"{label} ({path})"
 
     def reactors_for(self, paths: Iterable[str]) -> list[Reactor]:
         ps = list(paths)
@@ -360,16 +373,22 @@ class WizardUI:
             new = setter(st, value)
             return m.after(new, st) if m.after is not None else new
 
+        check = m.extra.get("check")
+
         def make(hub: bool | None, force: bool, rs: list[Reactor]):
             def field_changed(state, value, request: gr.Request = None):
                 sess = sess_of(request)
                 base = self.base(sess, state)
+                too_big = box_problem(self.field_name(path), value)
+                if too_big is not None:  # not applied, not stored: the box keeps the text, the panel says why
+                    return self.render(sess, base, [], False, note=f"⚠ {too_big}")
                 if not force and same_inputs(change(base, value), base):
                     return {panel_c: gr.skip()}  # a value the state already holds (e.g. set by the server)
                 st = self.update_field(sess, state, lambda b: change(b, value))
                 if text and not rs:
                     self.mark_pending(sess, path, hub)
-                return self.render(sess, st, rs, hub)
+                why = check(value) if check is not None else None
+                return self.render(sess, st, rs, hub, note=f"⚠ {self.field_name(path)}: {why}" if why else None)
             field_changed.__name__ = f"field_{path.replace('.', '_')}"
             return field_changed
 

@@ -10,6 +10,8 @@ a card rendered a moment earlier never applies a fix that no longer exists.
 
 from __future__ import annotations
 
+from wizard.privacy import scrub, secret_values
+
 import html
 import json
 from typing import Any
@@ -169,4 +171,9 @@ def panel_html(ev: Any, seq: int, *, hints: list[str] | None = None, note: str |
             prev = sev
         parts.append(card_html(f, i))
     parts.append(overflow_html(items[MAX_CARDS:]))
-    return "".join(parts)
+    out = "".join(parts)
+    cfg = getattr(ev, "config", None) if ev is not None else None
+    if cfg is not None:  # a finding may quote a credential (SD004's repeated --api-key, a rename fix)
+        secrets = secret_values(cfg)
+        out = scrub(out, secrets + [html.escape(x) for x in secrets if html.escape(x) != x])
+    return out

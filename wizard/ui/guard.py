@@ -9,10 +9,16 @@
     403. A page on another site that rebinds its name to 127.0.0.1, or posts to
     http://127.0.0.1:PORT from the browser (another site, or another local port), is refused
     before Gradio sees the request.
-  - **Login attempts** (item 5): per client address, each failed ``POST /login`` is answered
-    after a growing delay (0.25 s doubling, at most 4 s) and after ``max_failures`` failures in a
-    row the client is locked out for ``lockout_s`` seconds (doubling on each lockout, at most
-    15 min): every login attempt meanwhile gets 429 without checking the password.
+  - **Login attempts** (item 5; issue 20 item 4): every ``POST /login`` is *reserved* before
+    Gradio checks the password, and the reservation counts against the budgets until the answer
+    is ready (the delay included). A client address may have one attempt in flight; each failure
+    is answered after a growing delay (0.25 s doubling, at most 4 s) and after ``max_failures``
+    failures in a row the address is locked out for ``lockout_s`` seconds (doubling on each
+    lockout, at most 15 min). Across all addresses at most ``global_max_failures`` failures (in
+    flight included) are allowed per ``global_window_s`` seconds; then *every* login is locked
+    out for ``lockout_s`` (doubling the same way). A refused attempt gets 429 without the
+    password being checked, so a parallel burst, or one spread over many source addresses, gets
+    no more checks than the budget.
 
 * :func:`exposure` (item 3): launching servers and running vLLM's own config check in a
   subprocess are allowed only when the UI is bound to loopback without a share link, or a login
@@ -23,6 +29,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import ipaddress
 import threading
 import time
@@ -81,7 +88,8 @@ class RequestGuard:
     so the login/share state of the running app is used)."""
 
     def __init__(self, app, demo: Any = None, max_failures: int = 5, lockout_s: float = 60.0,
-                 max_lockout_s: float = 900.0, delay_base_s: float = 0.25, delay_max_s: float = 4.0):
+                 max_lockout_s: float = 900.0, delay_base_s: float = 0.25, delay_max_s: float = 4.0,
+                 global_max_failures: int = 20, global_window_s: float = 60.0):
         self.app = app
         self.demo = demo
         self.max_failures = max_failures
@@ -89,9 +97,14 @@ class RequestGuard:
         self.max_lockout_s = max_lockout_s
         self.delay_base_s = delay_base_s
         self.delay_max_s = delay_max_s
+        self.global_max_failures = global_max_failures
+        self.global_window_s = global_window_s
         self._lock = threading.Lock()
         self._fails: dict[str, int] = {}
         self._locks: dict[str, tuple[float, float]] = {}  # client -> (locked until, last lockout length)
+        self._inflight: set[str] = set()  # clients with an attempt being checked (or its delay running)
+        self._recent: collections.deque[float] = collections.deque()  # times of recent failures, all clients
+        self._global_lock: tuple[float, float] = (0.0, 0.0)  # (locked until, last lockout length)
 
     # ---- host / origin -------------------------------------------------------------------------
     def _host_ok(self, scope, h: str, p: int | None) -> bool:
@@ -127,26 +140,62 @@ class RequestGuard:
         return None
 
     # ---- login throttling ----------------------------------------------------------------------
-    def _locked_for(self, client: str) -> float:
-        with self._lock:
-            until, _ = self._locks.get(client, (0.0, 0.0))
-        return max(0.0, until - time.monotonic())
+    def _lockout(self, last: float) -> tuple[float, float]:
+        length = min(self.max_lockout_s, last * 2 if last else self.lockout_s)
+        return time.monotonic() + length, length
 
-    def _record(self, client: str, ok: bool) -> float:
-        """Record a login result; returns the delay (s) to apply before answering a failure."""
+    def _reserve(self, client: str) -> tuple[float, str] | None:
+        """Reserve a login attempt for ``client`` before its password is checked: None when it may
+        go on (release it with :meth:`_record`), else (seconds to wait, why) for a 429."""
+        now = time.monotonic()
         with self._lock:
+            while self._recent and self._recent[0] <= now - self.global_window_s:
+                self._recent.popleft()
+            until, _ = self._global_lock
+            if until > now:
+                return until - now, "too many failed logins on this server"
+            until, _ = self._locks.get(client, (0.0, 0.0))
+            if until > now:
+                return until - now, "too many failed logins"
+            if client in self._inflight:
+                return 1.0, "a login from this address is being checked"
+            if len(self._recent) + len(self._inflight) >= self.global_max_failures:
+                # should every attempt in flight fail, the global budget would be spent: wait for
+                # them (a burst over many addresses gets no more checks than the budget)
+                return 1.0, "too many logins are being checked on this server"
+            self._inflight.add(client)
+            return None
+
+    def _record(self, client: str, ok: bool | None) -> float:
+        """Record the result of a reserved attempt (None: the password was not checked); returns
+        the delay (s) to apply before answering a failure. The reservation stays until
+        :meth:`_release`."""
+        with self._lock:
+            if ok is None:
+                return 0.0
             if ok:
                 self._fails.pop(client, None)
                 self._locks.pop(client, None)
                 return 0.0
+            now = time.monotonic()
+            self._recent.append(now)
             n = self._fails.get(client, 0) + 1
             self._fails[client] = n
             if n >= self.max_failures:
-                _, last = self._locks.get(client, (0.0, 0.0))
-                length = min(self.max_lockout_s, last * 2 if last else self.lockout_s)
-                self._locks[client] = (time.monotonic() + length, length)
+                self._locks[client] = self._lockout(self._locks.get(client, (0.0, 0.0))[1])
                 self._fails[client] = 0
+                if len(self._locks) > 4096:  # many addresses (IPv6): forget expired lockouts
+                    for c in [c for c, (u, _) in self._locks.items() if u <= now and c != client]:
+                        self._locks.pop(c, None)
+                        self._fails.pop(c, None)
+            if len(self._recent) >= self.global_max_failures:
+                self._global_lock = self._lockout(self._global_lock[1])
+                self._recent.clear()
             return min(self.delay_max_s, self.delay_base_s * (2 ** (n - 1)))
+
+    def _release(self, client: str) -> None:
+        with self._lock:
+            self._inflight.discard(client)
 
     async def _respond(self, send, code: int, text: str, extra: list | None = None) -> None:
         body = text.encode()
@@ -171,9 +220,10 @@ class RequestGuard:
         if scope["type"] != "http" or scope.get("method") != "POST" or not path.rstrip("/").endswith("/login"):
             return await self.app(scope, receive, send)
         client = (scope.get("client") or ("?",))[0]
-        wait = self._locked_for(client)
-        if wait > 0:
-            return await self._respond(send, 429, f"Too many failed logins; try again in {wait:.0f} s.",
+        refused = self._reserve(client)
+        if refused is not None:
+            wait, why = refused
+            return await self._respond(send, 429, f"{why[0].upper()}{why[1:]}; try again in {max(1.0, wait):.0f} s.",
                                        [(b"retry-after", str(int(wait) + 1).encode())])
         status: dict[str, int] = {}
         held: list[dict] = []
@@ -183,13 +233,21 @@ class RequestGuard:
                 status["code"] = message["status"]
             held.append(message)
 
-        await self.app(scope, receive, capture)
-        code = status.get("code", 500)
-        if code < 300 or code in (302, 303, 307):
-            self._record(client, True)
-        elif code in (400, 401, 403):
-            delay = self._record(client, False)
+        try:
+            ok: bool | None = None
+            try:
+                await self.app(scope, receive, capture)
+            finally:
+                code = status.get("code", 500)
+                if code < 300 or code in (302, 303, 307):
+                    ok = True
+                elif code in (400, 401, 403):
+                    ok = False
+                delay = self._record(client, ok)
             if delay:
-                await asyncio.sleep(delay)
+                await asyncio.sleep(delay)  # still reserved: the next attempt of this client waits for it
+        finally:
+            # released before the answer goes out, so a client that waits for it is never refused
+            self._release(client)
         for m in held:
             await send(m)

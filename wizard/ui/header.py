@@ -8,7 +8,6 @@ records the one it replaces, so Undo brings it back.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import gradio as gr
@@ -17,12 +16,13 @@ from wizard import api
 from wizard.io.safeio import read_regular_file
 from wizard.ui import services
 from wizard.ui.core import WizardUI, sess_of
-from wizard.ui.state import SessionError, load_session, new_state, push_history, set_field, state_from_config
+from wizard.ui.state import (SESSION_MAX_BYTES, SessionError, config_problem, dump_config, load_session, new_state,
+                             push_history, restore_session, set_field, state_from_config)
 from wizard.ui.theme import IMPORT_TOGGLE_JS
 
 __all__ = ["build", "wire", "import_status", "SESSION_MAX_BYTES"]
 
-SESSION_MAX_BYTES = 4 * 2 ** 20  # largest session file loaded (real ones are a few KiB)
+# SESSION_MAX_BYTES (wizard.ui.state): largest session file loaded (real ones are a few KiB)
 
 
 def build(ui: WizardUI) -> None:
@@ -96,6 +96,9 @@ def wire(ui: WizardUI) -> None:
             cfg = api.load(command=text)
         except Exception as err:
             return {c["import_status"]: f"⚠ Not imported yet: {err}"}
+        problem = config_problem(dump_config(cfg))
+        if problem is not None:  # beyond what one tab holds: the current configuration stays
+            return {c["import_status"]: f"⚠ Not imported: the command: {problem}"}
         sess = sess_of(request)
         base = ui.base(sess, state)
         out = ui.full(sess, state_from_config(cfg, base=push_history(base, "Import a command")))
@@ -115,6 +118,9 @@ def wire(ui: WizardUI) -> None:
         except Exception as err:
             msg = str(err).replace(str(path), name).replace(str(Path(path).parent) + "/", "")
             return {c["import_status"]: f"⚠ `{name}` not imported: {msg}"}
+        problem = config_problem(dump_config(cfg))
+        if problem is not None:  # beyond what one tab holds: the current configuration stays
+            return {c["import_status"]: f"⚠ `{name}` not imported: {problem}"}
         sess = sess_of(request)
         out = ui.full(sess, state_from_config(cfg, base=push_history(ui.base(sess, state), f"Import {name}")))
         out[c["import_status"]] = import_status(cfg, f"YAML `{name}`")
@@ -167,19 +173,24 @@ def wire(ui: WizardUI) -> None:
     ui.on(c["reset_yes"].click, do_reset, [st_c], outs + [c["reset_row"], c["import_status"]])
 
     def restore(bstate, request: gr.Request = None):
-        st = new_state()
+        """The tab's configuration from the browser's copy; what is beyond a budget (a 200,000-key
+        Other options box, an over-long box text) is left out, and the status line says so."""
+        st, notes = new_state(), []
         if isinstance(bstate, dict) and isinstance(bstate.get("config"), dict):
             try:
-                st = load_session(json.dumps(bstate))
-            except (SessionError, TypeError, ValueError):
-                pass
+                st, notes = restore_session(bstate)
+            except (SessionError, TypeError, ValueError) as err:
+                notes = [f"{err}; a new configuration was started"]
         elif services.detected_spec():  # a fresh wizard starts on this machine's GPUs
             st = state_with_gpu(st, services.detected_spec())
-        out = ui.full(sess_of(request), st)
+        note = ("⚠ Restored without what was beyond the wizard's budgets: " + "; ".join(notes)[:600]) if notes else None
+        out = ui.full(sess_of(request), st, note=note)
         out[c["preset"]] = gr.Dropdown(choices=services.presets())  # catalogs may have grown
+        if note:
+            out[c["import_status"]] = note
         return out
 
-    ui.on(ui.demo.load, restore, [c["bstate"]], outs + [c["preset"]])
+    ui.on(ui.demo.load, restore, [c["bstate"]], outs + [c["preset"], c["import_status"]])
 
     def on_unload(request: gr.Request):
         ui.forget(sess_of(request))

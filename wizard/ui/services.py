@@ -9,6 +9,8 @@ launches from :mod:`wizard.launch`, vLLM's own verdict from :mod:`wizard.vllm.cr
 from __future__ import annotations
 
 import functools
+import itertools
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -148,16 +150,20 @@ def export_forms(cfg: ServeConfig, forms: tuple[str, ...] = EXPORT_FORMS) -> dic
 
 # ---- plan ----------------------------------------------------------------------------------
 
-def _items(text: Any) -> list[str]:
-    """A typed list ("0.7, 0.48; 0.31" or "[1 2 4]") as its non-empty items."""
+_ITEM = re.compile(r"[^,; \t\r\n]+")
+
+
+def _items(text: Any, limit: int | None = None) -> list[str]:
+    """A typed list ("0.7, 0.48; 0.31" or "[1 2 4]") as its non-empty items; at most ``limit``
+    of them (the rest is not even split: a pasted megabyte costs nothing)."""
     t = str(text or "").strip().strip("[]")
-    return [p.strip() for p in t.replace(";", ",").replace(" ", ",").split(",") if p.strip()]
+    return [m.group(0) for m in itertools.islice(_ITEM.finditer(t), limit)]
 
 
 def parse_ks(text: Any) -> tuple[list[int] | None, str | None]:
     """Values of k to try, as typed ("1,2,4"): ([1, 2, 4], None), or (None, why) for anything
     else (at most 16 values, each a whole number from 1 to 32)."""
-    parts = _items(text)
+    parts = _items(text, 17)
     if not parts:
         return None, "k values: give one or more whole numbers, e.g. 1,2,4"
     if len(parts) > 16:
@@ -172,7 +178,7 @@ def parse_acceptance(text: Any) -> tuple[list[float] | None, str | None]:
     """Per-position acceptance as typed ("0.7, 0.48, 0.31"): (rates, None), (None, None) when
     empty, or (None, why) when a value is not a number in [0, 1]."""
     out: list[float] = []
-    for i, part in enumerate(_items(text), 1):
+    for i, part in enumerate(_items(text, 65), 1):
         try:
             x = float(part)
         except ValueError:
@@ -181,7 +187,7 @@ def parse_acceptance(text: Any) -> tuple[list[float] | None, str | None]:
             return None, f"position {i}: {x:g} is not between 0 and 1"
         out.append(x)
     if len(out) > 64:
-        return None, f"{len(out)} positions: at most 64 (one per draft token)"
+        return None, "more than 64 positions: at most 64 (one per draft token)"
     return (out or None), None
 
 

@@ -29,6 +29,8 @@ import json
 from typing import Any
 
 from wizard.config import ConfigError, ServeConfig, config_from_dict, get_path, set_path, unset_path
+from wizard.io.argv import MAX_COMMAND_CHARS
+from wizard.io.collector import MAX_OPTIONS
 from wizard.io.safeio import json_loads_bounded
 from wizard.privacy import redact_dict
 from wizard.vllm.versions import default_version
@@ -54,6 +56,12 @@ __all__ = [
     "pop_history",
     "same_inputs",
     "HISTORY_MAX",
+    "MAX_BOX_CHARS",
+    "SESSION_MAX_BYTES",
+    "MAX_CONFIG_VALUES",
+    "box_problem",
+    "config_problem",
+    "restore_session",
 ]
 
 #: largest integer a browser (JavaScript double) holds exactly; larger ones travel as text
@@ -82,7 +90,25 @@ UNSET_WORDS = {"", "(default)", "inherit", "(inherit)", "none", "(none)"}
 
 
 class SessionError(ValueError):
-    """A session file could not be read; the message says why (not JSON, wrong shape)."""
+    """A session file could not be read; the message says why (not JSON, wrong shape, beyond a
+    budget)."""
+
+
+# ---- budgets (issue 20 item 3: in bytes, not only counts) -------------------------------------
+# What one event may be asked to carry. Without them a 200,000-key "Other options" box made every
+# later event of the tab take 30-71 s (each deep-copies, checks and renders the configuration).
+
+#: most characters one input box takes (typed, pasted or posted to its endpoint): the same budget
+#: as a pasted `vllm serve` command (:data:`wizard.io.argv.MAX_COMMAND_CHARS`, 256 KiB)
+MAX_BOX_CHARS = MAX_COMMAND_CHARS
+#: largest session read: a "Load" file or the browser's copy of the tab (real ones: a few KiB)
+SESSION_MAX_BYTES = 4 * 2 ** 20
+#: most values (mapping entries and list items, at any depth) one configuration holds; a real one
+#: has tens to a few hundred (a 512-entry cudagraph_capture_sizes list included)
+MAX_CONFIG_VALUES = 20_000
+#: the mappings of a configuration whose keys are options: at most MAX_OPTIONS keys each
+_OPTION_MAPS = {"extra_args": "Other options (extra_args)", "env": "environment (env)",
+                "invalid_values": "ill-typed values (invalid_values)", "speculative_config": "speculative_config"}
 
 
 def new_state(vllm_version: str | None = None) -> dict[str, Any]:
@@ -342,18 +368,30 @@ def session_json(state: dict[str, Any]) -> str:
     return json.dumps({"specwizard_session": STATE_VERSION, **redact_state(state)}, indent=2, sort_keys=True)
 
 
-def load_session(text: str | bytes) -> dict[str, Any]:
+def load_session(text: str | bytes, *, what: str = "session file") -> dict[str, Any]:
     """Parse a saved session. Unknown keys are kept; missing ones get defaults.
 
+    Budgets: :data:`SESSION_MAX_BYTES` of text, :func:`config_problem` for the configuration,
+    :data:`MAX_BOX_CHARS` per kept box text (``raw``).
+
     Raises:
-        SessionError: not JSON, or not a SpecWizard session (names what is wrong).
+        SessionError: not JSON, not a SpecWizard session, or beyond a budget (names what is
+            wrong and where).
     """
-    try:  # bounded: values, nesting (a deeply nested file must not hit Python's recursion limit)
-        data = json_loads_bounded(text, what="session file", max_values=200_000, max_depth=64)
+    try:  # bounded: bytes, values, nesting (a deeply nested file must not hit Python's recursion limit)
+        data = json_loads_bounded(text, what=what, max_values=200_000, max_depth=64, max_bytes=SESSION_MAX_BYTES)
     except (ValueError, UnicodeDecodeError) as err:
         raise SessionError(str(err).replace("is not valid JSON", "is not JSON")) from None
     if not isinstance(data, dict) or "config" not in data or not isinstance(data["config"], dict):
-        raise SessionError("session file has no 'config' object: save one with the wizard's Save session button")
+        raise SessionError(f"{what} has no 'config' object: save one with the wizard's Save session button")
+    problems = _session_problems(data)
+    if problems:
+        raise SessionError(f"{what}: {problems[0][1]}")
+    return _session_state(data)
+
+
+def _session_state(data: dict[str, Any]) -> dict[str, Any]:
+    """The wizard state of a parsed session ``data`` (within budget)."""
     data.pop("specwizard_session", None)
     st = new_state(data.get("vllm_version"))
     st.update({k: v for k, v in data.items() if k in st or k not in ("v",)})
@@ -371,3 +409,115 @@ def load_session(text: str | bytes) -> dict[str, Any]:
     if not isinstance(st.get("acceptance"), str):
         st.pop("acceptance", None)
     return st
+
+
+def box_problem(name: str, value: Any) -> str | None:
+    """Why the text ``value`` of box ``name`` is not used (longer than :data:`MAX_BOX_CHARS`), or None."""
+    if isinstance(value, str) and len(value) > MAX_BOX_CHARS:
+        return (f"{name}: {len(value):,} characters, more than the {MAX_BOX_CHARS:,} one box takes; not used "
+                "(your text stays in the box; the last value that fitted is checked)")
+    return None
+
+
+def _count_values(obj: Any, limit: int) -> int:
+    """Mapping entries and list items in ``obj`` at any depth; stops counting past ``limit``."""
+    n, stack = 0, [obj]
+    while stack and n <= limit:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            n += len(cur)
+            stack.extend(v for v in cur.values() if isinstance(v, (dict, list)))
+        elif isinstance(cur, list):
+            n += len(cur)
+            stack.extend(v for v in cur if isinstance(v, (dict, list)))
+    return n
+
+
+def _config_problems(cfg: dict[str, Any]) -> list[tuple[str | None, str]]:
+    """(key of ``cfg`` to put aside or None for the whole, why) for each budget ``cfg`` is beyond."""
+    out: list[tuple[str | None, str]] = []
+    for key, name in _OPTION_MAPS.items():
+        v = cfg.get(key)
+        if isinstance(v, dict) and len(v) > MAX_OPTIONS:
+            out.append((key, f"{name} holds {len(v):,} options, more than the {MAX_OPTIONS:,} a `vllm serve` command "
+                             "can have (it has about 400)"))
+        elif isinstance(v, (dict, list)) and _count_values(v, MAX_CONFIG_VALUES) > MAX_CONFIG_VALUES:
+            out.append((key, f"{name} holds more than {MAX_CONFIG_VALUES:,} values; no real configuration has that many"))
+    if len(cfg) > MAX_OPTIONS:
+        out.append((None, f"the configuration has {len(cfg):,} options, more than the {MAX_OPTIONS:,} a `vllm serve` "
+                          "command can have"))
+    elif not out and _count_values(cfg, MAX_CONFIG_VALUES) > MAX_CONFIG_VALUES:
+        out.append((None, f"the configuration holds more than {MAX_CONFIG_VALUES:,} values; no real one has that many"))
+    return out
+
+
+def config_problem(cfg: dict[str, Any]) -> str | None:
+    """Why the configuration dict ``cfg`` (:func:`dump_config`) is beyond the UI's budgets -- more
+    than :data:`MAX_OPTIONS` options in it or in one of its option mappings (extra_args, env,
+    ...), more than :data:`MAX_CONFIG_VALUES` values, or more than :data:`SESSION_MAX_BYTES` as
+    JSON (a session could not hold it) -- or None."""
+    problems = _config_problems(cfg)
+    if problems:
+        return problems[0][1]
+    size = len(json.dumps(cfg, default=str))
+    if size > SESSION_MAX_BYTES:
+        return (f"the configuration is {size / 2 ** 20:.1f} MiB as JSON, more than the "
+                f"{SESSION_MAX_BYTES / 2 ** 20:.0f} MiB a wizard session holds")
+    return None
+
+
+def _session_problems(data: dict[str, Any]) -> list[tuple[tuple[str, ...], str]]:
+    """(path in ``data`` to put aside, why) for each budget a parsed session is beyond; the path
+    ``("config",)`` means the configuration as a whole (nothing to restore without it)."""
+    out: list[tuple[tuple[str, ...], str]] = []
+    if len(data) > MAX_OPTIONS:
+        return [(("config",), f"the session has {len(data):,} entries; a wizard session has about ten")]
+    cfg = data.get("config")
+    if isinstance(cfg, dict):
+        out += [(("config",) + ((key,) if key else ()), why) for key, why in _config_problems(cfg)]
+    raw = data.get("raw")
+    if isinstance(raw, dict) and len(raw) <= MAX_OPTIONS:
+        for k, v in raw.items():
+            if isinstance(v, str) and len(v) > MAX_BOX_CHARS:
+                out.append((("raw", str(k)), f"the text kept for box {str(k)[:60]!r} is {len(v):,} characters, more "
+                                             f"than the {MAX_BOX_CHARS:,} one box takes"))
+    for k, v in data.items():  # everything else: the wizard's settings, and unknown keys (kept)
+        if k == "config":
+            continue
+        if isinstance(v, (dict, list)) and _count_values(v, MAX_CONFIG_VALUES) > MAX_CONFIG_VALUES:
+            out.append(((str(k),), f"{str(k)[:60]!r} holds more than {MAX_CONFIG_VALUES:,} values"))
+        elif isinstance(v, str) and len(v) > MAX_BOX_CHARS:
+            out.append(((str(k),), f"{str(k)[:60]!r} is {len(v):,} characters, more than the {MAX_BOX_CHARS:,} "
+                                   "one box takes"))
+    return out
+
+
+def restore_session(obj: Any, *, what: str = "the configuration kept in this browser") -> tuple[dict[str, Any], list[str]]:
+    """(state, notes) of the browser's copy of a tab (a JSON-like ``obj``): what is beyond a
+    budget is left out and said in ``notes`` (naming it); the rest is restored.
+
+    Raises:
+        SessionError: not a session, or too large as a whole (more than :data:`SESSION_MAX_BYTES`
+            of JSON even without the parts beyond their budgets).
+    """
+    if not isinstance(obj, dict) or not isinstance(obj.get("config"), dict):
+        raise SessionError(f"{what} has no 'config' object")
+    data = dict(obj)
+    data["config"] = dict(obj["config"])
+    notes: list[str] = []
+    for path, why in _session_problems(data):
+        if path == ("config",):
+            raise SessionError(f"{what}: {why}")
+        if len(path) == 2:
+            parent = path[0]
+            if isinstance(data.get(parent), dict):
+                data[parent] = {k: v for k, v in data[parent].items() if str(k) != path[1]}
+        else:
+            data = {k: v for k, v in data.items() if str(k) != path[0]}
+        notes.append(f"{why}: left out")
+    try:
+        text = json.dumps(data, allow_nan=True)
+    except (TypeError, ValueError) as err:
+        raise SessionError(f"{what} is not JSON data ({err})") from None
+    return load_session(text, what=what), notes
+

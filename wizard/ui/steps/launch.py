@@ -15,8 +15,9 @@ from wizard import api, privacy, security
 from wizard.config import apply_patch
 from wizard.hardware import nvml
 import wizard.launch as launch_api
-from wizard.launch import compare_machine, metrics, plan_launch
+from wizard.launch import compare_machine, metrics
 from wizard.launch.install import install_hint, render_commands, vllm_importable
+from wizard.launch.review import review_launch
 from wizard.ui import services
 from wizard.ui.core import WizardUI, sess_of
 from wizard.ui.state import config_of, gpu_spec, state_from_config
@@ -73,14 +74,11 @@ def build(ui: WizardUI) -> None:
         ui.c["tn_chart"] = gr.Image(label="speed vs k", type="filepath", visible=False, elem_id="sw-tune-chart")
 
 
-_RISK = {"code": "imports or runs code", "file": "reads a file outside the allowed folders",
-         "exposes": "widens what API clients may do"}
-
-
 def review_md(ui, state: dict) -> str:
-    """Markdown for "What Launch will run": the exposure verdict, the command (credentials
-    masked), the environment passed (the allow-list), left out and refused, and the options that
-    load code with their opt-in status. Never raises."""
+    """Markdown for "What Launch will run": the exposure verdict, the exact argv the server will
+    get (credentials masked), the environment passed (the allow-list), left out and refused,
+    and every option vLLM's parser will read from it that needs the opt-in, with the
+    allowlist's reason and source (:func:`wizard.launch.review.review_launch`). Never raises."""
     try:
         return _review_md(ui, state)
     except Exception as err:  # the step must never break on a strange configuration
@@ -95,23 +93,27 @@ def _review_md(ui: WizardUI, state: dict) -> str:
     cfg = config_of(state)
     dirs = ", ".join(f"`{d}`" for d in (policy.model_dirs or [])) or "any"
     lines.append(f"Local models are read only from: {dirs} (`app.py --allow-model-dir DIR`).")
-    lines.append("Options that load code, read other files or widen the API: " + (
-        "**allowed** (this UI was started with `--allow-unsafe-options`)." if policy.allow_unsafe_options else
-        "refused (start `app.py --allow-unsafe-options` to allow them)."))
+    lines.append("Options that load code, read other files, open listeners or take unreviewed text (vLLM's generated "
+                 "allowlist): " + ("**allowed** (this UI was started with `--allow-unsafe-options`)."
+                                   if policy.allow_unsafe_options else
+                                   "refused (start `app.py --allow-unsafe-options` to allow them)."))
     if cfg is None:
         return "\n\n".join(lines)
-    rv = security.review_launch(cfg, policy)
-    try:
-        # the command as it would run: variables from text that are not passed are left out
-        plan = plan_launch(cfg.model_copy(update={"env": {v.name: cfg.env[v.name] for v in rv.env.get("pass", [])}}))
+    rv = review_launch(cfg, policy)
+    plan = rv.plan
+    env_set: dict[str, str] = {}
+    if plan is not None:
         cmd = " ".join(privacy.scrub(a, plan.secrets) for a in plan.argv)
-        lines.append(f"**Command** (no shell):\n\n```\n{cmd}\n```")
-        for d in compare_machine(cfg, gpu_spec(state)):  # this machine vs the hardware chosen in step 1
-            lines.append(f"**{'⚠ ' if d.severity == 'warning' else ''}On this machine:** {html.escape(d.message, quote=False)}")
+        lines.append(f"**Command** (exactly the words the server gets; no shell):\n\n```\n{cmd}\n```")
+        if plan.secret_config:
+            lines.append("`--config` above is the launcher's own file of API keys (mode 0600, in the wizard's private "
+                         "folder): several keys cannot travel in `VLLM_API_KEY`, and the command line is public.")
+        try:
+            for d in compare_machine(cfg, gpu_spec(state)):  # this machine vs the hardware chosen in step 1
+                lines.append(f"**{'⚠ ' if d.severity == 'warning' else ''}On this machine:** {html.escape(d.message, quote=False)}")
+        except Exception:
+            pass
         env_set = {k: ("***" if privacy.is_secret_env(k) else v) for k, v in plan.env_changes.items()}
-    except Exception as err:
-        env_set = {}
-        lines.append(f"**Command:** not prepared ({html.escape(str(err))}).")
     passed = [v for v in rv.env.get("pass", [])]
     env_lines = [f"- `{k}={html.escape(str(v))}`" for k, v in env_set.items()]
     lines.append("**Environment set for the server** (allow-list: vLLM's own variables, device selection, credentials; "
@@ -125,9 +127,8 @@ def _review_md(ui: WizardUI, state: dict) -> str:
         lines.append("**Refused** (Launch will not start this):\n" + "\n".join(f"- {html.escape(b)}" for b in rv.blocking))
     if rv.risky:
         state_txt = "allowed by --allow-unsafe-options" if policy.allow_unsafe_options else "refused without --allow-unsafe-options"
-        lines.append(f"**Options that load code, read files or widen the API** ({state_txt}):\n" + "\n".join(
-            f"- `{html.escape(r.option)}` = `{html.escape(r.value)}`: {_RISK[r.risk]} (vLLM: \"{html.escape(r.reason)}\")"
-            for r in rv.risky))
+        lines.append(f"**Options that need the opt-in** ({state_txt}; vLLM {html.escape(rv.argv.release)}'s allowlist):\n"
+                     + "\n".join(f"- {html.escape(r.text())}" for r in rv.risky))
     return "\n\n".join(lines)
 
 
@@ -176,7 +177,8 @@ def start(state: dict, ev, force: bool, block: str | bool | None, session: str |
         return state, refusal
     stop(state)
     try:
-        h = launch_api.launch(ev.config, force=force, report=ev.report, gpu=ev.hardware)
+        h = launch_api.launch(ev.config, force=force, report=ev.report, gpu=ev.hardware,
+                              policy=policy or security.PathPolicy(model_dirs=security.default_model_dirs()))
     except Exception as err:
         msg = str(err)
         if isinstance(err, launch_api.LaunchRefused):
@@ -196,17 +198,12 @@ def launch_refusal(ev: Any, block: Any, policy: security.PathPolicy | None) -> s
     Launch and Tune: the UI's exposure (``block``), a missing target, environment variables and
     values that load code, local models outside the allowed folders, options that need the
     opt-in, and a missing vLLM."""
-    if block is True or block is False:  # the old boolean form: allow_launch
-        block = None if block else "launching is disabled in this UI"
     if block:
         return _refused(f"Launching is disabled: {html.escape(str(block))}.")
     if ev is None or ev.config is None:
         return '<div class="sw-status sw-st-failed">Choose a target model first (step 2).</div>'
     policy = policy or security.PathPolicy(model_dirs=security.default_model_dirs())
-    rv = security.review_launch(ev.config, policy)
-    problems = list(rv.blocking) + [
-        f"{r.option} = {r.value!r}: {_RISK[r.risk]} (vLLM: \"{r.reason}\"); allowed only when the UI was started with "
-        "--allow-unsafe-options" for r in rv.needs_opt_in(policy)]
+    problems = review_launch(ev.config, policy).problems(policy)
     if problems:
         items = "".join(f"<li>{html.escape(p)}</li>" for p in problems)
         return _refused(f"Not launched: this configuration has inputs the UI never launches:<ul>{items}</ul>")
@@ -293,6 +290,7 @@ def poll(ui, state: dict) -> dict:
     lines = []
     if latest is not None:
         lines.append(f"`{metrics.summary_line(latest)}`")
+        lines += [f"ℹ {html.escape(n)}" for n in latest.notes[:3]]  # what the scrape left out (a hostile page)
         if h.spec_method_and_k()[0]:
             a = h.advice()
             icon = {"ok": "✓", "warning": "⚠"}.get(a.level, "ℹ")

@@ -10,28 +10,44 @@ import re
 
 import gradio as gr
 
-from wizard import security
+from wizard.launch.review import review_launch
+
 from wizard.privacy import private_dir, write_private
 from wizard.ui import services
 from wizard.ui.core import WizardUI, sess_of
-from wizard.ui.state import config_of
+from wizard.ui.state import MAX_BOX_CHARS, config_of, config_problem
 from wizard.ui.steps.launch import vllm_installed
 
-__all__ = ["build", "wire", "wizard_verdict_html", "cross_check_html", "exports"]
+__all__ = ["build", "wire", "wizard_verdict_html", "cross_check_html", "exports", "extra_args_problem"]
 
 XC_OFF = '<div class="sw-xc sw-xc-off"><b>vLLM</b><div>Cross-check is off.</div></div>'
 XC_STALE = '<div class="sw-xc sw-xc-stale"><b>vLLM</b><div>Configuration changed: press Re-run cross-check.</div></div>'
 
 
+def extra_args_problem(value) -> str | None:
+    """Why the "Other options" text ``value`` is not used although it is JSON -- more options or
+    values than a configuration holds (:func:`wizard.ui.state.config_problem`) -- or None."""
+    try:
+        parsed = json.loads(value) if isinstance(value, str) and len(value) <= MAX_BOX_CHARS and value.strip() else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(parsed, dict) or not parsed:
+        return None
+    return config_problem({"extra_args": parsed})
+
+
 def _set_extra_args(state: dict, value) -> dict:
-    """The "Other options" box: a JSON object replaces extra_args; other text is kept in
-    ``raw['extra_args']`` (shown as typed, the last valid options stay in use)."""
+    """The "Other options" box: a JSON object replaces extra_args; other text -- not a JSON object,
+    or one beyond the budgets (more than MAX_OPTIONS options) -- is kept in ``raw['extra_args']``
+    (shown as typed, the last valid options stay in use)."""
     st = dict(state)
     st["raw"] = dict(st.get("raw") or {})
     try:
         parsed = json.loads(value) if str(value or "").strip() else {}
         if not isinstance(parsed, dict):
             raise ValueError("not an object")
+        if parsed and config_problem({"extra_args": parsed}) is not None:
+            raise ValueError("beyond the budget")
         st["config"] = dict(st.get("config") or {"model": ""})
         if parsed:
             st["config"]["extra_args"] = parsed
@@ -60,7 +76,7 @@ def build(ui: WizardUI) -> None:
                                           interactive=False, buttons=["copy"], elem_id=f"sw-exp-{form}")
     ui.field("extra_args", gr.Code(label="Other options (not modelled by the wizard; kept verbatim, JSON)", language="json",
                                    lines=3, max_lines=10, interactive=True, elem_id="f-extra_args"),
-             to_form=lambda v: json.dumps(v or {}, indent=1), setter=_set_extra_args)
+             to_form=lambda v: json.dumps(v or {}, indent=1), setter=_set_extra_args, check=extra_args_problem)
     ui.c["extra_note"] = gr.Markdown(elem_id="sw-extra-note")
     gr.Markdown("### Wizard vs installed vLLM")
     with gr.Row():
@@ -119,8 +135,12 @@ def exports(ui: WizardUI, state: dict, ev) -> dict:
     path = _yaml_file(forms["yaml"])
     out[c["exp_yaml_dl"]] = gr.DownloadButton(value=path, interactive=path is not None)
     raw = (state.get("raw") or {}).get("extra_args")
-    out[c["extra_note"]] = (f"⚠ The box does not hold a JSON object yet; your text is kept and the last valid options "
-                            f"are used: `{html.escape(raw[:80])}`" if raw is not None else "")
+    why = extra_args_problem(raw) if raw is not None else None
+    out[c["extra_note"]] = ("" if raw is None else
+                            f"⚠ Other options: {html.escape(why)}; your text is kept and the last valid options are used."
+                            if why else
+                            f"⚠ The box does not hold a JSON object yet; your text is kept and the last valid options "
+                            f"are used: `{html.escape(str(raw)[:80])}`")
     if state.get("xc_on") and state.get("xc_for") != _config_key(state):
         out[c["xc_vllm"]] = XC_STALE
     elif not state.get("xc_on"):
@@ -178,8 +198,8 @@ def wire(ui: WizardUI) -> None:
         block = ui.launch_block()
         cfg = config_of(st)
         if block is None and cfg is not None:
-            rv = security.review_launch(cfg, ui.policy)
-            if rv.blocking or rv.needs_opt_in(ui.policy):
+            rv = review_launch(cfg, ui.policy)
+            if rv.problems(ui.policy):
                 block = "the configuration has inputs the Launch step refuses (see there)"
         st["xc_for"] = _config_key(st)
         st = ui.commit(sess, st)

@@ -1,0 +1,269 @@
+"""How a release of vLLM's own parser reads an argv: which option each word sets.
+
+    from wizard.vllm.cli_parse import parse_serve_argv
+    out = parse_serve_argv(["M", "--trust-remote", "--speculative-config.method", "ngram"], "0.32")
+    [(o.typed, o.option, o.dest) for o in out.options]
+    # [('--trust-remote', '--trust-remote-code', 'trust_remote_code'),
+    #  ('--speculative-config.method', '--speculative-config', 'speculative_config')]
+
+The launcher reviews *this* reading, not the fields the wizard modelled: vLLM's
+``FlexibleArgumentParser`` (``vllm/utils/argparse_utils.py`` ``parse_args``) first rewrites the
+words (``--model M`` moved to the front after ``serve``, ``_`` -> ``-`` in names, ``-O3`` ->
+``--optimization-level 3``, dotted ``--X.a.b V`` merged into one ``--X JSON`` appended at the
+end, ``KEY+`` lists) and then hands them to Python's ``argparse`` with ``allow_abbrev`` (a unique
+prefix such as ``--trust-remote`` is the full option). This module repeats the rewrite and then
+lets **the same argparse** (the interpreter that runs the server is this one,
+``sys.executable``) parse the words against a parser rebuilt from the release's generated option
+table (``wizard/data/vllm/<X.Y>/serve_options.json``: every option string, its action class and
+``nargs``), so abbreviations, ``--opt=value``, short aliases (``-tp``, ``-cc``), ``--no-X``,
+``nargs='+'`` and ``--`` resolve exactly as they will in the server.
+
+``--config FILE`` is recorded as an option (dest ``config``) and its words are *not* read: the
+policy treats the file as unreviewed input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from wizard.vllm.options import serve_options
+from wizard.vllm.releases import nearest_release
+
+__all__ = ["ParsedOption", "ParsedArgv", "parse_serve_argv", "preprocess"]
+
+
+@dataclass(frozen=True)
+class ParsedOption:
+    """One option vLLM's parser will set.
+
+    ``typed``: the word(s) as written ('--trust-remote', '-tp', '--speculative-config.method');
+    ``option``: the option string argparse matched ('--trust-remote-code'); ``dest``: the
+    attribute it sets; ``value``: True/False for a switch, a string, or a list of strings
+    (``nargs='+'``, append); ``via``: 'exact', 'abbrev' (unique prefix), 'alias' (a short
+    option), 'dotted' (``--X.key V`` merged into ``--X JSON``) or 'config' (``--config``)."""
+
+    typed: str
+    option: str
+    dest: str
+    value: Any
+    via: str
+
+
+@dataclass
+class ParsedArgv:
+    """The whole reading: options in order, positionals, and why vLLM would exit instead
+    (``error``: argparse's own message, e.g. 'ambiguous option: --enable could match ...',
+    'unrecognized arguments: --frobnicate'; None when the parser accepts the words)."""
+
+    options: list[ParsedOption] = field(default_factory=list)
+    positionals: list[str] = field(default_factory=list)
+    error: str | None = None
+    release: str = ""
+
+    def by_dest(self) -> dict[str, list[ParsedOption]]:
+        out: dict[str, list[ParsedOption]] = {}
+        for o in self.options:
+            out.setdefault(o.dest, []).append(o)
+        return out
+
+
+class _ParseError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with errors raised and the typed spelling of each optional remembered."""
+
+    def __init__(self, *a: Any, **k: Any) -> None:
+        super().__init__(*a, **k)
+        self.spelled: list[tuple[str, str]] = []
+
+    def error(self, message: str):  # type: ignore[override]
+        raise _ParseError(message)
+
+    def exit(self, status: int = 0, message: str | None = None):  # type: ignore[override]
+        raise _ParseError(message or f"exit {status}")
+
+    def _parse_optional(self, arg_string):  # type: ignore[override]
+        res = super()._parse_optional(arg_string)
+        tuples = res if isinstance(res, list) else [res]  # Python >= 3.12.7 returns a list
+        for t in tuples:
+            if t and t[0] is not None:
+                self.spelled.append((arg_string, t[1]))
+        return res
+
+
+class _Record(argparse.Action):
+    """Stores nothing; appends (option string, values) to ``namespace._seen``."""
+
+    def __init__(self, option_strings, dest, nargs=None, negative=(), **kw):
+        self._negative = frozenset(negative)
+        super().__init__(option_strings, dest, nargs=nargs, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if self.nargs == 0:
+            values = option_string not in self._negative
+        namespace._seen.append((option_string, self.dest, values))
+
+
+def _nargs(e: dict[str, Any]) -> Any:
+    if not e.get("takes_value", True) or e.get("kind") in ("BooleanOptionalAction", "_StoreTrueAction",
+                                                             "_StoreFalseAction", "_StoreConstAction",
+                                                             "_HelpAction", "_VersionAction", "_CountAction"):
+        return 0
+    n = e.get("nargs")
+    return n if n in ("+", "*", "?") or isinstance(n, int) else None
+
+
+@functools.lru_cache(maxsize=16)
+def _parser(release: str) -> _Parser:
+    data = serve_options(release)
+    groups: dict[tuple[str, str], list[str]] = {}
+    facts: dict[tuple[str, str], dict[str, Any]] = {}
+    for opt, e in data["options"].items():
+        key = (e["dest"], e.get("kind", ""))
+        groups.setdefault(key, []).append(opt)
+        facts.setdefault(key, e)
+    p = _Parser(prog="vllm serve", add_help=False, allow_abbrev=bool(data.get("allow_abbrev", True)))
+    p.add_argument("model_tag", nargs="?", action=_Record)
+    for key, opts in groups.items():
+        e = facts[key]
+        nargs = _nargs(e)
+        neg = [o for o in opts if data["options"][o].get("negative") or o.startswith("--no-")] if nargs == 0 else []
+        p.add_argument(*opts, dest=key[0], nargs=nargs, action=_Record, negative=neg)
+    return p
+
+
+_DOT_HEAD = re.compile(r"(?<=--)[^.]*")
+
+
+def preprocess(args: list[str]) -> tuple[list[str], dict[str, list[str]], list[str] | None]:
+    """vLLM's rewrite of the words before argparse (``FlexibleArgumentParser.parse_args``):
+    returns (words, {dotted head -> typed spellings}, the ``--config`` words or None)."""
+    args = list(args)
+    if args and args[0] == "serve":
+        idx = next((i for i, a in enumerate(args) if re.match(r"^--model(=.+|$)", a)), None)
+        if idx is not None:
+            if args[idx] == "--model" and idx + 1 < len(args):
+                tag, rest = args[idx + 1], idx + 2
+            else:
+                tag, rest = args[idx].removeprefix("--model="), idx + 1
+            args = ["serve", tag, *args[1:idx], *args[rest:]]
+        args = args[1:]
+    config_words = None
+    if "--config" in args:
+        i = args.index("--config")
+        config_words = args[i:i + 2]
+        args = args[:i] + args[i + 2:]
+    words: list[str] = []
+    for i, a in enumerate(args):
+        if a.startswith("--"):
+            if "=" in a:
+                k, v = a.split("=", 1)
+                words.append(_DOT_HEAD.sub(lambda m: m.group(0).replace("_", "-"), k, count=1) + "=" + v)
+            else:
+                words.append(_DOT_HEAD.sub(lambda m: m.group(0).replace("_", "-"), a, count=1))
+        elif a.startswith("-O") and a != "-O":
+            words += ["--optimization-level", a[3:] if a[2:3] == "=" else a[2:]]
+        elif a == "-O" and i + 1 < len(args) and args[i + 1] in {"0", "1", "2", "3"}:
+            words.append("--optimization-level")
+        else:
+            words.append(a)
+    # dotted keys: merged into one JSON per head, appended at the end (as vLLM does)
+    out: list[str] = []
+    dotted: dict[str, Any] = {}
+    spelled: dict[str, list[str]] = {}
+    skip = set()
+    for i, w in enumerate(words):
+        if i in skip:
+            continue
+        if w.startswith("-") and "." in w:
+            if "=" in w:
+                name, value = w.split("=", 1)
+                if "." not in name:
+                    out.append(w)
+                    continue
+            else:
+                name = w
+                value = words[i + 1] if i + 1 < len(words) else ""
+                skip.add(i + 1)
+            if name.endswith("+"):
+                name = name[:-1]
+                value = json.dumps(list(value.split(",")))
+            head, *keys = name.split(".")
+            try:
+                val: Any = json.loads(value)
+            except ValueError:
+                val = value
+            node = dotted.setdefault(head, {})
+            for k in keys[:-1]:
+                nxt = node.get(k)
+                if not isinstance(nxt, dict):
+                    nxt = node[k] = {}
+                node = nxt
+            if keys:
+                node[keys[-1]] = val
+            spelled.setdefault(head, []).append(name)
+            continue
+        out.append(w)
+    for head, obj in dotted.items():
+        out += [head, json.dumps(obj)]
+    return out, spelled, config_words
+
+
+def parse_serve_argv(args: list[str], version: Any) -> ParsedArgv:
+    """Read ``args`` (the words after the entrypoint: ``["serve", M, ...]`` for ``vllm serve``,
+    ``["--model", M, ...]`` for the api_server module) the way ``version``'s parser reads them.
+    Never raises: argparse's refusal is in ``error``."""
+    release = nearest_release(version)
+    out = ParsedArgv(release=release)
+    words, dotted_spelled, config_words = preprocess([str(a) for a in args])
+    if config_words is not None:
+        out.options.append(ParsedOption("--config", "--config", "config",
+                                        config_words[1] if len(config_words) > 1 else True, "config"))
+    p = _parser(release)
+    p.spelled = []
+    ns = argparse.Namespace(_seen=[])
+    try:
+        _, extra = p.parse_known_args(words, ns)
+    except _ParseError as err:
+        out.error = str(err)
+        extra = []
+    except Exception as err:  # pragma: no cover - argparse internals
+        out.error = f"{type(err).__name__}: {err}"
+        extra = []
+    if extra:
+        unknown = [w for w in extra if w.startswith("-")]
+        out.error = out.error or ("unrecognized arguments: " + " ".join(extra))
+        out.positionals += [w for w in extra if not w.startswith("-")]
+        for w in unknown:
+            out.options.append(ParsedOption(w, w, "", True, "unknown"))
+    typed_of: dict[str, list[str]] = {}
+    for typed, opt in p.spelled:
+        typed_of.setdefault(opt, []).append(typed.split("=", 1)[0])
+    data = serve_options(release)["options"]
+    for opt, dest, values in ns._seen:
+        if opt is None:  # the positional model
+            if values is not None:
+                out.positionals.append(values)
+            continue
+        spellings = typed_of.get(opt)
+        typed = spellings.pop(0) if spellings else opt
+        if typed in dotted_spelled and not (spellings and typed in spellings):  # the merged dotted words
+            via, typed = "dotted", ", ".join(dotted_spelled.pop(typed))
+        elif not opt.startswith("--"):
+            via = "alias"
+        elif typed != opt:
+            via = "abbrev"
+        else:
+            via = "exact"
+        if opt not in data:  # pragma: no cover
+            via = "unknown"
+        out.options.append(ParsedOption(typed, opt, dest, values, via))
+    return out
+
