@@ -24,7 +24,7 @@ import pytest
 
 from wizard.config import config_from_dict
 from wizard.launch_policy import allowlist, review_argv
-from wizard.launch.review import review_launch
+from wizard.launch.launcher import review_launch
 from wizard.security import PathPolicy
 from wizard.vllm.cli_parse import _parser, parse_serve_argv
 from wizard.vllm.options import serve_options

@@ -104,7 +104,7 @@ def test_unsafe_option_table_is_current():
 
 
 def test_risky_options_of_a_config():
-    from wizard.launch.review import review_launch
+    from wizard.launch.launcher import review_launch
 
     cfg = parse_command(
         f"vllm serve {LLAMA} --trust-remote-code --tool-parser-plugin /x/p.py --middleware a.b "
@@ -477,7 +477,7 @@ def test_ui_launch_refuses_unsafe_options_without_the_opt_in_and_shows_the_allow
     md = launch.review_md(ui, st)
     assert "`VLLM_LOGGING_LEVEL=DEBUG`" in md and "MY_SETTING" in md and "Not passed" in md
     assert "refused (start `app.py --allow-unsafe-options`" in md and str(tmp_path) in md
-    from wizard.launch.review import review_launch
+    from wizard.launch.launcher import review_launch
 
     opted = build_app(allow_model_dirs=[str(tmp_path)], allow_unsafe_options=True).wizard_ui
     rv = review_launch(cfg, opted.policy)

@@ -33,6 +33,7 @@ from typing import Any
 
 from wizard.privacy import walk_strings
 from wizard.resolve import is_custom_proposer_path
+from wizard.security import is_local_path
 from wizard.vllm import releases
 from wizard.vllm.cli_parse import ParsedArgv, parse_serve_argv
 from wizard.vllm.methods import CUSTOM_CLASS
@@ -129,8 +130,6 @@ def review_argv(args: list[str], version: Any, policy: Any = None) -> ArgvReview
                            "would exit with code 2, so Launch does not start it")
 
     def allowed_path(val: Any) -> bool:
-        from wizard.security import is_local_path
-
         strings = [s for s in walk_strings(val) if s] if not isinstance(val, str) else [val]
         return all(not is_local_path(s) or (policy is None or policy.allows(s)) for s in strings)
 

@@ -31,7 +31,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
-    "launch": "launcher", "Launcher": "launcher", "plan_launch": "launcher", "relaunch_with_fix": "launcher",
+    "launch": "launcher", "Launcher": "launcher", "plan_launch": "launcher", "review_launch": "launcher", "PolicyRefused": "review", "relaunch_with_fix": "launcher",
     "ServerHandle": "process", "LaunchPlan": "process", "live_handles": "process",
     "LaunchError": "errors", "LaunchRefused": "errors", "PortInUse": "errors", "VllmMissing": "errors",
     "find_free_port": "ports",
@@ -49,7 +49,8 @@ if TYPE_CHECKING:  # for type checkers and editors; at run time __getattr__ load
     from wizard.launch.diagnosis import Diagnosis, diagnose
     from wizard.launch.errors import LaunchError, LaunchRefused, PortInUse, VllmMissing
     from wizard.launch.install import install_commands, install_hint, vllm_importable
-    from wizard.launch.launcher import Launcher, launch, plan_launch, relaunch_with_fix
+    from wizard.launch.launcher import Launcher, launch, plan_launch, relaunch_with_fix, review_launch
+    from wizard.launch.review import PolicyRefused
     from wizard.launch.machine import Difference, ThisMachine, compare_machine, render_differences, this_machine
     from wizard.launch.metrics import Advice, MetricsSnapshot, advice, plot_data, scrape, summary_line
     from wizard.launch.ports import find_free_port

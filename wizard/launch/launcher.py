@@ -25,6 +25,8 @@ from wizard.launch.install import install_commands, install_hint, suggested_dist
 from wizard.launch.machine import discovered_gpus, validate_gpus
 from wizard.launch.ports import check_port_free, find_free_port, parse_port, port_from_cfg
 from wizard.launch.process import LaunchPlan, ServerHandle
+from wizard.launch.review import LaunchReview, PolicyRefused, review_plan
+from wizard.security import PathPolicy, uses_upload
 from wizard.launch.spawn import start_server
 import yaml
 
@@ -33,7 +35,7 @@ from wizard.privacy import private_dir, secret_values, write_private
 from wizard.security import review_env
 from wizard.vllm.versions import installed_vllm
 
-__all__ = ["plan_launch", "Launcher", "launch", "relaunch_with_fix"]
+__all__ = ["plan_launch", "review_launch", "Launcher", "launch", "relaunch_with_fix"]
 
 
 def plan_launch(
@@ -80,6 +82,24 @@ def plan_launch(
                                                              for x in (v if isinstance(v, list) else [v])}, key=len, reverse=True)
     return LaunchPlan(argv=argv, env_changes=changes, host=host, port=int(port), distribution=distribution,  # type: ignore[arg-type]
                       argv_source=source, env=env, env_dropped=dropped, secrets=secrets, secret_config=secret_config)
+
+
+def review_launch(cfg: Any, policy: PathPolicy | None = None, version: Any = None, **plan_kwargs: Any) -> LaunchReview:
+    """Build the plan the launcher would run for ``cfg`` (nothing starts; the port is picked
+    now unless given) and review it. Never raises: a plan that cannot be built is blocking."""
+    policy = policy or PathPolicy()
+    env_review = review_env(getattr(cfg, "env", None), version)
+    try:
+        run_cfg = cfg
+        if env_review["refuse"] or env_review["drop"]:  # judged separately; plan the variables that pass
+            keep = {v.name for v in env_review["pass"]}
+            run_cfg = cfg.model_copy(update={"env": {k: x for k, x in cfg.env.items() if k in keep}})
+        plan = plan_launch(run_cfg, **plan_kwargs)
+    except Exception as err:
+        return LaunchReview(plan=None, plan_error=str(err), env=env_review, uploads=uses_upload(cfg))
+    rv = review_plan(plan, cfg, policy, version)
+    rv.env = env_review
+    return rv
 
 
 class Launcher:
@@ -139,8 +159,6 @@ class Launcher:
             check_port_free(host, wanted)
         plan = plan_launch(cfg, port=port, host=host, gpus=gpus, kv_cache_space_gib=kv_cache_space_gib)
         if policy is not None:  # the UI: the plan about to start is the one judged
-            from wizard.launch.review import PolicyRefused, review_plan
-
             rv = review_plan(plan, cfg, policy)
             if rv.problems(policy):
                 raise PolicyRefused(rv, policy)

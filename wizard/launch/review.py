@@ -1,6 +1,6 @@
 """The launch review: what the server will run, judged on the exact argv and environment.
 
-    rv = review_launch(cfg, policy)          # builds the plan (argv + env) the launcher would run
+    rv = review_launch(cfg, policy)          # wizard.launch.launcher: the plan (argv + env) the launcher would run, reviewed
     rv.plan.argv                             # the words shown in "What Launch will run"
     rv.blocking, rv.needs_opt_in(policy)     # refused whatever the settings / without the opt-in
 
@@ -21,8 +21,9 @@ from typing import Any
 from wizard.launch.errors import LaunchError
 from wizard.launch_policy import ArgvItem, ArgvReview, review_argv
 from wizard.security import EnvVerdict, PathPolicy, review_env, upload_dirs, uses_upload
+from wizard.vllm.versions import default_version, installed_vllm
 
-__all__ = ["LaunchReview", "review_launch", "review_plan", "PolicyRefused", "argv_words"]
+__all__ = ["LaunchReview", "review_plan", "PolicyRefused", "argv_words"]
 
 
 class PolicyRefused(LaunchError):
@@ -108,28 +109,6 @@ def review_plan(plan: Any, cfg: Any, policy: PathPolicy | None = None, version: 
     return rv
 
 
-def review_launch(cfg: Any, policy: PathPolicy | None = None, version: Any = None, **plan_kwargs: Any) -> LaunchReview:
-    """Build the plan the launcher would run for ``cfg`` (nothing starts; the port is picked
-    now unless given) and review it. Never raises: a plan that cannot be built is blocking."""
-    from wizard.launch.launcher import plan_launch
-
-    policy = policy or PathPolicy()
-    env_review = review_env(getattr(cfg, "env", None), version)
-    try:
-        run_cfg = cfg
-        if env_review["refuse"] or env_review["drop"]:  # judged separately; plan the variables that pass
-            keep = {v.name for v in env_review["pass"]}
-            run_cfg = cfg.model_copy(update={"env": {k: x for k, x in cfg.env.items() if k in keep}})
-        plan = plan_launch(run_cfg, **plan_kwargs)
-    except Exception as err:
-        return LaunchReview(plan=None, plan_error=str(err), env=env_review, uploads=uses_upload(cfg))
-    rv = review_plan(plan, cfg, policy, version)
-    rv.env = env_review
-    return rv
-
-
 def _installed_or_default() -> Any:
-    from wizard.vllm.versions import default_version, installed_vllm
-
     v = installed_vllm()
     return v.version if v is not None and getattr(v, "version", None) is not None else default_version()

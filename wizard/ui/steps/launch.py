@@ -17,7 +17,7 @@ from wizard.hardware import nvml
 import wizard.launch as launch_api
 from wizard.launch import compare_machine, metrics
 from wizard.launch.install import install_hint, render_commands, vllm_importable
-from wizard.launch.review import review_launch
+from wizard.launch.launcher import review_launch
 from wizard.ui import services
 from wizard.ui.core import WizardUI, sess_of
 from wizard.ui.state import config_of, gpu_spec, state_from_config

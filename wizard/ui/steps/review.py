@@ -10,7 +10,7 @@ import re
 
 import gradio as gr
 
-from wizard.launch.review import review_launch
+from wizard.launch.launcher import review_launch
 
 from wizard.privacy import private_dir, write_private
 from wizard.ui import services
