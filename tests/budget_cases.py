@@ -106,6 +106,7 @@ class MetricsServer:
 
         self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.srv.daemon_threads = True
+        self.srv.handle_error = lambda request, client_address: None  # the client hanging up is the point
         self.url = f"http://127.0.0.1:{self.srv.server_address[1]}"
         self.thread = threading.Thread(target=self.srv.serve_forever, daemon=True)
         self.thread.start()
@@ -128,15 +129,22 @@ def scrape_case(url: str, scrapes: int = 1) -> dict[str, Any]:
 
 
 def series_case(text: str, n: int = 1800) -> dict[str, Any]:
-    """``n`` snapshots of ``text`` in a MetricsSeries (the monitor keeps 1,800): what it holds."""
+    """``n`` snapshots of ``text`` in a MetricsSeries (the monitor keeps 1,800; each scrape builds
+    new lists): what it holds. The page is parsed once; each snapshot gets fresh lists and floats."""
     from wizard.launch.metrics import MetricsSeries, snapshot_from_text
 
+    first = snapshot_from_text(text, prev=snapshot_from_text(text, now=0.0), now=1.0)
     series = MetricsSeries()
-    snap = None
+
+    def fresh(xs):
+        return [x + 0.0 for x in xs]
+
     for i in range(n):
-        snap = snapshot_from_text(text, prev=snap, now=float(i))
-        series.add(snap)
-    return {"kept": len(series), "history_bytes": series.nbytes, "positions": len(snap.raw["accepted_per_pos"])}
+        raw = {**first.raw, "accepted_per_pos": fresh(first.raw["accepted_per_pos"])}
+        series.add(type(first)(time=float(i), raw=raw, dt=1.0, per_position=fresh(first.per_position),
+                               window_per_position=fresh(first.window_per_position)))
+    return {"kept": len(series), "history_bytes": series.nbytes, "positions": len(first.raw["accepted_per_pos"]),
+            "series": series}
 
 
 # ---- the UI's HTTP API --------------------------------------------------------------------------

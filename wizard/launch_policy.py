@@ -33,6 +33,7 @@ from typing import Any
 
 from wizard.privacy import walk_strings
 from wizard.resolve import is_custom_proposer_path
+from wizard.rules.optionvalues import _parse_text
 from wizard.security import is_local_path
 from wizard.vllm import releases
 from wizard.vllm.cli_parse import ParsedArgv, parse_serve_argv
@@ -110,15 +111,6 @@ def classify_option(dest: str, version: Any) -> dict[str, Any] | None:
     return allowlist(version)["options"].get(dest)
 
 
-def _as_obj(v: Any) -> Any:
-    if isinstance(v, str) and v.strip()[:1] in ("{", "["):
-        try:
-            return json.loads(v)
-        except ValueError:
-            return v
-    return v
-
-
 def review_argv(args: list[str], version: Any, policy: Any = None) -> ArgvReview:
     """Judge ``args`` (the words after the entrypoint) for ``version`` under ``policy`` (a
     :class:`wizard.security.PathPolicy`; None: any folder, no opt-in). Never raises."""
@@ -171,7 +163,7 @@ def review_argv(args: list[str], version: Any, policy: Any = None) -> ArgvReview
                 rv.blocking.append(f"{o.option} {o.value!r}: a local folder outside the folders this UI may read "
                                    "(app.py --allow-model-dir DIR)")
             continue
-        obj = _as_obj(o.value)
+        obj = _parse_text(o.value)
         if entry.get("config_class") or o.dest == "speculative_config":
             if isinstance(obj, dict):
                 _judge_subkeys(rv, table, o, obj, judge, allowed_path)

@@ -29,7 +29,6 @@ Threat model and how each issue is prevented: docs/security.md.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 import tempfile
@@ -39,6 +38,7 @@ from typing import Any, Iterable, Mapping
 from packaging.version import Version
 
 from wizard.privacy import created_private_dir, is_secret_env
+from wizard.rules.optionvalues import _parse_text
 from wizard.vllm import releases
 from wizard.vllm.versions import default_version
 
@@ -271,15 +271,6 @@ class PathPolicy:
 
 # ---- options -----------------------------------------------------------------------------------
 
-def _as_json_obj(v: Any) -> Any:
-    if isinstance(v, str) and v.strip().startswith(("{", "[")):
-        try:
-            return json.loads(v)
-        except ValueError:
-            return v
-    return v
-
-
 def uses_upload(cfg: Any, dirs: Iterable[str] | None = None) -> list[str]:
     """Dotted fields of ``cfg`` whose value points into an upload folder (:func:`upload_dirs`)."""
     dirs = list(dirs if dirs is not None else upload_dirs())
@@ -297,7 +288,7 @@ def uses_upload(cfg: Any, dirs: Iterable[str] | None = None) -> list[str]:
             for x in v:
                 visit(prefix, x)
         elif isinstance(v, str):
-            obj = _as_json_obj(v)
+            obj = _parse_text(v)
             if obj is not v:
                 visit(prefix, obj)
                 return

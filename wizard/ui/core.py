@@ -196,8 +196,8 @@ class WizardUI:
         """Register a form field bound to dotted ``path`` of the state. ``setter(state, value)``
         replaces :func:`set_field`; ``after(new, old)`` adjusts the state after a change (e.g. a
         method's default drafter); ``check(value)`` (in ``extra``) says why a value the setter
-        kept aside is not used (a panel note). Typed components (Textbox, Number, Code) are
-        ``text`` fields."""
+        kept aside is not used (a panel note; the message names the field). Typed components
+        (Textbox, Number, Code) are ``text`` fields."""
         kind = "text" if isinstance(comp, (gr.Textbox, gr.Number, gr.Code)) else "choice"
         self.fields[path] = comp
         self.meta[path] = _Field(comp, to_form, source, setter, after, kind, extra)
@@ -388,7 +388,7 @@ class WizardUI:
                 if text and not rs:
                     self.mark_pending(sess, path, hub)
                 why = check(value) if check is not None else None
-                return self.render(sess, st, rs, hub, note=f"⚠ {self.field_name(path)}: {why}" if why else None)
+                return self.render(sess, st, rs, hub, note=f"⚠ {why}" if why else None)  # why names the field
             field_changed.__name__ = f"field_{path.replace('.', '_')}"
             return field_changed
 

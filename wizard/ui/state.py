@@ -379,7 +379,8 @@ def load_session(text: str | bytes, *, what: str = "session file") -> dict[str, 
             wrong and where).
     """
     try:  # bounded: bytes, values, nesting (a deeply nested file must not hit Python's recursion limit)
-        data = json_loads_bounded(text, what=what, max_values=200_000, max_depth=64, max_bytes=SESSION_MAX_BYTES)
+        # (no count below the default: within 4 MiB the budgets below name what is too large)
+        data = json_loads_bounded(text, what=what, max_depth=64, max_bytes=SESSION_MAX_BYTES)
     except (ValueError, UnicodeDecodeError) as err:
         raise SessionError(str(err).replace("is not valid JSON", "is not JSON")) from None
     if not isinstance(data, dict) or "config" not in data or not isinstance(data["config"], dict):

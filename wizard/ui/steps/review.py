@@ -137,7 +137,7 @@ def exports(ui: WizardUI, state: dict, ev) -> dict:
     raw = (state.get("raw") or {}).get("extra_args")
     why = extra_args_problem(raw) if raw is not None else None
     out[c["extra_note"]] = ("" if raw is None else
-                            f"⚠ Other options: {html.escape(why)}; your text is kept and the last valid options are used."
+                            f"⚠ {html.escape(why)}; your text is kept and the last valid options are used."
                             if why else
                             f"⚠ The box does not hold a JSON object yet; your text is kept and the last valid options "
                             f"are used: `{html.escape(str(raw)[:80])}`")
