@@ -170,14 +170,26 @@ def test_app_auth_user_asks_on_the_terminal_and_keeps_the_password_out_of_ps():
     master, slave = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k != "SPECWIZARD_AUTH"}
     # a session of its own: getpass uses this pty, never the terminal the tests run in
+    def own_terminal():  # a session of its own whose controlling terminal is the pty (getpass opens /dev/tty)
+        import fcntl
+        import termios
+
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
     proc = subprocess.Popen([sys.executable, str(ROOT / "app.py"), "--port", str(port), "--auth", "alice"],
                             stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                            start_new_session=True)
+                            preexec_fn=own_terminal)
     os.close(slave)
     try:
         seen = b""
         deadline = time.monotonic() + 300  # a safety net for a hung start, never a schedule
+        import select
+
         while b"Password for alice" not in seen and time.monotonic() < deadline and proc.poll() is None:
+            ready, _, _ = select.select([master], [], [], 1.0)  # never blocks past the safety net
+            if not ready:
+                continue
             try:
                 seen += os.read(master, 1024)
             except OSError:
