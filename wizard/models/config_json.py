@@ -161,7 +161,7 @@ _HEAD_SIZE_KEYS = ("head_dim", "kv_channels", "attention_head_dim", "head_size",
                    "attention_hidden_size", "qk_nope_head_dim", "v_head_dim")
 #: model_types whose vLLM config class supplies ``architectures`` when config.json has none
 #: (vllm/transformers_utils/configs: medusa.py, colmodernvbert.py, deepseek_vl2.py, openvla.py; 0.32)
-_ARCH_DEFAULTED = frozenset({"medusa", "colmodernvbert", "deepseek_vl_v2", "openvla"})
+_ARCH_DEFAULTED = frozenset({MEDUSA, "colmodernvbert", "deepseek_vl_v2", "openvla"})
 #: params.json names of the HF keys (:func:`_from_mistral_params`), for messages about a params.json
 _MISTRAL_NAMES = {"hidden_size": "dim", "num_hidden_layers": "n_layers", "num_attention_heads": "n_heads",
                   "num_key_value_heads": "n_kv_heads", "intermediate_size": "hidden_dim",
