@@ -152,16 +152,9 @@ def series_case(text: str, n: int = 1800) -> dict[str, Any]:
 def session_call(server, name: str, data: list[Any], sess: str) -> tuple[str, Any]:
     """(event, decoded data) of one call to endpoint ``name`` in browser session ``sess`` (the
     gr.State and the wizard's newest state carry over between calls of one session)."""
-    import re
-
-    r = server.client.post(f"{server.base}/call/{name}", json={"data": data, "session_hash": sess})
-    r.raise_for_status()
-    eid = r.json()["event_id"]
-    text = server.client.get(f"{server.base}/call/{name}/{eid}").text
-    events = re.findall(r"^event: (\w+)\ndata: (.*)$", text, re.M)
-    if not events:
-        return "none", text[:500]
-    event, body = events[-1]
+    event, body = server.call(name, data, session=sess)
+    if event == "none":
+        return event, body
     try:
         return event, json.loads(body)
     except ValueError:

@@ -492,9 +492,13 @@ class UiServer:
         info = self.client.get(f"{self.base}/info").json()
         self.endpoints: dict[str, list[dict]] = {k.lstrip("/"): v["parameters"] for k, v in info["named_endpoints"].items()}
 
-    def call(self, name: str, data: list[Any]) -> tuple[str, str]:
-        """(event, data text) of one call: 'complete' or 'error'."""
-        r = self.client.post(f"{self.base}/call/{name}", json={"data": data})
+    def call(self, name: str, data: list[Any], session: str | None = None) -> tuple[str, str]:
+        """(event, data text) of one call: 'complete' or 'error'. ``session``: a browser session
+        hash, so that the wizard's state carries over between calls of one session."""
+        body: dict[str, Any] = {"data": data}
+        if session is not None:
+            body["session_hash"] = session
+        r = self.client.post(f"{self.base}/call/{name}", json=body)
         r.raise_for_status()
         eid = r.json()["event_id"]
         text = self.client.get(f"{self.base}/call/{name}/{eid}").text

@@ -330,10 +330,8 @@ def test_ui_http_api_refuses_hostile_sessions_and_nothing_starts(monkeypatch):
             doc = {"v": 1, "config": {"model": HUB, **extra}}
             f = srv.upload("session.json", json.dumps(doc).encode())
             sid = f"policy{i}"
-            r = srv.client.post(f"{srv.base}/call/do_load_session", json={"data": [None, f], "session_hash": sid})
-            srv.client.get(f"{srv.base}/call/do_load_session/{r.json()['event_id']}")
-            r = srv.client.post(f"{srv.base}/call/do_launch", json={"data": [True], "session_hash": sid})
-            text = srv.client.get(f"{srv.base}/call/do_launch/{r.json()['event_id']}").text
+            srv.call("do_load_session", [None, f], session=sid)
+            _, text = srv.call("do_launch", [True], session=sid)
             assert "Not launched" in text, (extra, re.findall(r"sw-status[^<]*<", text)[:2])
         assert started == []
     finally:

@@ -26,7 +26,6 @@ would exit with code 2, and what it would have done is not known.
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,7 +38,7 @@ from wizard.vllm import releases
 from wizard.vllm.cli_parse import ParsedArgv, parse_serve_argv
 from wizard.vllm.methods import CUSTOM_CLASS
 
-__all__ = ["allowlist", "ArgvItem", "ArgvReview", "review_argv", "classify_option", "RISK_TEXT"]
+__all__ = ["allowlist", "ArgvItem", "ArgvReview", "review_argv", "RISK_TEXT"]
 
 RISK_TEXT = {"code": "imports or runs code", "file": "reads or writes files outside the allowed folders",
              "exposes": "widens what API clients may do", "network": "opens or reaches a network address",
@@ -50,20 +49,11 @@ RISK_TEXT = {"code": "imports or runs code", "file": "reads or writes files outs
 MAX_SUBKEYS = 256
 
 
-@functools.lru_cache(maxsize=16)
-def _allowlist(release: str) -> dict[str, Any]:
-    return releases.load(release, "launch_allowlist.json")
-
-
 def allowlist(version: Any) -> dict[str, Any]:
-    """The generated allowlist of the release nearest ``version`` that has one (an older one for
-    releases between; the oldest for releases before)."""
-    have = [k for k in releases.known_releases() if releases.has_file(k, "launch_allowlist.json")]
-    rel = releases.nearest_release(version)
-    from packaging.version import Version
-
-    older = [k for k in have if Version(k) <= Version(rel)]
-    return _allowlist(older[-1] if older else have[0])
+    """The generated allowlist of the release nearest ``version`` that has one
+    (:func:`wizard.vllm.releases.load`: an older one for releases between, the oldest for
+    releases before)."""
+    return releases.load(version, "launch_allowlist.json")
 
 
 @dataclass(frozen=True)
@@ -104,11 +94,6 @@ class ArgvReview:
 def _short(v: Any) -> str:
     s = v if isinstance(v, str) else json.dumps(v, default=str)
     return s if len(s) <= 160 else s[:157] + "..."
-
-
-def classify_option(dest: str, version: Any) -> dict[str, Any] | None:
-    """The allowlist entry of ``dest`` ({class, risk?, why, source, options, config_class?}) or None."""
-    return allowlist(version)["options"].get(dest)
 
 
 def review_argv(args: list[str], version: Any, policy: Any = None) -> ArgvReview:
@@ -164,11 +149,8 @@ def review_argv(args: list[str], version: Any, policy: Any = None) -> ArgvReview
                                    "(app.py --allow-model-dir DIR)")
             continue
         obj = _parse_text(o.value)
-        if entry.get("config_class") or o.dest == "speculative_config":
-            if isinstance(obj, dict):
-                _judge_subkeys(rv, table, o, obj, judge, allowed_path)
-            elif obj not in (None, "", "None", "null") and isinstance(o.value, str) and o.value.strip()[:1] not in ("{",):
-                pass  # not JSON: vLLM's type refuses it or reads a name; the option's own class decided
+        if (entry.get("config_class") or o.dest == "speculative_config") and isinstance(obj, dict):
+            _judge_subkeys(rv, table, o, obj, judge, allowed_path)  # other text: vLLM's type refuses it
     for p in parsed.positionals:
         if not allowed_path(p):
             rv.blocking.append(f"model {p!r}: a local folder outside the folders this UI may read (app.py --allow-model-dir DIR)")

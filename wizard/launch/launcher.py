@@ -16,23 +16,21 @@ import os
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from wizard import api
 from wizard.config import Patch, ServeConfig, apply_patch
 from wizard.launch.argv import build_argv
 from wizard.launch.env import build_env, secrets_to_env
-from wizard.launch.errors import LaunchRefused, VllmMissing
+from wizard.launch.errors import LaunchError, LaunchRefused, VllmMissing
 from wizard.launch.install import install_commands, install_hint, suggested_distribution, vllm_importable
 from wizard.launch.machine import discovered_gpus, validate_gpus
 from wizard.launch.ports import check_port_free, find_free_port, parse_port, port_from_cfg
 from wizard.launch.process import LaunchPlan, ServerHandle
 from wizard.launch.review import LaunchReview, PolicyRefused, review_plan
-from wizard.security import PathPolicy, uses_upload
 from wizard.launch.spawn import start_server
-import yaml
-
-from wizard.launch.errors import LaunchError
 from wizard.privacy import private_dir, secret_values, write_private
-from wizard.security import review_env
+from wizard.security import PathPolicy, review_env, uses_upload
 from wizard.vllm.versions import installed_vllm
 
 __all__ = ["plan_launch", "review_launch", "Launcher", "launch", "relaunch_with_fix"]
@@ -97,9 +95,7 @@ def review_launch(cfg: Any, policy: PathPolicy | None = None, version: Any = Non
         plan = plan_launch(run_cfg, **plan_kwargs)
     except Exception as err:
         return LaunchReview(plan=None, plan_error=str(err), env=env_review, uploads=uses_upload(cfg))
-    rv = review_plan(plan, cfg, policy, version)
-    rv.env = env_review
-    return rv
+    return review_plan(plan, cfg, policy, version)
 
 
 class Launcher:

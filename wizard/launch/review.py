@@ -21,7 +21,7 @@ from typing import Any
 from wizard.launch.errors import LaunchError
 from wizard.launch_policy import ArgvItem, ArgvReview, review_argv
 from wizard.security import EnvVerdict, PathPolicy, review_env, upload_dirs, uses_upload
-from wizard.vllm.versions import default_version, installed_vllm
+from wizard.vllm.versions import default_version
 
 __all__ = ["LaunchReview", "review_plan", "PolicyRefused", "argv_words"]
 
@@ -99,16 +99,11 @@ def review_plan(plan: Any, cfg: Any, policy: PathPolicy | None = None, version: 
     """The review of an already built ``plan`` for ``cfg`` (what :meth:`Launcher.launch` runs)."""
     policy = policy or PathPolicy()
     if version is None:
-        version = _installed_or_default()
+        version = default_version()
     rv = LaunchReview(plan=plan, env=review_env(getattr(cfg, "env", None), version), uploads=uses_upload(cfg))
-    rv.argv = review_argv(argv_words(plan), version, policy)
+    words = argv_words(plan)
+    rv.argv = review_argv(words, version, policy)
     dirs = upload_dirs()
-    words_hit = [w for w in argv_words(plan) if any(d and d in w for d in dirs)]
-    if words_hit and not rv.uploads:
+    if not rv.uploads and any(d and d in w for w in words for d in dirs):
         rv.uploads.append("argv")
     return rv
-
-
-def _installed_or_default() -> Any:
-    v = installed_vllm()
-    return v.version if v is not None and getattr(v, "version", None) is not None else default_version()
