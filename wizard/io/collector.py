@@ -178,6 +178,12 @@ class Collector:
         self._extra(name, value, spelled)
 
     def _extra(self, name: str, value: Any, spelled: str) -> None:
+        if value is True and name in CLI.takes_value:
+            # a value-taking option without its value (vLLM: "expected one argument", exit 2):
+            # kept raw, so the check says so and the export writes it as typed (never "true")
+            self.invalid[name] = True
+            self.extra.pop(name, None)
+            return
         if name in CLI.append and not isinstance(value, list):
             prev = self.extra.get(name)
             self.extra[name] = (prev if isinstance(prev, list) else ([] if prev is None else [prev])) + [value]

@@ -179,13 +179,21 @@ def _body(cfg: ServeConfig, entrypoint: Sequence[str], dotted: bool) -> list[str
             else:
                 argv += ["--speculative-config", _json(sd)]
     last: list[str] = []
+    last_name = ""
     for name, v in cfg.extra_args.items():
         if name == POSITIONAL_KEY:
             continue
-        last = _option_tokens(name, v)
+        last, last_name = _option_tokens(name, v), name
         argv += last
-    argv += _positional_tokens(cfg, swallows=len(last) > 2 or (len(last) == 1 and last[0].startswith("-")
-                                                               and "=" not in last[0]))
+    for name, v in inv.items():  # raw values of options the wizard does not model (a bare --middleware)
+        if name not in SERVE_FIELDS and name != "model" and not name.startswith("speculative_config"):
+            last, last_name = _option_tokens(name, v), name
+            argv += last
+    # the words would be read as the last option's value: a list option (nargs '+'/'*', even with
+    # one value), an optional value (nargs '?'), or a bare flag
+    swallows = bool(last) and (last_name in CLI.nargs or last_name in CLI.optional_value or len(last) > 2
+                               or (len(last) == 1 and last[0].startswith("-") and "=" not in last[0]))
+    argv += _positional_tokens(cfg, swallows=swallows)
     return argv
 
 

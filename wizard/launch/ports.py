@@ -67,9 +67,10 @@ def check_port_free(host: str, port: int) -> None:
 
 
 def port_from_cfg(cfg: ServeConfig) -> int | None:
-    """``--port`` of the configuration (``extra_args['port']``), None when not given.
+    """``--port`` of the configuration (``extra_args['port']``, or a bare ``--port`` kept in
+    ``invalid_values``), None when not given.
     Raises LaunchError for a value that is not a port number (1..65535)."""
-    p = cfg.extra_args.get("port")
+    p = cfg.extra_args.get("port", cfg.invalid_values.get("port"))
     if p is None:
         return None
     return parse_port(p, "--port (in the command)")

@@ -329,6 +329,7 @@ class ServerHandle:
             try:
                 self.proc.wait(timeout=grace)
             except subprocess.TimeoutExpired:
+                self._snapshot_descendants()  # the reaper's subtree holds even setsid'd orphans
                 self._signal_group(signal.SIGKILL)
                 try:
                     self.proc.wait(timeout=10)

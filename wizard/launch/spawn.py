@@ -8,6 +8,8 @@ the watchdog.
   the whole tree.
 * ``PR_SET_PDEATHSIG`` (Linux; set in the child before exec) sends SIGTERM to the server when the
   *thread* that forked it dies, so every server is forked from one long-lived daemon thread.
+* :mod:`wizard.launch.reaper` (Linux) is the server's parent: a child subreaper, so a descendant
+  that double-forks and calls ``setsid`` is still handed back to it, and none survives the server.
 * ``atexit`` and SIGTERM/SIGHUP handlers stop every live server
   (:func:`wizard.launch.process.stop_all`); the :mod:`wizard.launch.watchdog` process takes
   over when the wizard is killed hard.
@@ -19,6 +21,7 @@ import atexit
 import ctypes
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -115,6 +118,22 @@ def _install_exit_hooks() -> None:
             pass
 
 
+_REAPER = Path(__file__).with_name("reaper.py")
+
+
+def _under_reaper(argv: list[str], env: dict[str, str] | None) -> list[str]:
+    """``argv`` started through :mod:`wizard.launch.reaper` (a child subreaper: no descendant
+    of the server survives it), on Linux. The program is resolved here, on the child's PATH, so a
+    missing program is still a LaunchError before anything starts."""
+    if _LIBC is None or not argv:
+        return list(argv)
+    path = (env if env is not None else os.environ).get("PATH", os.defpath)
+    prog = shutil.which(argv[0], path=path)
+    if prog is None:
+        raise LaunchError(f"cannot start {argv[0]!r}: no such executable on PATH")
+    return [sys.executable, "-I", "-S", str(_REAPER), os.path.abspath(prog), *argv[1:]]
+
+
 def start_server(plan: LaunchPlan, cfg: ServeConfig, log_dir: Path, *, metrics_interval: float = 2.0,
                  poll_interval: float = 0.1) -> ServerHandle:
     """Start ``plan`` as is (no rules check, no port test) and return its handle.
@@ -125,9 +144,11 @@ def start_server(plan: LaunchPlan, cfg: ServeConfig, log_dir: Path, *, metrics_i
     log_path = log_dir / f"vllm-{plan.port}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
     write_private(log_path, "# " + scrub(" ".join(plan.argv), plan.secrets) + "\n")
 
+    argv = _under_reaper(plan.argv, plan.env)
+
     def spawn() -> subprocess.Popen:
         return subprocess.Popen(
-            plan.argv,
+            argv,
             env=plan.env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

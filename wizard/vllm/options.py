@@ -120,6 +120,9 @@ class CliVocabulary:
     optional_value: frozenset[str]
     human_int: frozenset[str]
     human_int_or_auto: frozenset[str]
+    #: dests that need a value on the command line (a bare ``--X`` is argparse's "expected one
+    #: argument", exit 2): every option that takes a value, except ``nargs`` ``?`` / ``*``
+    takes_value: frozenset[str] = frozenset()
 
 
 @functools.lru_cache(maxsize=1)
@@ -149,4 +152,5 @@ def cli_vocabulary() -> CliVocabulary:
         optional_value=dests(lambda e: e.get("nargs") == "?"),
         human_int=dests(lambda e: "human_readable_int" in str(e.get("type"))),
         human_int_or_auto=dests(lambda e: e.get("type") == "human_readable_int_or_auto"),
+        takes_value=dests(lambda e: e.get("takes_value") and e.get("nargs") not in ("?", "*")),
     )

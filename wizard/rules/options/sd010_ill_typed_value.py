@@ -110,9 +110,10 @@ class IllTypedValue(Rule):
                 continue  # SD002 / not_an_object notes report the whole speculative config
             shown = "no value" if raw is True and _type_name(path) != "a boolean (true/false)" else repr(raw)
             opt = "--" + path.replace("_", "-") if "." not in path else path
+            said = "expected one argument" if shown == "no value" else "invalid value"
             yield self.finding(
                 f"{path}: {shown} is not {_type_name(path)}. vLLM rejects it: the command-line parser stops with "
-                f"'argument {opt}: invalid value' (exit 2), EngineArgs with a validation error at config time.",
+                f"'argument {opt}: {said}' (exit 2), EngineArgs with a validation error at config time.",
                 fields=[path],
                 fixes=[Patch(description=f"Unset {path} (vLLM's default applies)", unset=[path])],
             )
