@@ -478,13 +478,13 @@ class UiServer:
     """``build_app()`` served in this process on a free loopback port (so tracemalloc sees the
     handlers), with the named endpoints from ``/gradio_api/info``."""
 
-    def __init__(self) -> None:
+    def __init__(self, **app_kwargs: Any) -> None:
         import httpx
 
         from wizard.ui import build_app
 
         self.port = free_port()
-        self.demo = build_app()
+        self.demo = build_app(**app_kwargs)
         self.demo.launch(server_name="127.0.0.1", server_port=self.port, prevent_thread_lock=True, quiet=True,
                          show_error=True)
         self.base = f"http://127.0.0.1:{self.port}/gradio_api"
