@@ -112,7 +112,7 @@ def write(release: str, dist: str, version: str, root: Path) -> Path:
             "architectures": table(root)}
     p = DATA / release / "mamba_state.json"
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n")
+    p.write_text(json.dumps(data, sort_keys=True, indent=1) + "\n")  # indent=1: reviewable diffs
     return p
 
 

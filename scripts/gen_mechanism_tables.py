@@ -100,7 +100,8 @@ def run_probe(release: str, probe: str, source: tuple[Path, str] | None = None) 
     }
     dest = DATA / release / f"{probe}.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(json.dumps({**meta, **out}, separators=(",", ":"), sort_keys=False) + "\n", encoding="utf-8")
+    # indent=1 like the other generated tables (constraints.json, serve_options.json): a diff can be reviewed
+    dest.write_text(json.dumps({**meta, **out}, indent=1, sort_keys=False) + "\n", encoding="utf-8")
     if samples is not None:
         sd = SAMPLES / release / f"{probe}.json.gz"
         sd.parent.mkdir(parents=True, exist_ok=True)

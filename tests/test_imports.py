@@ -102,8 +102,9 @@ def test_no_module_level_import_cycles():
 # Function-level `wizard` imports (issue 11: imports at module top; lazy only for heavy third-party
 # packages or to break a real cycle), each with a one-line reason. The cap is today's count; it
 # only goes down: advisories/schema (matcher imports the schema), api x2 (launch imports api),
-# ui/__init__ (gradio is heavy).
-FUNCTION_LEVEL_WIZARD_IMPORTS_CAP = 4
+# ui/__init__ (gradio is heavy), cli `serve` and privacy's watchdog (the launch stack -- httpx,
+# psutil, rich -- stays out of `check`, issue 21; tests/test_cold_start.py).
+FUNCTION_LEVEL_WIZARD_IMPORTS_CAP = 6
 
 
 def _is_wizard_import(node: ast.AST) -> bool:

@@ -13,6 +13,7 @@
     python -m wizard serve  [--dry-run] [--smoke N] (inputs)
     python -m wizard models [--role target|drafter]   the offline model catalog
     python -m wizard presets                          curated deployment presets
+    python -m wizard ui     [--port 7860] [--host H] [--auth USER] ...   serve the web UI (as app.py)
 
 Exit codes: 0 no error finding; 1 at least one error finding; 2 unusable input (one-line reason
 on stderr naming the field or file: never a traceback); 130 interrupted (Ctrl-C; `serve` stops its
@@ -28,17 +29,20 @@ import sys
 from typing import Sequence
 
 from wizard import api
-from wizard.config import ConfigError
+from wizard import cli_plan
 from wizard.advisories import render_advisories
+from wizard.config import ConfigError
 from wizard.io.forms import export
 from wizard.io.presets import list_presets
-from wizard.launch.cli import cli_serve
-from wizard.launch.errors import LaunchError
 from wizard.models import catalog
-from wizard import cli_plan
 from wizard.rules.docs import render_rules
+from wizard.suggest import K_HARD_MAX
 from wizard.textreport import render_text
+from wizard.ui.main import main as ui_main
 from wizard.vllm.crosscheck import cross_check
+
+# The launch stack (wizard.launch: httpx, psutil, rich) is imported by `serve` alone, in its
+# handler: `check` starts without it (tests/test_cold_start.py; benchmarks/cold_start.py).
 
 __all__ = ["main", "build_parser", "load_from_args"]
 
@@ -163,7 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline-tpot-ms", type=_positive_seconds, default=None, metavar="MS",
                    help="measured time per output token without speculation (ms), calibrates the speed model")
     p.add_argument("--baseline-batch", type=_count, default=None, metavar="N", help="concurrency of --baseline-tpot-ms")
-    p.add_argument("--k-max", type=_count, default=None, metavar="K", help="largest k in the tables (default 8)")
+    p.add_argument("--k-max", type=cli_plan.k_max_arg, default=None, metavar="K",
+                   help=f"largest k in the tables (default 8, at most {K_HARD_MAX})")
 
     p = sub.add_parser("tune", help="measure output speed vs num_speculative_tokens on a real server")
     _add_inputs(p)
@@ -198,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gpus", type=_gpus, default=None, help="CUDA_VISIBLE_DEVICES to use, e.g. 0,1")
     p.add_argument("--kv-cache-space-gib", type=_gib, default=None, help="CPU build: VLLM_CPU_KVCACHE_SPACE (GiB)")
     p.add_argument("--duration", type=_seconds, default=None, help="stop after this many seconds (default: until Ctrl-C)")
+
+    p = sub.add_parser("ui", help="serve the web UI (the options of app.py: --port, --host, --auth ...)", add_help=False)
+    p.add_argument("ui_args", nargs=argparse.REMAINDER, help="app.py's options (python -m wizard ui --help)")
     return parser
 
 
@@ -318,7 +326,15 @@ def _cmd_suggest(args) -> int:
 
 
 def _cmd_serve(args) -> int:
+    from wizard.launch.cli import cli_serve
+
     return cli_serve(args, load_from_args(args))
+
+
+def _cmd_ui(argv: Sequence[str]) -> int:
+    """``ui``: app.py's launcher (:func:`wizard.ui.main.main`) with app.py's options."""
+    rest = list(argv)
+    return ui_main(rest[1:] if rest[:1] == ["--"] else rest, prog="python -m wizard ui")
 
 
 def _undecodable(argv: Sequence[str]) -> str | None:
@@ -337,6 +353,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if bad:
         sys.stderr.write(f"wizard: command: {bad}\n")
         return EXIT_USAGE
+    if raw[:1] == ["ui"]:  # all the rest is app.py's (argparse.REMAINDER takes no leading --option)
+        return _cmd_ui(raw[1:])
     parser = build_parser()
     args = parser.parse_args(raw)
     handler = {
@@ -351,6 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "models": _cmd_models,
         "presets": _cmd_presets,
         "serve": _cmd_serve,
+        "ui": lambda a: _cmd_ui(a.ui_args or []),
     }[args.cmd]
     try:
         return handler(args)
@@ -375,7 +394,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"wizard: {_one_line(msg)}\n")
         return EXIT_USAGE
     except Exception as err:
-        if isinstance(err, LaunchError):  # --dry-run: bad port / GPU list / KV space
+        launch_errors = sys.modules.get("wizard.launch.errors")  # not loaded: err cannot be a LaunchError
+        if launch_errors is not None and isinstance(err, launch_errors.LaunchError):  # --dry-run: bad port / GPU list / KV space
             sys.stderr.write(f"wizard: {_one_line(err)}\n")
             return EXIT_USAGE
         # a bug of ours: still one line and exit 2, never a traceback (tests look for this text)

@@ -1,6 +1,7 @@
 """CLI faces of the planner and the tuner (``python -m wizard plan`` / ``tune``): hardware
 discovery (NVML, else ``--gpu``), argument conversion, text rendering. No planning knowledge
-lives here: the figures come from :func:`wizard.plan.planner.plan` and :func:`wizard.launch.tune.tune`.
+lives here: the figures come from :func:`wizard.api.plan` and :func:`wizard.api.tune`; the k bound
+is :data:`wizard.suggest.K_HARD_MAX` (the UI reads the same).
 """
 
 from __future__ import annotations
@@ -9,20 +10,22 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from wizard import api
 from wizard.config import ServeConfig
-from wizard.context import resolve_context
 from wizard.hardware.catalog import lookup, parse_gpu_spec
 from wizard.hardware.nvml import discover, to_hardware
 from wizard.hardware.spec import Hardware
-from wizard.launch.tune import TuneResult, plan_inputs_from_results, tune
 from wizard.plan.kv import GiB
-from wizard.plan.planner import Plan, plan
 from wizard.plan.acceptance import AcceptanceInputError, parse_rates
-from wizard.vllm.versions import default_version, parse_version
+from wizard.suggest import K_HARD_MAX
 
-__all__ = ["rates_arg", "ks_arg", "cmd_plan", "cmd_tune", "render_plan_text", "render_tune_text"]
+if TYPE_CHECKING:  # the launch stack is imported by `tune` only (`check` and `plan` start without it)
+    from wizard.launch.tune import TuneResult
+    from wizard.plan.planner import Plan
+
+__all__ = ["rates_arg", "ks_arg", "k_max_arg", "cmd_plan", "cmd_tune", "render_plan_text", "render_tune_text"]
 
 
 def rates_arg(text: str) -> list[float]:
@@ -41,12 +44,20 @@ def ks_arg(text: str) -> list[int]:
         if not (lo.isascii() and lo.isdigit() and (not hi or (hi.isascii() and hi.isdigit()))) or len(part) > 9:
             raise argparse.ArgumentTypeError(f"{part[:20]!r}: give k values such as 1,2,4 or a range 1-4")
         a, b = int(lo), int(hi or lo)
-        if not 1 <= a <= b <= 64:
-            raise argparse.ArgumentTypeError(f"{part[:20]!r}: k must be between 1 and 64")
+        if not 1 <= a <= b <= K_HARD_MAX:
+            raise argparse.ArgumentTypeError(f"{part[:20]!r}: k must be between 1 and {K_HARD_MAX}")
         out += [k for k in range(a, b + 1) if k not in out]
     if not out:
         raise argparse.ArgumentTypeError("give at least one k, e.g. 1,2,4")
     return out
+
+
+def k_max_arg(text: str) -> int:
+    """argparse type for ``plan --k-max K``: a whole number from 1 to :data:`K_HARD_MAX`."""
+    t = text.strip()
+    if not (t.isascii() and t.isdigit()) or len(t) > 5 or not 1 <= int(t) <= K_HARD_MAX:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} must be a whole number from 1 to {K_HARD_MAX}")
+    return int(t)
 
 
 def _hardware(args: argparse.Namespace) -> Hardware | None:
@@ -63,22 +74,15 @@ def cmd_plan(args: argparse.Namespace, cfg: ServeConfig, out: TextIO | None = No
     """``plan``: 0, or 1 when the configuration does not fit. Raises HardwareError / TuneError /
     ValueError for unusable input (exit 2 in wizard.cli)."""
     out = out or sys.stdout
-    hw = _hardware(args)
-    version = parse_version(args.vllm_version) if getattr(args, "vllm_version", None) else default_version()
-    ctx = resolve_context(cfg, version, hw, allow_hub=not getattr(args, "offline", False))
-    acceptance, source = getattr(args, "acceptance", None), None
-    base_ms, base_batch = getattr(args, "baseline_tpot_ms", None), getattr(args, "baseline_batch", None)
-    if getattr(args, "from_tune", None):
-        inp = plan_inputs_from_results(args.from_tune)
-        if acceptance is None:
-            acceptance, source = inp["per_position"], inp["acceptance_source"]
-        if base_ms is None and inp.get("baseline_tpot_ms"):
-            base_ms, base_batch = inp["baseline_tpot_ms"], base_batch or inp.get("concurrency")
-    p = plan(ctx, kv_cache_space_gib=getattr(args, "kv_cache_space_gib", None), acceptance=acceptance,
-             acceptance_source=source or ("--acceptance" if acceptance is not None else None),
-             acceptance_kind=getattr(args, "acceptance_kind", "cumulative") or "cumulative",
-             k_max=getattr(args, "k_max", None) or 8, context_tokens=getattr(args, "context_tokens", None),
-             baseline_step_s=base_ms / 1e3 if base_ms else None, baseline_batch=base_batch or 1)
+    acceptance = getattr(args, "acceptance", None)
+    base_ms = getattr(args, "baseline_tpot_ms", None)
+    p = api.plan(cfg, vllm_version=getattr(args, "vllm_version", None), gpu=_hardware(args),
+                 allow_hub=not getattr(args, "offline", False), kv_cache_space_gib=getattr(args, "kv_cache_space_gib", None),
+                 acceptance=acceptance, acceptance_kind=getattr(args, "acceptance_kind", "cumulative") or "cumulative",
+                 acceptance_source="--acceptance" if acceptance is not None else None,
+                 tune_result=getattr(args, "from_tune", None), context_tokens=getattr(args, "context_tokens", None),
+                 baseline_tpot_ms=base_ms, baseline_batch=getattr(args, "baseline_batch", None),
+                 k_max=getattr(args, "k_max", None) or 8)
     if getattr(args, "format", "text") == "json":
         json.dump(p.as_json(), out, indent=2)
         out.write("\n")
@@ -91,7 +95,7 @@ def _gib(b: int | None) -> str:
     return "?" if b is None else f"{b / GiB:.2f} GiB"
 
 
-def render_plan_text(p: Plan) -> str:
+def render_plan_text(p: "Plan") -> str:
     """Human-readable plan (GiB for display only)."""
     out = []
     hw = f"{p.device_count} x {p.hardware}" if p.hardware else "no hardware given"
@@ -173,7 +177,7 @@ def _progress_printer(err: TextIO):
 def cmd_tune(args: argparse.Namespace, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """``tune``: 0 when at least one k was measured, else 1. Raises TuneError for unusable input."""
     out, err = out or sys.stdout, err or sys.stderr
-    res = tune(cfg, ks=args.k, concurrency=args.concurrency, num_prompts=args.num_prompts, output_len=args.output_len,
+    res = api.tune(cfg, ks=args.k, concurrency=args.concurrency, num_prompts=args.num_prompts, output_len=args.output_len,
                prompts=args.prompts, url=args.url, baseline=not args.no_baseline, out_dir=args.out,
                progress=_progress_printer(err), kv_cache_space_gib=args.kv_cache_space_gib,
                allow_hub=not args.offline, force=args.force, start_timeout=args.start_timeout,
@@ -186,7 +190,7 @@ def cmd_tune(args: argparse.Namespace, cfg: ServeConfig, out: TextIO | None = No
     return 0 if any(r.ok for r in res.runs) else 1
 
 
-def render_tune_text(res: TuneResult) -> str:
+def render_tune_text(res: "TuneResult") -> str:
     """The sweep as a table, the recommendation, and where the files are."""
     lines = [f"Tune {res.model} ({res.method}), concurrency {res.concurrency}, {res.num_prompts} prompts x "
              f"{res.output_len} output tokens ({res.prompts})",

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from wizard.config import config_from_dict
-from wizard.launch.watchdog import watchdog
 from wizard.vllm import options as vllm_options
 from wizard.vllm import releases
 
@@ -254,6 +253,8 @@ def private_dir(sub: str | None = None) -> Path:
             _PRIVATE["dir"] = d
             atexit.register(_cleanup_private, d)
             try:
+                from wizard.launch.watchdog import watchdog  # here: `check` starts without the launch stack
+
                 watchdog().remove_on_exit(d)
             except Exception:  # the watchdog is a safety net, not a requirement
                 pass

@@ -42,10 +42,11 @@ from wizard.vllm.versions import VllmVersion, kv_cache_dtypes
 __all__ = [
     "MethodChoice", "DrafterChoice", "KRange", "KvChoice", "BackendChoice", "Suggestions",
     "methods_for", "drafters_for", "drafter_method", "k_range", "kv_dtypes", "backends", "suggest",
-    "closest_catalog_ids", "K_HARD_MAX", "FactRow", "drafter_facts",
+    "closest_catalog_ids", "K_HARD_MAX", "FactRow", "drafter_facts", "default_drafter", "default_k",
 ]
 
-#: the largest k a form offers on its slider (vLLM accepts any k > 0 within the step budget, SD026)
+#: the largest k any face accepts or offers (the UI's slider and k lists, the CLI's ``plan --k-max``
+#: and ``tune --k``); vLLM accepts any k > 0 within the step budget (SD026)
 K_HARD_MAX = 64
 
 #: attention layout assumed when the target's head size is unknown (Llama/Qwen-style 128-dim heads)
@@ -224,6 +225,35 @@ def k_range(method: str | None, target: ModelInfo | None = None, drafter: ModelI
         top = max(1, min(top, vmax))
         default = max(1, min(default, vmax))
     return KRange(step, max(step, top), default, step, why, vmax)
+
+
+# ---- defaults a form fills in when the method changes (UI Speculation step, `wizard suggest`) ----
+
+def default_drafter(target_id: str | None, method: str | None, current: str | None = None) -> str | None:
+    """The ``speculative_config.model`` to use once the method becomes ``method``: the catalog's
+    drafter of that method for ``target_id``, unless ``current`` is already set and is not a
+    catalog drafter of another method (the user's own choice, or one of this method, is kept).
+    ``current`` unchanged for a method without a drafter checkpoint or with no catalog drafter."""
+    if not M.needs_drafter_checkpoint(method):
+        return current
+    known = {d.id: d.method for d in drafters_for(target_id)}
+    named = next((d for d, m in known.items() if m == method), None)
+    if named and (not current or (current in known and known[current] != method)):
+        return named
+    return current
+
+
+def default_k(method: str | None, target: ModelInfo | None = None, drafter: ModelInfo | None = None, *,
+              current: Any = None, previous_method: str | None = None) -> Any:
+    """The ``num_speculative_tokens`` to use once the method becomes ``method``: the method's
+    default (:func:`k_range`; a 1-layer MTP checkpoint gets 1) when ``current`` is unset, still
+    ``previous_method``'s default (never chosen by hand), or not a multiple of the MTP layers;
+    else ``current`` unchanged."""
+    kr = k_range(method, target, drafter)
+    prev_default = k_range(previous_method, target).default if previous_method else None
+    if current is None or current == prev_default or (isinstance(current, int) and kr.step > 1 and current % kr.step):
+        return kr.default
+    return current
 
 
 # ---- KV dtypes and attention backends -----------------------------------------------------------
@@ -464,6 +494,8 @@ class Suggestions:
     kv_dtypes: list[KvChoice]
     drafter_kv_dtypes: list[KvChoice]
     backends: list[BackendChoice]
+    #: the catalog drafter a form fills in for the configured method (:func:`default_drafter`)
+    default_drafter: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -475,6 +507,7 @@ class Suggestions:
             "kv_cache_dtypes": [asdict(c) for c in self.kv_dtypes],
             "drafter_kv_cache_dtypes": [asdict(c) for c in self.drafter_kv_dtypes],
             "backends": [asdict(b) for b in self.backends],
+            "default_drafter": self.default_drafter,
         }
 
     def render_text(self) -> str:
@@ -484,6 +517,8 @@ class Suggestions:
             mark = "*" if m.recommended else " "
             lines.append(f"  {mark} {m.method:22s} {m.why}" + (f"  [{m.needs}]" if m.needs != m.why else ""))
         lines.append("catalog drafters: " + (", ".join(f"{d.id} ({d.method})" for d in self.drafters) or "none"))
+        if self.default_drafter:
+            lines.append(f"default drafter: {self.default_drafter}")
         if self.k is not None:
             k = self.k
             lines.append(f"num_speculative_tokens: {k.minimum}..{k.maximum}" + (f" in steps of {k.step}" if k.step > 1 else "")
@@ -534,6 +569,7 @@ def suggest(ctx: CheckContext) -> Suggestions:
         kv_dtypes=tkv,
         drafter_kv_dtypes=dkv,
         backends=backends(ctx),
+        default_drafter=default_drafter(cfg.model, method) if method else None,
     )
 
 

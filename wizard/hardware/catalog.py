@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from wizard.hardware.spec import Hardware, HardwareError
+from wizard.shipped import shipped_path
 
 __all__ = ["lookup", "catalog", "catalog_path", "names", "host_cpu_isa", "HardwareError"]
 
-_PRESETS = Path(__file__).resolve().parents[2] / "presets" / "hardware.yaml"
+_PRESETS = shipped_path("presets", "hardware.yaml")  # package data in a wheel (wizard/shipped.py)
 
 
 def catalog_path() -> Path:
@@ -46,7 +47,8 @@ def _load() -> tuple[dict[str, Any], ...]:
     import yaml
 
     try:
-        data = yaml.safe_load(_PRESETS.read_text(encoding="utf-8"))
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~10x faster (on every cold start)
+        data = yaml.load(_PRESETS.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - a safe loader
     except (OSError, yaml.YAMLError) as err:
         raise HardwareError(f"hardware catalog {_PRESETS} unreadable: {err}") from None
     devices = (data or {}).get("devices")

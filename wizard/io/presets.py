@@ -33,11 +33,13 @@ from typing import Any
 import yaml
 
 from wizard.config import ConfigError, ServeConfig, config_from_dict
+from wizard.shipped import shipped_path
 
 __all__ = ["Preset", "PRESETS_DIR", "list_presets", "load_preset", "clear_cache"]
 
-#: Folder of the shipped presets (``presets/deployments`` at the repository root).
-PRESETS_DIR: Path = Path(__file__).resolve().parents[2] / "presets" / "deployments"
+#: Folder of the shipped presets (``presets/deployments`` at the repository root; package data
+#: in a wheel, :mod:`wizard.shipped`).
+PRESETS_DIR: Path = shipped_path("presets", "deployments")
 
 _REQUIRED = ("name", "title", "rationale", "hardware", "sources", "config")
 

@@ -26,10 +26,11 @@ import yaml
 
 from wizard.models.info import ModelInfo, TensorInfo
 from wizard.models.config_json import info_from_config
+from wizard.shipped import shipped_path
 
 __all__ = ["CatalogEntry", "CATALOG_DIR", "entries", "lookup", "get_entry", "drafters_for", "load_errors", "reload"]
 
-CATALOG_DIR = Path(__file__).resolve().parents[2] / "presets" / "models"
+CATALOG_DIR = shipped_path("presets", "models")  # package data in a wheel (wizard/shipped.py)
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -21,7 +21,7 @@ from wizard.hardware import nvml
 from wizard.io import presets as presets_mod
 from wizard.io.forms import export
 from wizard.models import catalog as model_catalog
-from wizard.plan.planner import plan as make_plan
+from wizard.suggest import K_HARD_MAX
 from wizard.ui.state import config_of, gpu_count_problem, gpu_spec
 from wizard.vllm import crosscheck
 from wizard.vllm.versions import KNOWN_VERSIONS, VllmVersion, default_version, is_known, parse_version
@@ -162,15 +162,15 @@ def _items(text: Any, limit: int | None = None) -> list[str]:
 
 def parse_ks(text: Any) -> tuple[list[int] | None, str | None]:
     """Values of k to try, as typed ("1,2,4"): ([1, 2, 4], None), or (None, why) for anything
-    else (at most 16 values, each a whole number from 1 to 32)."""
+    else (at most 16 values, each a whole number from 1 to :data:`wizard.suggest.K_HARD_MAX`)."""
     parts = _items(text, 17)
     if not parts:
         return None, "k values: give one or more whole numbers, e.g. 1,2,4"
     if len(parts) > 16:
         return None, "k values: at most 16"
     for p in parts:
-        if not (p.isascii() and p.isdigit()) or not 1 <= int(p) <= 32:
-            return None, f"k values: {p[:12]!r} is not a whole number from 1 to 32"
+        if not (p.isascii() and p.isdigit()) or len(p) > 6 or not 1 <= int(p) <= K_HARD_MAX:
+            return None, f"k values: {p[:12]!r} is not a whole number from 1 to {K_HARD_MAX}"
     return sorted({int(p) for p in parts}), None
 
 
@@ -178,7 +178,7 @@ def parse_acceptance(text: Any) -> tuple[list[float] | None, str | None]:
     """Per-position acceptance as typed ("0.7, 0.48, 0.31"): (rates, None), (None, None) when
     empty, or (None, why) when a value is not a number in [0, 1]."""
     out: list[float] = []
-    for i, part in enumerate(_items(text, 65), 1):
+    for i, part in enumerate(_items(text, K_HARD_MAX + 1), 1):
         try:
             x = float(part)
         except ValueError:
@@ -186,16 +186,16 @@ def parse_acceptance(text: Any) -> tuple[list[float] | None, str | None]:
         if not 0.0 <= x <= 1.0:
             return None, f"position {i}: {x:g} is not between 0 and 1"
         out.append(x)
-    if len(out) > 64:
-        return None, "more than 64 positions: at most 64 (one per draft token)"
+    if len(out) > K_HARD_MAX:
+        return None, f"more than {K_HARD_MAX} positions: at most {K_HARD_MAX} (one per draft token)"
     return (out or None), None
 
 
 def plan_for(ctx: Any, acceptance: list[float] | None = None, source: str | None = None) -> Any:
-    """:func:`wizard.plan.planner.plan` of a context, with measured/entered per-position ``acceptance``."""
+    """:func:`wizard.api.plan` of a context, with measured/entered per-position ``acceptance``."""
     if acceptance:
-        return make_plan(ctx, acceptance=acceptance, acceptance_source=source or "entered")
-    return make_plan(ctx)
+        return api.plan(ctx, acceptance=acceptance, acceptance_source=source or "entered")
+    return api.plan(ctx)
 
 
 # ---- presets -------------------------------------------------------------------------------

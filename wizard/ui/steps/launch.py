@@ -11,7 +11,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from wizard import api, privacy, security
+from wizard import api, privacy, security, suggest
 from wizard.config import apply_patch
 from wizard.hardware import nvml
 import wizard.launch as launch_api
@@ -279,7 +279,7 @@ def poll(ui, state: dict) -> dict:
     hist = list(h.metrics_history() or [])
     data = metrics.plot_data(hist)
     if data["per_position"]:
-        _MEASURED[hid] = [float(x) for x in data["per_position"]][:64]
+        _MEASURED[hid] = [float(x) for x in data["per_position"]][:suggest.K_HARD_MAX]
         out[c["ln_pos"]] = pd.DataFrame({"position": [f"pos {i}" for i in range(len(data["per_position"]))],
                                          "acceptance": [float(x) for x in data["per_position"]]})
     pts = [(t, float(a), "per interval") for t, a in zip(data["time"], data["acceptance_rate"]) if a is not None]

@@ -58,11 +58,9 @@ def drafter_choices(model: str | None, method: str | None, current: str | None) 
 
 
 def on_method_chosen(ui: WizardUI, st: dict, before: dict | None = None) -> dict:
-    """After the method changed: when the catalog names a drafter of that method for the target,
-    put it in speculative_config.model (unless the user chose a drafter of that method already);
-    set k to the method's default (:func:`wizard.suggest.k_range`: a 1-layer MTP checkpoint gets
-    k=1) when k is unset, still the previous method's default, or not a multiple of the MTP
-    layers. Form convenience only: the checks come from wizard.api."""
+    """After the method changed: the drafter and k the core's policy picks
+    (:func:`wizard.suggest.default_drafter`, :func:`wizard.suggest.default_k`; the CLI's
+    ``wizard suggest`` prints the same). Form convenience only: the checks come from wizard.api."""
     cfg = st.get("config") or {}
     spec = cfg.get("speculative_config")
     if not isinstance(spec, dict) or not isinstance(spec.get("method"), str):
@@ -71,12 +69,9 @@ def on_method_chosen(ui: WizardUI, st: dict, before: dict | None = None) -> dict
     prev = _method(before) if before else None
     if method == prev:
         return st
-    if needs_drafter_checkpoint(method):
-        known = {d.id: d.method for d in suggest.drafters_for(cfg.get("model"))}
-        named = next((d for d, m in known.items() if m == method), None)
-        cur = spec.get("model")
-        if named and (not cur or (cur in known and known[cur] != method)):
-            spec["model"] = named
+    drafter_id = suggest.default_drafter(cfg.get("model"), method, current=spec.get("model"))
+    if drafter_id != spec.get("model"):
+        spec["model"] = drafter_id
     try:
         c = config_of(st)
         ctx = api.resolve(c, allow_hub=False, path_allowed=ui.policy.allows) if c is not None else None
@@ -84,11 +79,10 @@ def on_method_chosen(ui: WizardUI, st: dict, before: dict | None = None) -> dict
         ctx = None
     target = ctx.target if ctx is not None else None
     drafter = ctx.drafter if ctx is not None and ctx.drafter is not target else None
-    kr = suggest.k_range(method, target, drafter)
     k = spec.get("num_speculative_tokens")
-    prev_default = suggest.k_range(prev, target).default if prev else None
-    if k is None or k == prev_default or (isinstance(k, int) and kr.step > 1 and k % kr.step):
-        spec["num_speculative_tokens"] = kr.default
+    new_k = suggest.default_k(method, target, drafter, current=k, previous_method=prev)
+    if new_k != k:
+        spec["num_speculative_tokens"] = new_k
     return st
 
 

@@ -1,0 +1,35 @@
+"""`wizard check` starts without the launch stack (issue 21): neither wizard.launch nor httpx,
+psutil, rich or gradio is imported, measured with ``python -X importtime`` in a fresh process.
+(The time itself, against a bare pydantic+yaml interpreter, is benchmarks/cold_start.py.)"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECK = ["check", "--gpu", "H100", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]
+FORBIDDEN = ("wizard.launch", "httpx", "psutil", "rich", "gradio")
+
+
+def imported_modules(args: list[str]) -> set[str]:
+    """The modules ``python -X importtime -m wizard ARGS`` imports (run from the repository)."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "wizard", *args], capture_output=True, text=True,
+                       cwd=ROOT, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "verdict OK" in r.stdout, r.stdout
+    names = set()
+    for line in r.stderr.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            names.add(line.rsplit("|", 1)[1].strip())
+    assert "wizard.api" in names and "pydantic" in names  # the measurement saw the imports
+    return names
+
+
+def test_check_imports_no_launch_stack():
+    names = imported_modules(CHECK)
+    bad = sorted(n for n in names if any(n == f or n.startswith(f + ".") for f in FORBIDDEN))
+    assert not bad, f"`wizard check` imports {bad}"
