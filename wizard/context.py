@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from wizard import resolve
 from wizard.config import ServeConfig
+from wizard.engine import EngineView, build_view
 from wizard.hardware.spec import Hardware
 from wizard.models.info import ModelInfo, ModelLookupError
 from wizard.models.resolve import resolve_model
@@ -35,26 +36,34 @@ class CheckContext:
     drafter: ModelInfo | None = None
     hardware: Hardware | None = None
     lookup_errors: dict[str, str] = field(default_factory=dict)  # dotted field -> reason
-    cache: dict[str, Any] = field(default_factory=dict)
+    #: fields whose model name a path policy refused (never inspected; see resolve_context)
+    refused_paths: set[str] = field(default_factory=set)
+    #: per-check results of the rule layer, computed once (None = not yet)
+    option_problems_memo: list | None = field(default=None, repr=False, compare=False)
+    memory_plan_memo: Any = field(default=None, repr=False, compare=False)
+    #: mechanism name -> result (wizard.mechanisms.apply) and name -> internal error text
+    mechanism_results: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    mechanism_errors: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    @functools.cached_property
+    def view(self) -> EngineView:
+        """The derived engine facts of this check (:mod:`wizard.engine`), built on first use."""
+        return build_view(self)
 
     # ---- derived, vLLM's own resolution (wizard.resolve) ---------------------------------
     @property
     def spec(self):
         return self.config.speculative_config
 
-    @property
+    @functools.cached_property
     def method(self) -> str | None:
         """The method vLLM will actually run (aliases, inference and path detection applied)."""
-        if "method" not in self.cache:
-            self.cache["method"] = resolve.resolved_method(self)
-        return self.cache["method"]
+        return resolve.resolved_method(self)
 
-    @property
+    @functools.cached_property
     def k(self) -> int | None:
         """num_speculative_tokens as vLLM resolves it (explicit, else n_predict / defaults)."""
-        if "k" not in self.cache:
-            self.cache["k"] = resolve.resolved_k(self)
-        return self.cache["k"]
+        return resolve.resolved_k(self)
 
     def target_kv_dtype(self) -> str:
         """Effective target KV dtype: --kv-cache-dtype, or what the checkpoint forces under auto."""
@@ -107,10 +116,9 @@ def resolve_context(
     ``path_allowed``: when given (the UI: :meth:`wizard.security.PathPolicy.allows`), a model
     name it refuses is not looked at at all (no existence test, no config.json read): its
     lookup error is :data:`REFUSED_PATH`, the same whether or not the path exists, and the
-    field is listed in ``ctx.cache["refused_paths"]``."""
+    field is listed in ``ctx.refused_paths``."""
     ctx = CheckContext(config=config, version=version or default_version(), hardware=hardware)
-    refused: set[str] = set()
-    ctx.cache["refused_paths"] = refused
+    refused = ctx.refused_paths
 
     def lookup(field_: str, name: str, revision: str | None):
         if path_allowed is not None and not path_allowed(name):

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from wizard.hardware.spec import Hardware
 from wizard.models.info import ModelInfo
+from wizard.engine.mtp import mtp_rewrite
 from wizard.vllm import methods as M
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,54 +54,6 @@ def is_custom_proposer_path(model: object) -> bool:
         return False
     parts = model.split(".")
     return len(parts) >= 2 and all(p.isidentifier() for p in parts)
-
-
-def _cfg_get(raw: dict, dotted: str):
-    cur = raw
-    for p in dotted.split("."):
-        if not isinstance(cur, dict) or p not in cur:
-            return None
-        cur = cur[p]
-    return cur
-
-
-def mtp_rewrite(info: ModelInfo | None) -> tuple[str, int | None] | None:
-    """What ``hf_config_override`` turns this config into, if it is an MTP-capable family.
-
-    Returns (mtp_model_type, n_predict) or None when vLLM leaves the config alone.
-    n_predict may be None (unknown) or 0 (no MTP layers, R042).
-    """
-    if info is None:
-        return None
-    raw = info.raw_config or {}
-    mt = info.model_type or raw.get("model_type")
-    arch = (info.architectures or raw.get("architectures") or [None])[0]
-    entry = None
-    if arch in M.MTP_REWRITE_BY_ARCH:
-        entry = M.MTP_REWRITE_BY_ARCH[arch]
-    elif mt in M.MTP_REWRITE_BY_MODEL_TYPE:
-        entry = M.MTP_REWRITE_BY_MODEL_TYPE[mt]
-    elif mt in M.MTP_REWRITE_IF_LAYERS:
-        n = raw.get("num_nextn_predict_layers") or 0
-        if n > 0:
-            return (M.MTP_REWRITE_IF_LAYERS[mt], n)
-        return None
-    elif mt:
-        entry = next(((t, "num_nextn_predict_layers", None) for marker, t in M.MTP_REWRITE_BY_MARKER if marker in mt), None)
-    if entry is None:
-        return None
-    mtp_type, key, default = entry
-    if not key:
-        return (mtp_type, default)
-    n = _cfg_get(raw, key)
-    if n is None and key.startswith("text_config."):
-        n = raw.get(key.split(".", 1)[1])
-    if n is None and key == "mtp_num_hidden_layers":
-        n = _cfg_get(raw, "text_config.mtp_num_hidden_layers")
-    if n is None:
-        # DeepseekV3Config in transformers defaults num_mtp_layers=1 (R043)
-        n = info.mtp_layers if info.mtp_layers is not None else (1 if mt == "deepseek_v3" else default)
-    return (mtp_type, n)
 
 
 def written_method(spec: "SpeculativeConfig | None", version: "VllmVersion") -> str | None:

@@ -91,13 +91,17 @@ def enclosing_if(tree: ast.AST, call_name: str) -> str | None:
 
 def drafter_context(root: Path) -> dict:
     """How the release sizes a drafter's positions (vllm/config/speculative.py, vllm/config/vllm.py)."""
-    spec_src = (root / "config" / "speculative.py").read_text(encoding="utf-8")
-    vllm_src = (root / "config" / "vllm.py").read_text(encoding="utf-8")
+    spec_file = next((p for p in (root / "config" / "speculative.py", root / "config" / "__init__.py",
+                                  root / "config.py") if p.is_file()), None)  # config.py before 0.10.1
+    spec_src = spec_file.read_text(encoding="utf-8") if spec_file else ""
+    vllm_file = root / "config" / "vllm.py"
+    vllm_src = vllm_file.read_text(encoding="utf-8") if vllm_file.is_file() else spec_src
     tree = ast.parse(spec_src)
+    spec_rel = spec_file.relative_to(root).as_posix() if spec_file else ""
     readers = []
     for f in sorted(root.rglob("*.py")):
         rel = f.relative_to(root).as_posix()
-        if rel == "config/speculative.py" or any(rel.startswith(x) for x in SKIP):
+        if rel in ("config/speculative.py", spec_rel) or any(rel.startswith(x) for x in SKIP):
             continue
         try:
             text = f.read_text(encoding="utf-8")
@@ -134,17 +138,35 @@ def v1_length_gate(root: Path) -> dict | None:
         return None
     src = f.read_text(encoding="utf-8")
     tree = ast.parse(src)
-    fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_input_fits_in_drafter"), None)
-    if fn is None or "effective_drafter_max_model_len" not in src:
+    if "effective_drafter_max_model_len" not in src:
         return None
-    body = ast.unparse(fn)
-    line = next((i for i, l in enumerate(src.splitlines(), 1) if "input_fits_in_drafter = self._input_fits_in_drafter" in l), None)
-    return {
-        "where": f"v1/worker/gpu_model_runner.py:{fn.lineno} (_input_fits_in_drafter)",
-        "caller_line": line,
-        "extra_dflash_token": "use_dflash()" in body,
-        "batch_wide": "max_seq_len" in body,
-    }
+    fn = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_input_fits_in_drafter"), None)
+    if fn is not None:
+        body = ast.unparse(fn)
+        line = next((i for i, l in enumerate(src.splitlines(), 1) if "input_fits_in_drafter = self._input_fits_in_drafter" in l), None)
+        return {
+            "where": f"v1/worker/gpu_model_runner.py:{fn.lineno} (_input_fits_in_drafter)",
+            "caller_line": line,
+            "extra_dflash_token": "use_dflash()" in body,
+            "batch_wide": "max_seq_len" in body,
+        }
+    # 0.11-0.23: the same gate written inline in the method that proposes draft tokens
+    # (``input_fits_in_drafter = spec_decode_common_attn_metadata and (max_seq_len + num_spec_tokens
+    # <= effective_drafter_max_model_len)``)
+    for f in ast.walk(tree):
+        if not isinstance(f, ast.FunctionDef):
+            continue
+        for n in ast.walk(f):
+            if (isinstance(n, ast.Assign) and any(ast.unparse(t) == "input_fits_in_drafter" for t in n.targets)
+                    and "effective_drafter_max_model_len" in ast.unparse(n.value)):
+                body = ast.unparse(n.value)
+                return {
+                    "where": f"v1/worker/gpu_model_runner.py:{n.lineno} ({f.name}, inline input_fits_in_drafter)",
+                    "caller_line": n.lineno,
+                    "extra_dflash_token": "use_dflash()" in body,
+                    "batch_wide": "max_seq_len" in body or "seq_lens.max()" in body,
+                }
+    return None
 
 
 def lm_head_quantization(root: Path) -> dict | None:

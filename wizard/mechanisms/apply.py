@@ -1,5 +1,5 @@
 """The mechanisms applied to one check: what vLLM will do with this configuration, on this
-release and hardware -- computed once per :class:`~wizard.context.CheckContext` (``ctx.cache``)
+release and hardware -- computed once per :class:`~wizard.context.CheckContext` (``ctx.mechanism_results``)
 and shared by the rules SD700-SD799, the older rules that use the same facts, and
 :func:`explain`.
 
@@ -46,15 +46,22 @@ __all__ = ["platform", "route", "runner", "layouts", "backends", "kv_grouping", 
 DEFAULT_CEILING = {False: 512, True: 1024}
 
 
+_UNSET = object()
+
+
 def _cached(ctx: "CheckContext", key: str, fn):
-    k = f"mech:{key}"
-    if k not in ctx.cache:
+    """``fn()`` once per check. A mechanism that raises is recorded in ``ctx.mechanism_errors``
+    (rule SD799 reports it as an internal-error finding naming the mechanism; :func:`explain`
+    lists it) and answers None, so one broken mechanism does not take the whole check down."""
+    hit = ctx.mechanism_results.get(key, _UNSET)
+    if hit is _UNSET:
         try:
-            ctx.cache[k] = fn()
-        except Exception as err:  # a mechanism bug must not take the check down; explain() shows it
-            ctx.cache[k] = None
-            ctx.cache.setdefault("mech:errors", {})[key] = f"{type(err).__name__}: {err}"
-    return ctx.cache[k]
+            hit = fn()
+        except Exception as err:  # surfaced by SD799, never silent
+            hit = None
+            ctx.mechanism_errors[key] = f"{type(err).__name__}: {err}"
+        ctx.mechanism_results[key] = hit
+    return hit
 
 
 def platform(ctx: "CheckContext") -> str | None:
@@ -63,16 +70,6 @@ def platform(ctx: "CheckContext") -> str | None:
     if hw is None:
         return None
     return {"nvidia": "cuda", "amd": "rocm", "cpu": "cpu"}.get(hw.vendor)
-
-
-def _drafter_info(ctx: "CheckContext"):
-    """The drafter's ModelInfo as vLLM builds it: the target for MTP layers, else ctx.drafter."""
-    m = ctx.method
-    if m is None or M.has_no_model(m):
-        return None
-    if M.is_mtp(m) and (ctx.drafter is None or ctx.drafter is ctx.target):
-        return ctx.target
-    return ctx.drafter
 
 
 def _is_moe(info) -> bool:
@@ -90,9 +87,9 @@ def route(ctx: "CheckContext") -> MS.Route | None:
         if force is None and not ctx.version.at_least("0.22"):
             force = "v1"  # VLLM_USE_V2_MODEL_RUNNER defaulted to False up to 0.21 (vllm/envs.py)
         spec = ctx.spec
-        d = _drafter_info(ctx)
+        d = ctx.view.drafter
         rw = resolve.mtp_rewrite(d) if d is not None else None
-        nextn = (rw[1] if rw else None) or (getattr(d, "mtp_layers", None) if d is not None else None) or 1
+        nextn = ctx.view.mtp_layers or 1
         return MS.route(
             ctx.version, ctx.method,
             draft_model_type=(rw[0] if rw else getattr(d, "model_type", None)),
@@ -166,7 +163,7 @@ def layouts(ctx: "CheckContext") -> tuple[AB.AttentionLayout | None, AB.Attentio
                           tensor_parallel_size=ctx.tp, role="target",
                           **({"use_non_causal": True} if every else {})) if ctx.target is not None else None
         d = None
-        info = _drafter_info(ctx) if (ctx.spec is not None and M.uses_draft_kv_cache(m)) else None
+        info = ctx.view.drafter if (ctx.spec is not None and M.uses_draft_kv_cache(m)) else None
         if info is not None:
             d = AB.layout_for(info, kv_cache_dtype=ctx.drafter_kv_dtype(), dtype=cfg.dtype, block_size=cfg.block_size,
                               tensor_parallel_size=ctx.tp, role="drafter", method=m)
@@ -199,12 +196,11 @@ def backends(ctx: "CheckContext") -> tuple[AB.Selection | None, AB.Selection | N
 
 def _drafter_layers(ctx: "CheckContext", kv: str) -> list[KG.LayerKV]:
     m = ctx.method
-    info = _drafter_info(ctx)
+    info = ctx.view.drafter
     if info is None or not M.uses_draft_kv_cache(m):
         return []
     if info is ctx.target:  # MTP layers of the target checkpoint: full attention of the target's geometry
-        rw = resolve.mtp_rewrite(info)
-        n = (rw[1] if rw else None) or getattr(info, "mtp_layers", None) or 1
+        n = ctx.view.mtp_layers or 1
         proto = KG.layers_for(info.model_copy(update={"num_hidden_layers": 1, "layer_types": None, "num_kv_shared_layers": 0}),
                               "drafter", kv_cache_dtype=kv, tensor_parallel_size=ctx.tp)
         return [replace(proto[0], name=f"draft.layers.{i}.attn") for i in range(n)] if proto else []
@@ -250,7 +246,7 @@ def kv_grouping(ctx: "CheckContext") -> KG.GroupingResult | None:
         dl = _drafter_layers(ctx, ctx.drafter_kv_dtype())
         if not dl:
             return None
-        block = ctx.config.block_size or 16
+        block = ctx.view.block_size  # wizard.engine.block_size
         if any(layer.kind == "mamba" for layer in tl):
             aligned = _hybrid_layers(ctx, tl, block)
             if aligned is None:  # the state formula of this model class is not known
@@ -263,32 +259,20 @@ def kv_grouping(ctx: "CheckContext") -> KG.GroupingResult | None:
     return _cached(ctx, "kv_grouping", go)
 
 
-def _default_batch(ctx: "CheckContext") -> tuple[int, int]:
-    """vLLM's API-server defaults for (max_num_seqs, max_num_batched_tokens) on this device
-    (``EngineArgs.get_batch_defaults``, 0.28-0.33): >= 160 GiB 1024/16384, >= 70 GiB (not A100)
-    1024/8192, else 256/2048."""
-    hw = ctx.hardware
-    gib = (hw.memory_bytes / (1 << 30)) if hw is not None else 0
-    if gib >= 160:
-        return 1024, 16384
-    if gib >= 70 and "a100" not in (hw.name or "").lower():
-        return 1024, 8192
-    return 256, 2048
-
-
 def capture_inputs(ctx: "CheckContext") -> dict[str, Any]:
     """The arguments of :func:`~wizard.mechanisms.cudagraph.capture_plan` for this check, with
     which were given by the user (``given``) and which are vLLM's defaults."""
     cfg = ctx.config
-    seqs_default, mnt_default = _default_batch(ctx)
+    b = ctx.view.budget  # max_num_seqs / max_num_batched_tokens as vLLM resolves them (wizard.engine.batch)
+    d = ctx.view.batch_defaults
     sizes = compilation_option(ctx, "cudagraph_capture_sizes")
     mx = compilation_option(ctx, "max_cudagraph_capture_size")
     mode = compilation_option(ctx, "cudagraph_mode")
     hw = ctx.hardware
     cc = getattr(hw, "compute_capability", None) if hw is not None else None
     return {
-        "max_num_seqs": cfg.max_num_seqs or seqs_default,
-        "max_num_batched_tokens": cfg.max_num_batched_tokens or max(mnt_default, 0),
+        "max_num_seqs": b.seqs if b is not None else (cfg.max_num_seqs or d.seqs),
+        "max_num_batched_tokens": b.tokens if b is not None else (cfg.max_num_batched_tokens or d.tokens),
         "num_speculative_tokens": ctx.k or 0,
         "cudagraph_mode": str(mode).upper() if isinstance(mode, str) else None,
         "max_cudagraph_capture_size": mx if isinstance(mx, int) and not isinstance(mx, bool) else None,
@@ -316,18 +300,15 @@ def capture(ctx: "CheckContext") -> CG.CudaGraphPlan | None:
 
 
 def served_length(ctx: "CheckContext") -> int | None:
-    """``--max-model-len`` as given, else the target's derived maximum (None = unknown)."""
-    v = ctx.config.max_model_len
-    if isinstance(v, int) and v > 0:
-        return v
-    return DC.drafter_max_len(ctx.target) if ctx.target is not None else None
+    """The served ``max_model_len`` (``ctx.view.served_max_model_len``; None = unknown)."""
+    return ctx.view.served_max_model_len
 
 
 def drafter_length(ctx: "CheckContext") -> DC.DrafterContext | None:
     """What happens when prompts approach the served length with this drafter."""
     if ctx.spec is None or not ctx.method or M.has_no_model(ctx.method):
         return None
-    info = _drafter_info(ctx)
+    info = ctx.view.drafter
     if info is None:
         return None
 
@@ -347,7 +328,7 @@ def quantization(ctx: "CheckContext") -> QD.QuantVerdict | None:
     def go():
         spec = ctx.spec
         return QD.check_quantized_drafter(
-            ctx.version, ctx.method, drafter=_drafter_info(ctx), speculative_quantization=spec.quantization,
+            ctx.version, ctx.method, drafter=ctx.view.drafter, speculative_quantization=spec.quantization,
             target_quantization=ctx.config.quantization or getattr(ctx.target, "quant_method", None),
             draft_lm_head_quantization=spec.draft_lm_head_quantization,
             hardware=ctx.hardware, runner=runner(ctx) or "v2", target=ctx.target)
@@ -448,7 +429,7 @@ def explain(ctx: "CheckContext") -> dict[str, Any]:
     q = quantization(ctx)
     out["quantization"] = None if q is None else {"drafter_quantization": q.quantization, "errors": list(q.errors),
                                                    "warnings": list(q.warnings), "notes": list(q.notes), "certain": q.certain}
-    for key, err in (ctx.cache.get("mech:errors") or {}).items():
+    for key, err in ctx.mechanism_errors.items():
         unknown.append(f"{key}: internal error {err}")
     return out
 

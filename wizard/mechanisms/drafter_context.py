@@ -28,21 +28,51 @@ so it moves the V1 gate; the V2 speculators size positions by the target's lengt
 from __future__ import annotations
 
 import ast
+import functools
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from wizard.engine.max_len import model_max_len
+from importlib import resources
+
 from wizard.vllm import releases
 from wizard.vllm import methods as M
+from wizard.vllm.versions import default_version
 
 __all__ = ["DrafterContext", "drafter_context", "drafter_max_len", "release_for"]
-
-# vllm/config/model.py:_get_and_verify_max_len -- rope types whose max_position_embeddings is
-# already the scaled length (no factor applied)
-_PRESCALED = {"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"}
 
 
 def release_for(version: Any) -> str:
     return releases.nearest_release(version, "features.json")
+
+
+@functools.lru_cache(maxsize=1)
+def _history() -> dict[str, Any]:
+    """Per-minor-release drafter-context facts 0.10-0.33 (wizard/data/vllm/history/drafter_context.json,
+    generated from each X.Y.0 wheel by scripts/gen_drafter_context_history.py)."""
+    try:
+        data = json.loads(resources.files("wizard").joinpath("data/vllm/history/drafter_context.json")
+                          .read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data.get("releases") or {}
+
+
+def _facts(version: Any) -> tuple[str, dict[str, Any]]:
+    """(release label, drafter-context facts) of ``version``'s own minor release when the history
+    has it, else of the nearest release with a features.json (a release without its own facts used
+    to be judged by a newer one's: 0.12 by 0.20's)."""
+    try:
+        key = releases.release_of(version)
+    except ValueError:
+        key = None
+    own = _history().get(key) if key else None
+    if own is not None:
+        return str(own.get("release") or key), own.get("drafter_context") or {}
+    near = release_for(version)
+    t = releases.load(near, "features.json")
+    return t.get("release", near), (t.get("facts") or {}).get("drafter_context") or {}
 
 
 @dataclass(frozen=True)
@@ -85,21 +115,10 @@ def _rope_type(p: dict[str, Any]) -> str:
     return str(p.get("rope_type") or p.get("type") or "default")
 
 
-def drafter_max_len(drafter: Any) -> int | None:
-    """The drafter's derived max length as vLLM computes it: ``max_position_embeddings`` times
-    the RoPE factor for scaling types that do not pre-scale it (``_get_and_verify_max_len``)."""
-    mpe = getattr(drafter, "max_position_embeddings", None)
-    if not isinstance(mpe, int) or mpe <= 0:
-        return None
-    raw = getattr(drafter, "raw_config", None) or {}
-    cfg = {**raw, **(raw.get("text_config") or {})} if isinstance(raw.get("text_config"), dict) else raw
-    factor = 1.0
-    for p in _rope_params(cfg):
-        if _rope_type(p) not in _PRESCALED and isinstance(p.get("factor"), (int, float)):
-            factor = float(p["factor"])
-    if "gemma3" in str(getattr(drafter, "model_type", "")):
-        factor = 1.0
-    return int(mpe * factor)
+def drafter_max_len(drafter: Any, version: Any = None) -> int | None:
+    """The drafter's derived max length as vLLM computes it for ``version`` (default: the
+    default release) -- the engine fact :func:`wizard.engine.max_len.model_max_len`."""
+    return model_max_len(drafter, version if version is not None else default_version())
 
 
 def _method_matches(condition: str | None, method: str) -> bool:
@@ -144,15 +163,12 @@ def drafter_context(
     ``runner``: 'v1' or 'v2' (:func:`wizard.mechanisms.method_support.route`);
     ``num_speculative_tokens``: k (the V1 gate counts the k draft positions). Never raises.
     """
-    key = release_for(release)
-    t = releases.load(key, "features.json")
-    rel = t.get("release", key)
-    facts = (t.get("facts") or {}).get("drafter_context") or {}
+    rel, facts = _facts(release)
     src = "vllm/config/speculative.py (_maybe_override_draft_max_position_embeddings)"
     if M.has_no_model(method):
         return DrafterContext(rel, method, "ok", None, served_len, served_len, None,
                               f"{method} has no draft model; no drafter context applies", source=src)
-    dlen = drafter_len if drafter_len is not None else (drafter_max_len(drafter) if drafter is not None else None)
+    dlen = drafter_len if drafter_len is not None else (drafter_max_len(drafter, release) if drafter is not None else None)
     if speculative_max_model_len is not None:
         bad = [f"draft_max_model_len={dlen}" for _ in [0] if dlen is not None and speculative_max_model_len > dlen]
         bad += [f"target_max_model_len={served_len}" for _ in [0] if served_len and speculative_max_model_len > served_len]
@@ -201,7 +217,15 @@ def drafter_context(
         f"the {method} drafter's rotary cache covers {dlen} positions but vLLM {rel} feeds it positions up to "
         f"{served_len}: the first prompt longer than {dlen} tokens crashes the engine",
         (f"--max-model-len {dlen}", "a drafter trained for the full context"),
-        "vllm/v1/spec_decode/llm_base_proposer.py (positions up to the target's max_model_len)", tuple(notes))
+        f"vllm/v1/spec_decode/{_proposer_file(rel)} (positions up to the target's max_model_len)", tuple(notes))
+
+
+def _proposer_file(rel: str) -> str:
+    """Where the proposers clamp positions to the target's max_model_len: eagle.py before 0.20."""
+    try:
+        return "llm_base_proposer.py" if releases.Version(rel) >= releases.Version("0.20") else "eagle.py"
+    except Exception:  # noqa: BLE001 -- a label that is not a version: the newest layout
+        return "llm_base_proposer.py"
 
 
 def _skipped(rel: str, method: str, dlen: int | None, served_len: int, draft_len: int, k: int, gate: dict[str, Any],

@@ -41,6 +41,7 @@ from typing import Any, Iterable, Literal
 
 from packaging.version import Version
 
+from wizard.engine.kv_bytes import dtype_bytes, kv_dtype_bytes
 from wizard.vllm import releases
 
 __all__ = ["LayerKV", "KVGroup", "GroupingResult", "kv_cache_groups", "layers_for", "release_for", "page_size"]
@@ -252,6 +253,8 @@ def _unify(specs: dict[str, _Spec], features: dict[str, Any]) -> dict[str, _Spec
         elif s.kind == "mamba":
             # before 0.26 a Mamba layer went through the block-size branch, which leaves its page
             # unchanged: the post-scaling assert fails (or, not divisible, NotImplementedError)
+            if s.page <= 0:  # no state page given (the caller did not size the recurrent state)
+                raise NotImplementedError(f"Layer {name}: recurrent-state page size unknown; cannot unify page sizes")
             if mx % s.page == 0:
                 raise AssertionError(
                     f"Layer {name}: recurrent-state page of {s.page} bytes cannot grow to the largest page "
@@ -433,16 +436,17 @@ def _unequal_pages(specs: dict[str, _Spec], roles: dict[str, str], features: dic
 # ------------------------------------------------------------------------------------------
 # layers from model facts
 
-_KV_BYTES = {"auto": None, "bfloat16": 2, "float16": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1}
-
-
 def _dtype_bytes(kv_cache_dtype: str | None, model: Any) -> float:
-    b = _KV_BYTES.get(kv_cache_dtype or "auto")
-    if b is None:
-        if getattr(model, "kv_cache_quant", None) == "fp8":
-            return 1
-        return 4 if (getattr(model, "torch_dtype", None) or "").lower() in ("float32", "float") else 2
-    return b
+    """Bytes per KV element (:mod:`wizard.engine.kv_bytes`); ``auto`` stores the dtype the model
+    runs in (fp8 when the checkpoint forces an fp8 KV cache)."""
+    kv = kv_cache_dtype or "auto"
+    if kv == "auto" and getattr(model, "kv_cache_quant", None) == "fp8":
+        return 1
+    run = "float32" if (getattr(model, "torch_dtype", None) or "").lower() in ("float32", "float") else "bfloat16"
+    try:
+        return kv_dtype_bytes(kv, run)
+    except ValueError:  # a name this table does not know: the model dtype (SD021 reports the name)
+        return dtype_bytes(run)
 
 
 def layers_for(

@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from wizard.engine.kv_bytes import dtype_bytes
 from wizard.vllm import releases
 
 __all__ = ["StatePage", "HybridAlignment", "state_page", "hybrid_alignment", "release_for", "KERNEL_BLOCK_ALIGNMENT"]
@@ -32,10 +33,6 @@ __all__ = ["StatePage", "HybridAlignment", "state_page", "hybrid_alignment", "re
 #: (FlashAttention ``MultipleOf(16)``, FlashInfer ``[16, 32, 64]``, Triton ``MultipleOf(16)``:
 #: ``get_supported_kernel_block_sizes`` in vllm/v1/attention/backends/*.py, 0.28-0.33)
 KERNEL_BLOCK_ALIGNMENT = 16
-
-_DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2, "fp8": 1, "fp8_e4m3": 1,
-                "fp8_e5m2": 1}
-
 
 def release_for(version: Any) -> str:
     return releases.nearest_release(version, "mamba_state.json")
@@ -178,13 +175,13 @@ def state_page(model: Any, release: Any, *, tensor_parallel_size: int = 1, num_s
                          error=f"config.json lacks {e.args[0]!s} (needed by {module}.py's {calc})")
     except (ValueError, TypeError) as e:
         return StatePage(None, calculator=calc, module=module, release=rel, error=str(e))
-    base = _DTYPE_BYTES.get((model_dtype or getattr(model, "torch_dtype", None) or "bfloat16").lower(), 2)
-    conv = base if mamba_cache_dtype in ("auto", None) else _DTYPE_BYTES.get(mamba_cache_dtype, base)
+    base = int(dtype_bytes(model_dtype or getattr(model, "torch_dtype", None) or "bfloat16", 2))
+    conv = base if mamba_cache_dtype in ("auto", None) else int(dtype_bytes(mamba_cache_dtype, base))
     ssm_name = mamba_ssm_cache_dtype
     if ssm_name in ("auto", None) and module in _SSM_DTYPE_DEFAULT:
         key, default = _SSM_DTYPE_DEFAULT[module]
         ssm_name = fields.get(key) or default
-    temporal = conv if ssm_name in ("auto", None) else _DTYPE_BYTES.get(str(ssm_name), conv)
+    temporal = conv if ssm_name in ("auto", None) else int(dtype_bytes(str(ssm_name), conv))
     dtypes = (conv, temporal) if _N_STATES[calc] == 2 else (conv,)
     page = sum(math.prod(s) * b for s, b in zip(shapes, dtypes))
     return StatePage(page, tuple(shapes), tuple(dtypes), calc, module, rel)

@@ -19,59 +19,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from wizard.engine.kv_bytes import MLA_PACKED_ROW, PER_TOKEN_HEAD_SCALE, dtype_bytes, kv_dtype_bytes
 from wizard.mechanisms import mamba_state
+from wizard.models.config_json import layer_kind
 from wizard.models.info import ModelInfo
 from wizard.vllm.versions import default_version
-from wizard.models.config_json import layer_kind
 
 __all__ = ["GiB", "KvLayout", "kv_layout", "kv_dtype_bytes", "dtype_bytes"]
 
 GiB = 1 << 30
-
-_DTYPE_BYTES: dict[str, float] = {
-    "float32": 4, "float": 4, "fp32": 4,
-    "bfloat16": 2, "bf16": 2, "float16": 2, "half": 2, "fp16": 2,
-    "float8": 1, "fp8": 1, "int8": 1,
-}
-
-# Bytes per stored K or V element for each --kv-cache-dtype (vllm/config/cache.py CacheDType,
-# vllm/utils/torch_utils.py STR_DTYPE_TO_TORCH_DTYPE; 0.32). Quantised formats with per-group
-# scales are approximated by their element size plus scale overhead, as noted.
-_KV_BYTES: dict[str, float] = {
-    "float16": 2, "bfloat16": 2, "float32": 4,
-    "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1, "fp8_inc": 1,
-    # per-token-head: 1 byte/element + one fp32 scale per (token, head) for K and V
-    # -> approximated as 1 byte; the scale is added in kv_layout for head_dim (4/head_dim).
-    "int8_per_token_head": 1, "fp8_per_token_head": 1,
-    "int4_per_token_head": 0.5,
-    # nvfp4: 4-bit elements + one fp8 scale per 16 elements = 0.5 + 1/16
-    "nvfp4": 0.5625, "nvfp4_4over6": 0.5625,
-    # TurboQuant / UltraQuant / Octave (0.33): bits per element as their names say (approx.)
-    "turboquant_k8v4": 0.75, "turboquant_4bit_nc": 0.5, "turboquant_k3v4_nc": 0.4375,
-    "turboquant_3bit_nc": 0.375, "ultraquant_4bit": 0.5,
-    "octave_k3v4": 0.4375, "octave_k3v3": 0.375, "octave_k3v3_compact": 0.375,
-}
-_PER_TOKEN_HEAD_SCALE = {"int8_per_token_head", "fp8_per_token_head", "int4_per_token_head"}
-# per-token row sizes of DeepSeek's packed MLA layouts (vllm/model_executor/layers/attention/
-# mla_attention.py get_kv_cache_spec state_content_bytes; flashmla_sparse.py: 512 fp8 NoPE +
-# 4 fp32 scales + 64 bf16 RoPE = 512 + 16 + 128 = 656 bytes)
-_MLA_PACKED_ROW = {"fp8_ds_mla": 656, "nvfp4_ds_mla": 352}
-
-
-def kv_dtype_bytes(kv_dtype: str | None, model_dtype_name: str = "bfloat16") -> float:
-    """Bytes per KV element for ``--kv-cache-dtype`` (``auto`` = the model dtype).
-
-    Raises:
-        ValueError: unknown dtype name (the message lists the known ones).
-    """
-    kv = (kv_dtype or "auto").lower()
-    if kv == "auto":
-        return float(_DTYPE_BYTES.get(model_dtype_name, 2))
-    if kv in _KV_BYTES:
-        return float(_KV_BYTES[kv])
-    if kv in _MLA_PACKED_ROW:
-        return 1.0  # per-element view; the packed row size is used for MLA layers
-    raise ValueError(f"kv_cache_dtype {kv_dtype!r}: unknown; known: auto, {', '.join(sorted(_KV_BYTES))}")
 
 
 class KvLayout(BaseModel):
@@ -221,8 +177,8 @@ def kv_layout(
     )
     kvd = (kv_dtype or "auto").lower()
     if info.use_mla:
-        if kvd in _MLA_PACKED_ROW:
-            per_layer = _MLA_PACKED_ROW[kvd]
+        if kvd in MLA_PACKED_ROW:
+            per_layer = MLA_PACKED_ROW[kvd]
             notes.append(f"{kvd}: packed {per_layer}-byte row per token and layer (flashmla_sparse.py)")
         else:
             latent = (info.kv_lora_rank or 0) + (info.qk_rope_head_dim or 0)
@@ -235,7 +191,7 @@ def kv_layout(
                             notes=["attention heads / head_dim unknown: KV not counted"])
         kvh_rank = max(1, kvh // max(1, tp))
         per_layer = int(math.ceil(2 * kvh_rank * head_dim * elem))
-        if kvd in _PER_TOKEN_HEAD_SCALE:
+        if kvd in PER_TOKEN_HEAD_SCALE:
             per_layer += 2 * kvh_rank * 4
         attention = "standard"
         if tp > kvh:
@@ -266,9 +222,3 @@ def kv_layout(
         state_bytes_per_request=state,
         notes=notes,
     )
-
-
-def dtype_bytes(dtype: str | None, default: float = 2.0) -> float:
-    """Bytes per element of a model dtype name ('bfloat16' 2, 'float32' 4, 'fp8' 1 ...); ``default``
-    for names not listed."""
-    return float(_DTYPE_BYTES.get((dtype or "").lower(), default))

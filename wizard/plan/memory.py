@@ -1,7 +1,6 @@
-"""What takes a device's memory besides the KV cache, and the scheduler defaults the plan uses:
-weights per device, vLLM's reserve (activations, CUDA graphs, non-torch memory), the default
-``max_num_batched_tokens`` / ``max_num_seqs`` / ``block_size``, and which layers a drafter adds
-to the KV cache.
+"""What takes a device's memory besides the KV cache: weights per device, vLLM's reserve
+(activations, CUDA graphs, non-torch memory), and which layers a drafter adds to the KV cache.
+The scheduler defaults and block size are engine facts (``ctx.view``, :mod:`wizard.engine`).
 
 Units: bytes per device; token counts.
 """
@@ -13,29 +12,12 @@ from typing import Any
 from wizard.config import ServeConfig
 from wizard.hardware.spec import Hardware
 from wizard.models.info import ModelInfo
-from wizard.plan.kv import GiB, dtype_bytes
-from wizard.resolve import mtp_rewrite
+from wizard.engine.kv_bytes import dtype_bytes
+from wizard.engine.mtp import mtp_layers
+from wizard.plan.kv import GiB
 from wizard.vllm.methods import MTP, has_no_model, is_eagle_head
 
-__all__ = ["default_scheduler_limits", "platform_of", "block_size", "reserve_bytes", "weights_bytes",
-           "drafter_kv_layers"]
-
-
-def default_scheduler_limits(hardware: Hardware | None, world_size: int = 1) -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs) vLLM picks for `vllm serve` when unset
-    (``EngineArgs.get_batch_defaults``, vllm/engine/arg_utils.py 0.32 L2900-2985,
-    OPENAI_API_SERVER context): >= 160 GiB: 16384/1024; >= 70 GiB and not A100: 8192/1024;
-    other GPUs: 2048/256; CPU: 2048 x world/128 x world. Unknown hardware: 2048/256."""
-    if hardware is None:
-        return 2048, 256
-    if hardware.vendor == "cpu":
-        return 2048 * world_size, 128 * world_size
-    mem = hardware.memory_bytes
-    if mem >= 160 * GiB:
-        return 16384, 1024
-    if mem >= 70 * GiB and "a100" not in hardware.name.lower():
-        return 8192, 1024
-    return 2048, 256
+__all__ = ["platform_of", "reserve_bytes", "weights_bytes", "drafter_kv_layers"]
 
 
 def platform_of(hw: Hardware | None) -> str:
@@ -43,17 +25,6 @@ def platform_of(hw: Hardware | None) -> str:
     if hw is None:
         return "unknown"
     return {"nvidia": "cuda", "amd": "rocm", "cpu": "cpu"}.get(hw.vendor, "unknown")
-
-
-def block_size(cfg: ServeConfig, hw: Hardware | None, target: ModelInfo | None) -> int:
-    """--block-size, else the platform default: CPU 128 (16 for MLA; platforms/cpu.py),
-    CUDA/ROCm 16 (CacheConfig.DEFAULT_BLOCK_SIZE; MLA backends use 64 on CUDA)."""
-    if cfg.block_size:
-        return int(cfg.block_size)
-    mla = bool(target and target.use_mla)
-    if hw is not None and hw.vendor == "cpu":
-        return 16 if mla else 128
-    return 64 if mla and hw is not None and hw.vendor == "nvidia" else 16
 
 
 def reserve_bytes(
@@ -113,13 +84,7 @@ def drafter_kv_layers(ctx: Any, method: str | None, drafter: ModelInfo | None) -
         return None, 0, f"{method or 'no speculation'}: no drafter KV cache"
     if method == MTP:
         base = drafter or ctx.target
-        n = None
-        if base is not None:
-            n = base.mtp_layers
-            if n is None:
-                rw = mtp_rewrite(base)
-                n = rw[1] if rw else None
-        n = n or 1
+        n = mtp_layers(base, ctx.version) or 1
         return base, n, f"MTP: {n} predict layer(s), each with its own KV (same attention as the target)"
     if drafter is None:
         return None, None, "drafter facts unknown: drafter KV not counted"

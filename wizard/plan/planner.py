@@ -20,7 +20,7 @@ from wizard.plan.estimate import Calibration, SpeedInputs, estimate_speedup
 from wizard.plan.inputs import as_context, check_plannable
 from wizard.plan.kv import GiB, KvLayout, kv_dtype_bytes, kv_layout
 from wizard.plan.memory import (
-    block_size, default_scheduler_limits, drafter_kv_layers, platform_of, reserve_bytes, weights_bytes,
+    drafter_kv_layers, platform_of, reserve_bytes, weights_bytes,
 )
 from wizard.plan.speedup import SpeedupEstimate
 from wizard.resolve import drafter_model_name, model_dtype, supported_dtypes
@@ -148,11 +148,12 @@ def _weights_step(s: _State) -> None:
 def _scheduler_step(s: _State) -> None:
     ctx, cfg = s.ctx, s.ctx.config
     hw = ctx.hardware
-    d_mnbt, d_seqs = default_scheduler_limits(hw, s.tp * s.pp)
-    s.mnbt = cfg.max_num_batched_tokens or d_mnbt
-    s.seqs = cfg.max_num_seqs or d_seqs
-    s.max_len = cfg.max_model_len or (ctx.target.max_position_embeddings if ctx.target else None) or 2048
-    s.bs = block_size(cfg, hw, ctx.target)
+    view = ctx.view
+    b = view.budget  # vLLM's resolved budget (wizard.engine.batch); None when a given value is invalid
+    s.mnbt = b.tokens if b is not None else view.batch_defaults.tokens
+    s.seqs = b.seqs if b is not None else view.batch_defaults.seqs
+    s.max_len = view.served_max_model_len or 2048
+    s.bs = view.block_size
     async_on = cfg.async_scheduling if cfg.async_scheduling is not None else (platform_of(hw) == "cuda")
     s.in_flight = (s.pp + 1 if async_on and s.pp > 1 else (2 if async_on else s.pp)) * s.mnbt
 

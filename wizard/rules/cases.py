@@ -38,10 +38,12 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from wizard.shipped import shipped_path
+
 __all__ = ["CASES_DIR", "ModelFolder", "Context", "Case", "RuleCases", "load_cases", "shared_models"]
 
 #: Where the case files live (the repository's tests/rules).
-CASES_DIR: Path = Path(__file__).resolve().parents[2] / "tests" / "rules"
+CASES_DIR: Path = shipped_path("tests", "rules")  # the repo's tests/rules, or the wheel's copy
 
 
 class ModelFolder(BaseModel):

@@ -11,6 +11,7 @@ from typing import Any, Iterable
 from wizard import resolve
 from wizard.config import Patch, apply_patch
 from wizard.context import CheckContext
+from wizard.engine.mtp import mtp_layers
 from wizard.fixes import ngram_fallback
 from wizard.models.info import ModelInfo
 from wizard.resolve import written_method
@@ -169,12 +170,7 @@ def is_mtp_checkpoint(ctx) -> bool | None:
 
 def mtp_n_predict(ctx) -> int | None:
     """The MTP layers (n_predict) of the drafter config as vLLM rewrites it; None = unknown."""
-    rw = resolve.mtp_rewrite(ctx.drafter)
-    if rw is not None:
-        return rw[1]
-    if ctx.drafter is not None and is_mtp(ctx.drafter.model_type, ctx.version):
-        return ctx.drafter.n_predict if ctx.drafter.n_predict is not None else ctx.drafter.mtp_layers
-    return None
+    return mtp_layers(ctx.drafter, ctx.version)
 
 
 def builds_draft_config(ctx) -> bool:

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from wizard.config import SERVE_FIELDS, Patch
+from wizard.engine.options import parse_text as _parse_text
+from wizard.engine.options import truthy
 from wizard.vllm.constraints import FieldSpec, engine_arg, field_spec
 
 __all__ = ["OptionProblem", "user_options", "option", "option_problems", "option_path", "set_option_patch",
@@ -38,81 +40,14 @@ __all__ = ["OptionProblem", "user_options", "option", "option_problems", "option
 OWNED = {"model": "SD009", "kv_cache_dtype": "SD021", "attention_backend": "SD024", "speculative_config": "SD020",
          "quantization": "SD160"}
 
-_TRUE = frozenset({"true", "1", "yes", "on", "t", "y"})
-
-
-def truthy(v: Any) -> bool:
-    """An option value read as a boolean the way vLLM's parser and pydantic do ('true', 1, True)."""
-    if isinstance(v, str):
-        return v.strip().lower() in _TRUE
-    return bool(v) and v is not None
-
-
-def _parse_text(v: Any) -> Any:
-    """A JSON object / list given as text becomes the object (what vLLM's parser does for
-    config-class options and dict options); anything else is returned unchanged."""
-    if isinstance(v, str) and v.strip()[:1] in ("{", "["):
-        try:
-            return json.loads(v)
-        except ValueError:
-            return v
-    return v
-
-
 def user_options(ctx) -> dict[str, Any]:
-    """EngineArgs name -> value for every option the user set (modelled fields and extra_args;
-    not ``speculative_config``, ``env``, import bookkeeping), JSON text parsed, dotted keys merged
-    into their object. Cached per check."""
-    if "user_options" in ctx.cache:
-        return ctx.cache["user_options"]
-    cfg = ctx.config
-    out: dict[str, Any] = {}
-    for name in SERVE_FIELDS:
-        v = getattr(cfg, name)
-        if v is not None:
-            out[name] = v
-    dotted: list[tuple[str, Any]] = []
-    for k, v in cfg.extra_args.items():
-        if not isinstance(k, str) or k.startswith("_") or k.startswith("-"):
-            continue
-        if "." in k:
-            dotted.append((k, v))
-        else:
-            out.setdefault(k, _parse_text(v))
-    for k, v in dotted:
-        head, _, rest = k.partition(".")
-        obj = out.get(head)
-        if obj is None:
-            obj = out[head] = {}
-        if isinstance(obj, dict):
-            cur = obj
-            parts = rest.split(".")
-            for p in parts[:-1]:
-                nxt = cur.get(p)
-                if not isinstance(nxt, dict):
-                    nxt = cur[p] = {}
-                cur = nxt
-            cur[parts[-1]] = _parse_text(v)
-    ctx.cache["user_options"] = out
-    return out
+    """EngineArgs name -> value for every option the user set (``ctx.view.options``)."""
+    return ctx.view.options
 
 
 def option(ctx, name: str, default: Any = None) -> Any:
-    """The value of option ``name`` as vLLM's config class receives it (numbers and booleans
-    coerced from command-line text per the release's field type), ``default`` when unset or not
-    coercible."""
-    v = user_options(ctx).get(name)
-    if v is None:
-        return default
-    spec = engine_arg(name, ctx.version)
-    if spec is None:
-        return v
-    ok, coerced = spec._type_ok(v)
-    if not ok:
-        return default
-    if "bool" in spec.kinds and isinstance(coerced, str):
-        return truthy(coerced)
-    return coerced
+    """The value of option ``name`` as vLLM's config class receives it (``ctx.view.option``)."""
+    return ctx.view.option(name, default)
 
 
 def option_path(ctx, name: str) -> str:
@@ -185,8 +120,8 @@ def _check_object(cls: str, obj: dict, prefix: str, option_name: str, version, o
 
 def option_problems(ctx) -> list[OptionProblem]:
     """Every value of :func:`user_options` the release's generated constraints reject (cached)."""
-    if "option_problems" in ctx.cache:
-        return ctx.cache["option_problems"]
+    if ctx.option_problems_memo is not None:
+        return ctx.option_problems_memo
     opts = user_options(ctx)
     out: list[OptionProblem] = []
     invalid = ctx.config.invalid_values
@@ -206,7 +141,7 @@ def option_problems(ctx) -> list[OptionProblem]:
         if p is not None:
             out.append(OptionProblem(name, name, value, p.kind, p.message, p.fix,
                                      f"{spec.config_class or 'EngineArgs'}.{name}", spec))
-    ctx.cache["option_problems"] = out
+    ctx.option_problems_memo = out
     return out
 
 

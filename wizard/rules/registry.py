@@ -228,10 +228,13 @@ def get_rule(rule_id: str) -> Rule:
 
 
 def iter_findings(ctx: CheckContext) -> Iterator[Finding]:
-    """Run every rule that applies to ``ctx.version``; a crashing rule becomes an internal finding."""
+    """Run every rule that applies to ``ctx.version``; a crashing rule becomes an internal finding,
+    and so does a mechanism (:mod:`wizard.mechanisms.apply`) that raised while a rule read it:
+    the rule would otherwise go silent."""
     for rule in all_rules():
         if not ctx.version.matches(rule.versions):
             continue
+        seen = set(ctx.mechanism_errors)
         try:
             yield from rule.check(ctx) or ()
         except Exception as exc:  # a rule bug must never take the check down
@@ -240,5 +243,14 @@ def iter_findings(ctx: CheckContext) -> Iterator[Finding]:
                 severity=Severity.WARNING,
                 title=f"internal error in rule {rule.id}",
                 message=f"rule {rule.id} failed: {type(exc).__name__}: {exc}. Please report it.",
+                fields=list(rule.fields),
+            )
+        for name in [n for n in ctx.mechanism_errors if n not in seen]:
+            yield Finding(
+                rule=rule.id,
+                severity=Severity.WARNING,
+                title=f"internal error in mechanism {name}",
+                message=(f"mechanism {name!r} failed ({ctx.mechanism_errors[name]}), so rule {rule.id} could not "
+                         "check this configuration. Please report it."),
                 fields=list(rule.fields),
             )

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from wizard import resolve
 from wizard.rules.helpers import ngram_fix
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import MTP
@@ -55,11 +54,10 @@ class MtpWeightsMissing(Rule):
     def check(self, ctx):
         if ctx.spec is None or ctx.method != MTP:
             return
-        m = ctx.drafter or ctx.target
+        m = ctx.view.drafter
         if m is None or m.has_mtp_weights is not False:
             return
-        rw = resolve.mtp_rewrite(m)
-        n = rw[1] if rw else m.mtp_layers
+        n = ctx.view.mtp_layers
         if not n:
             return
         yield self.finding(

@@ -60,9 +60,17 @@ class DrafterAddsKvPadding(Rule):
         g = A.kv_grouping(ctx)
         if g is None or g.error or not g.padding_layers:
             return
-        alone = KG.kv_cache_groups(ctx.version, KG.layers_for(ctx.target, "target", kv_cache_dtype=ctx.target_kv_dtype(),
-                                                               tensor_parallel_size=ctx.tp),
-                                   block_size=ctx.config.block_size or 16)
+        tl = KG.layers_for(ctx.target, "target", kv_cache_dtype=ctx.target_kv_dtype(), tensor_parallel_size=ctx.tp)
+        block = ctx.view.block_size
+        if any(layer.kind == "mamba" for layer in tl):
+            # a hybrid target alone is grouped with the same recurrent-state pages and aligned block
+            # size as with the drafter (A.kv_grouping); unsized Mamba layers (page 0) made _unify
+            # divide by zero before 0.26 ("internal error in rule SD722", issue #22)
+            aligned = A._hybrid_layers(ctx, tl, block)
+            if aligned is None:
+                return
+            tl, block = aligned
+        alone = KG.kv_cache_groups(ctx.version, tl, block_size=block)
         extra = g.padding_layers - (alone.padding_layers if not alone.error else 0)
         if extra <= 0:
             return

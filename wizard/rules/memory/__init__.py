@@ -2,7 +2,7 @@
 
 Memory and scheduling-budget rules from the planner.
 
-All read :func:`wizard.plan.planner.plan_memory` (cached per context in ``ctx.cache['memory_plan']``). Every fix is
+All read :func:`wizard.plan.planner.plan_memory` (cached per context in ``ctx.memory_plan_memo``). Every fix is
 verified before it is offered: the patched configuration is planned again and the fix is kept
 only when the finding is gone.
 """

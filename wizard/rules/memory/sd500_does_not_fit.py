@@ -10,11 +10,11 @@ from wizard.vllm.methods import is_lookup
 
 
 def plan_of(ctx):
-    """The memory plan of ``ctx`` (cached in ``ctx.cache['memory_plan']``; the speed-up estimate
+    """The memory plan of ``ctx`` (cached in ``ctx.memory_plan_memo``; the speed-up estimate
     is not needed to decide a fit)."""
-    if "memory_plan" not in ctx.cache:
-        ctx.cache["memory_plan"] = plan_memory(ctx)
-    return ctx.cache["memory_plan"]
+    if ctx.memory_plan_memo is None:
+        ctx.memory_plan_memo = plan_memory(ctx)
+    return ctx.memory_plan_memo
 
 
 @register

@@ -3,7 +3,6 @@ from __future__ import annotations
 import math
 
 from wizard.config import Patch
-from wizard.plan.memory import default_scheduler_limits
 from wizard.rules.helpers import patched_ctx
 from wizard.rules.registry import Rule, Severity, register
 
@@ -88,13 +87,12 @@ class NegativeTokenBudget(Rule):
         per = _decode_tokens_per_request(ctx)
         if per is None:
             return None
-        cfg = ctx.config
-        mnbt, seqs = cfg.max_num_batched_tokens, cfg.max_num_seqs
-        if (mnbt is None or seqs is None) and ctx.hardware is None:
+        b = ctx.view.budget  # the scheduler config vLLM resolves (wizard.engine.batch)
+        if b is None or b.tokens is None or b.seqs is None:
             return None
-        d_mnbt, d_seqs = default_scheduler_limits(ctx.hardware, (cfg.tensor_parallel_size or 1) * (cfg.pipeline_parallel_size or 1))
-        mnbt = mnbt if isinstance(mnbt, int) else d_mnbt
-        seqs = seqs if isinstance(seqs, int) else d_seqs
+        if not (b.tokens_given and b.seqs_given) and not ctx.view.batch_defaults.hardware_known:
+            return None  # the defaults depend on the device
+        mnbt, seqs = b.tokens, b.seqs
         return mnbt, seqs, per, mnbt - seqs * per
 
     def check(self, ctx):

@@ -89,7 +89,7 @@ class ModelLookupFailed(Rule):
     def check(self, ctx):
         for field, reason in sorted(ctx.lookup_errors.items()):
             name = ctx.config.model if field == "model" else drafter_model_name(ctx)
-            if (isinstance(name, str) and is_path_like(name) and field not in ctx.cache.get("refused_paths", ())
+            if (isinstance(name, str) and is_path_like(name) and field not in ctx.refused_paths
                     and not os.path.exists(os.path.expanduser(name))):
                 fixes = []
                 entry = _catalog_match(name, field)

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
-from wizard.rules.scheduler_budget import budget
 
 
 @register
@@ -54,7 +53,7 @@ class BatchedTokensBelowMaxLen(Rule):
     phase = "config"
 
     def check(self, ctx):
-        b = budget(ctx)
+        b = ctx.view.budget
         if b is None or b.chunked or not b.tokens_given or b.max_model_len is None:
             return
         if b.tokens >= b.max_model_len:

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
-from wizard.rules.scheduler_budget import budget
 
 
 @register
@@ -57,7 +56,7 @@ class BatchedTokensBelowMaxSeqs(Rule):
     phase = "config"
 
     def check(self, ctx):
-        b = budget(ctx)
+        b = ctx.view.budget
         if b is None or b.tokens is None or b.seqs is None or b.tokens >= b.seqs:
             return
         need = b.seqs if b.chunked or b.max_model_len is None else max(b.seqs, b.max_model_len)

@@ -1,25 +1,7 @@
 from __future__ import annotations
 
 from wizard.config import Patch
-from wizard.rules.helpers import is_cpu
 from wizard.rules.registry import Rule, Severity, register
-
-
-def batch_defaults(ctx) -> tuple[int | None, int | None]:
-    """(max_num_batched_tokens, max_num_seqs) vLLM picks for `vllm serve` when unset
-    (EngineArgs.get_batch_defaults, OPENAI_API_SERVER; 0.32). None = unknown hardware."""
-    ws = ctx.tp * ctx.pp
-    if is_cpu(ctx):
-        return 2048 * ws, 128 * ws
-    hw = ctx.hardware
-    if hw is None:
-        return None, None
-    gib = hw.memory_bytes / 2**30
-    if gib >= 160:
-        return 16384, 1024
-    if gib >= 70 and "a100" not in hw.name.lower():
-        return 8192, 1024
-    return 2048, 256
 
 
 @register
@@ -76,11 +58,12 @@ class LoraBatchBudget(Rule):
     def check(self, ctx):
         if not ctx.config.enable_lora or ctx.spec is None or ctx.k is None:
             return
-        d_mnbt, d_mns = batch_defaults(ctx)
-        mnbt = ctx.config.max_num_batched_tokens if isinstance(ctx.config.max_num_batched_tokens, int) else d_mnbt
-        mns = ctx.config.max_num_seqs if isinstance(ctx.config.max_num_seqs, int) else d_mns
-        if mnbt is None or mns is None:
+        b = ctx.view.budget  # the scheduler config vLLM resolves (wizard.engine.batch)
+        if b is None or b.tokens is None or b.seqs is None:
             return
+        if not (b.tokens_given and b.seqs_given) and not ctx.view.batch_defaults.hardware_known:
+            return  # the defaults depend on the device
+        mnbt, mns = b.tokens, b.seqs
         need = mns * (ctx.k + 1)
         if mnbt >= need:
             return

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from wizard.config import Patch
-from wizard.plan.memory import default_scheduler_limits
 from wizard.rules.registry import Rule, Severity, register
 
 
@@ -95,13 +94,11 @@ class KBeyondOneStep(Rule):
             return
         cfg = ctx.config
         limits: list[tuple[int, str]] = []
-        world = max(1, cfg.tensor_parallel_size or 1) * max(1, cfg.pipeline_parallel_size or 1)
-        mnbt = cfg.max_num_batched_tokens if isinstance(cfg.max_num_batched_tokens, int) and cfg.max_num_batched_tokens > 0 \
-            else default_scheduler_limits(ctx.hardware, min(world, 1 << 20))[0]
+        b = ctx.view.budget  # the resolved token budget (wizard.engine.batch)
+        mnbt = b.tokens if b is not None and b.tokens is not None else ctx.view.batch_defaults.tokens
         limits.append((mnbt, f"the step token budget max_num_batched_tokens={mnbt}"
                              + ("" if cfg.max_num_batched_tokens else " (vLLM's default here)")))
-        mml = cfg.max_model_len if isinstance(cfg.max_model_len, int) and cfg.max_model_len > 0 else (
-            ctx.target.max_position_embeddings if ctx.target is not None else None)
+        mml = ctx.view.served_max_model_len
         if isinstance(mml, int) and mml > 0:
             limits.append((mml, f"max_model_len={mml}"))
         cap = _cudagraph_cap(ctx)

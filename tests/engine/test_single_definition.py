@@ -1,0 +1,97 @@
+"""Each engine fact has one definition, in ``wizard/engine/`` (issue #21): this scans the
+``wizard/`` source with ``ast`` and fails on a second one."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2] / "wizard"
+KV_NAMES = {"fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16", "nvfp4", "float32", "half"}
+FACT_FUNCS = re.compile(r"batch_defaults|default_scheduler_limits|default_batch|served_max_model_len|"
+                        r"served_length_default|mtp_n_layers|kv_dtype_bytes|dtype_bytes|default_block_size")
+MTP_KEYS = {"num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules"}
+
+#: modules outside wizard/models and wizard/engine that still read ``raw_config`` (issue #21:
+#: migrate each to a ModelInfo field or a view fact, then delete it here -- the list only shrinks)
+RAW_CONFIG_ALLOWLIST = {
+    "advisories/matcher.py", "mechanisms/attention_backend.py", "mechanisms/backend_locks.py",
+    "mechanisms/drafter_context.py", "resolve.py", "vllm/checks.py",
+    "rules/combos/sd300_multimodal_target_draft_model_or_parallel.py", "rules/drafter/sd224_eagle3_aux_layers.py",
+    "rules/drafter/sd225_eagle3_aux_count.py", "rules/drafter/sd226_drafter_missing_architectures.py",
+    "rules/drafter/sd227_eagle_method_with_eagle3_drafter.py", "rules/drafter/sd228_target_lacks_eagle3_interface.py",
+    "rules/drafter/sd231_parallel_drafting_mask_token.py", "rules/history/sd402_gemma4_assistant_method_omitted.py",
+    "rules/method/sd043_num_spec_tokens_missing.py", "rules/model/sd100_max_model_len_above_derived.py",
+    "rules/model/sd101_custom_code_needs_trust.py", "rules/parallel/sd082_spec_max_len_too_long.py",
+    "rules/parallel_config/sd121_expert_parallel_dense_model.py",
+    "rules/quantization/sd163_quantization_needs_checkpoint_config.py",
+}
+#: reads of the MTP keys that are not model configs (the generated proposers.json case rows)
+MTP_KEY_ALLOWLIST = {"mechanisms/method_support.py"}
+
+
+def _modules():
+    for p in sorted(ROOT.rglob("*.py")):
+        rel = p.relative_to(ROOT).as_posix()
+        yield rel, ast.parse(p.read_text(encoding="utf-8"))
+
+
+def _inside(rel: str, *dirs: str) -> bool:
+    return any(rel.startswith(d + "/") for d in dirs)
+
+
+def test_fact_functions_only_in_engine():
+    bad = [f"{rel}:{n.lineno} {n.name}" for rel, tree in _modules() if not _inside(rel, "engine")
+           for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and FACT_FUNCS.search(n.name)
+           and not n.name.startswith("_dtype_bytes") and n.name != "drafter_max_len"]
+    assert not bad, "engine facts defined outside wizard/engine: " + ", ".join(bad)
+
+
+def test_no_dtype_byte_tables_outside_engine():
+    bad = []
+    for rel, tree in _modules():
+        if _inside(rel, "engine"):
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Dict):
+                keys = {k.value for k in n.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+                nums = [v for v in n.values if isinstance(v, ast.Constant) and isinstance(v.value, (int, float))
+                        and not isinstance(v.value, bool)]
+                if len(keys & KV_NAMES) >= 3 and len(nums) >= 3:
+                    bad.append(f"{rel}:{n.lineno}")
+    assert not bad, "dtype -> bytes tables outside wizard/engine/kv_bytes.py: " + ", ".join(bad)
+
+
+def test_mtp_keys_read_only_in_models_and_engine():
+    bad = []
+    for rel, tree in _modules():
+        if _inside(rel, "models", "engine") or rel in MTP_KEY_ALLOWLIST:
+            continue
+        for n in ast.walk(tree):
+            key = None
+            if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant):
+                key = n.slice.value
+            elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "get" and n.args
+                  and isinstance(n.args[0], ast.Constant)):
+                key = n.args[0].value
+            if key in MTP_KEYS:
+                bad.append(f"{rel}:{n.lineno} {key}")
+    assert not bad, "MTP layer count read outside wizard/models and wizard/engine (use ctx.view.mtp_layers): " + ", ".join(bad)
+
+
+def test_no_ctx_cache():
+    bad = [f"{rel}:{n.lineno}" for rel, tree in _modules() for n in ast.walk(tree)
+           if isinstance(n, ast.Attribute) and n.attr == "cache" and isinstance(n.value, ast.Name)
+           and n.value.id in ("ctx", "self")]
+    assert not bad, "ctx.cache is gone: use a typed CheckContext field or a view fact: " + ", ".join(bad)
+
+
+def test_raw_config_readers_only_shrink():
+    readers = {rel for rel, tree in _modules() if not _inside(rel, "models", "engine")
+               and any((isinstance(n, ast.Attribute) and n.attr == "raw_config")
+                       or (isinstance(n, ast.Constant) and n.value == "raw_config") for n in ast.walk(tree))}
+    new = readers - RAW_CONFIG_ALLOWLIST
+    assert not new, f"new raw_config readers outside wizard/models and wizard/engine: {sorted(new)}"
+    gone = RAW_CONFIG_ALLOWLIST - readers
+    assert not gone, f"migrated, delete from RAW_CONFIG_ALLOWLIST: {sorted(gone)}"

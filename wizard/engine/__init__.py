@@ -1,0 +1,115 @@
+"""The engine view: every fact vLLM derives from one configuration before it loads weights,
+defined once and read by rules, advisories, planner and mechanisms as ``ctx.view``.
+
+    view = ctx.view                      # built once per CheckContext, facts computed on first read
+    view.budget.tokens                   # max_num_batched_tokens vLLM schedules with
+    view.served_max_model_len            # ModelConfig.max_model_len
+
+Facts and where each is defined (one module per fact, each citing the vLLM function it mirrors):
+
+* ``options`` / ``option(name)`` -- the options the user set, as config classes receive them: :mod:`.options`;
+* ``batch_defaults``, ``budget``, ``world_size`` -- ``get_batch_defaults`` and the default
+  token budget: :mod:`.batch`;
+* ``served_max_model_len``, ``drafter_max_len`` -- ``_get_and_verify_max_len`` per release: :mod:`.max_len`;
+* ``mtp_layers`` (and ``mtp_rewrite``) -- ``hf_config_override``'s n_predict: :mod:`.mtp`;
+* KV bytes per element of each dtype -- :mod:`.kv_bytes`; the default block size -- :mod:`.block_size`;
+* ``drafter`` -- which ModelInfo vLLM builds as the draft model: :mod:`.drafter`.
+
+Adding a fact: write ``wizard/engine/<fact>.py`` with a pure function of plain inputs (ServeConfig
+fields, ModelInfo, Hardware, the release; data from ``wizard/data/``), add a ``cached_property``
+to :class:`EngineView` that calls it, point every reader at ``ctx.view.<fact>``,
+delete the old copies, and add ``tests/engine/test_<fact>.py`` comparing with vLLM's own value
+(``tests/engine/test_single_definition.py`` fails on a second definition). Direction: this
+package imports ``wizard.models``, ``wizard.vllm``, ``wizard.hardware`` and ``wizard.config``
+only; rules, plan and mechanisms import it, never the reverse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from wizard.engine.batch import BatchDefaults, Budget, batch_defaults, token_budget, world_size
+from wizard.engine.block_size import block_size
+from wizard.engine.drafter import drafter_info
+from wizard.engine.max_len import model_max_len, served_max_model_len
+from wizard.engine.mtp import mtp_layers
+from wizard.engine.options import coerced, truthy, user_options
+from wizard.models.info import ModelInfo
+
+if TYPE_CHECKING:  # pragma: no cover
+    from wizard.context import CheckContext
+
+__all__ = ["EngineView", "build_view"]
+
+
+@dataclass(frozen=True, eq=False)
+class EngineView:
+    """What vLLM computes from this configuration before it loads weights. Read it as
+    ``ctx.view``; every attribute is typed, computed once, never written by a reader."""
+
+    ctx: "CheckContext"
+
+    # ---- options ---------------------------------------------------------------------------
+    @cached_property
+    def options(self) -> dict[str, Any]:
+        """EngineArgs name -> value of every option the user set (:mod:`wizard.engine.options`)."""
+        return user_options(self.ctx.config)
+
+    def option(self, name: str, default: Any = None) -> Any:
+        """One option as vLLM's config class receives it (:func:`.options.coerced`)."""
+        return coerced(self.options, self.ctx.version, name, default)
+
+    # ---- drafter -----------------------------------------------------------------------------
+    @cached_property
+    def drafter(self) -> ModelInfo | None:
+        """The drafter's ModelInfo as vLLM builds it (:mod:`.drafter`)."""
+        c = self.ctx
+        return drafter_info(c.method, c.target, c.drafter)
+
+    @cached_property
+    def mtp_layers(self) -> int | None:
+        """n_predict of the drafter's MTP layers (:mod:`.mtp`); None = unknown / not MTP."""
+        return mtp_layers(self.drafter, self.ctx.version)
+
+    # ---- lengths -----------------------------------------------------------------------------
+    @cached_property
+    def served_max_model_len(self) -> int | None:
+        """The target's ``max_model_len`` as ModelConfig settles on it (:mod:`.max_len`)."""
+        c = self.ctx
+        return served_max_model_len(c.config.max_model_len, c.target, c.version, self.option("hf_overrides"),
+                                         truthy(self.option("disable_sliding_window", False)))
+
+    @cached_property
+    def drafter_max_len(self) -> int | None:
+        """The draft ModelConfig's derived length (:mod:`.max_len`); None = unknown / no drafter."""
+        return model_max_len(self.drafter, self.ctx.version)
+
+    # ---- scheduler ---------------------------------------------------------------------------
+    @cached_property
+    def world_size(self) -> int:
+        return world_size(self.ctx.config.tensor_parallel_size, self.ctx.config.pipeline_parallel_size)
+
+    @cached_property
+    def batch_defaults(self) -> BatchDefaults:
+        """``get_batch_defaults`` for ``vllm serve`` on this hardware (:mod:`.batch`)."""
+        return batch_defaults(self.ctx.hardware, self.world_size, self.ctx.version)
+
+    @cached_property
+    def budget(self) -> Budget | None:
+        """The scheduler budget vLLM resolves (:mod:`.batch`); None when a given value is invalid."""
+        throughput = str(self.option("performance_mode", "") or "") == "throughput"
+        return token_budget(self.ctx.config, self.batch_defaults, self.served_max_model_len, throughput)
+
+    # ---- KV cache ----------------------------------------------------------------------------
+    @cached_property
+    def block_size(self) -> int:
+        """The target's KV block size (:mod:`.block_size`)."""
+        c = self.ctx
+        return block_size(c.config.block_size, c.hardware, c.target)
+
+
+def build_view(ctx: "CheckContext") -> EngineView:
+    """The view of ``ctx`` (facts are computed when first read)."""
+    return EngineView(ctx)
