@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="sw-cold-") as cwd:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env.update(HF_HUB_OFFLINE="1", PYTHONPYCACHEPREFIX=os.path.join(cwd, "pycache"))
+        env.update(HF_HUB_OFFLINE="1", PYTHONPYCACHEPREFIX=os.path.join(cwd, "pycache"),
+                   SPECWIZARD_CACHE_DIR=os.path.join(cwd, "cache"))  # parsed catalogs (wizard/datacache.py)
         if not os.environ.get("SW_COLD_START_INSTALLED"):  # a checkout: import this repository's wizard
             env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         for side in (BARE, CHECK):  # warm the bytecode cache (and the OS page cache)

@@ -35,12 +35,28 @@ Automatic classification (``classified_by: rule:<name>``), first match wins:
 
 * ``rule:test-file`` -- a file under ``tests/`` -> c;
 * ``rule:ast-equivalent`` -- old and new unit are the same ``ast`` once docstrings, comments,
-  formatting, type annotations, logging/``warnings.warn``/``print`` calls and imports are
-  dropped -> c (every hunk of that unit);
+  formatting, type annotations, logging/``warnings.warn``/``print`` calls, imports and typing-only
+  code (``if TYPE_CHECKING:``, ``cast``, ``@override``) are dropped -> c (every hunk of that unit).
+  Class-level field annotations are kept in config / engine-arg paths (in a canonical spelling:
+  ``Optional[X]`` == ``X | None``) and everywhere when they name ``Literal``: vLLM parses and
+  validates those fields by their types;
+* ``rule:hunk-ast-equivalent`` -- the same test for this hunk alone applied to the old unit (the
+  unit's other hunks left out): a log-message / docstring / annotation hunk next to a behaviour
+  hunk -> c, the behaviour hunk stays for the rules below or review;
 * ``rule:cosmetic-lines`` -- every changed line of the hunk is blank, a comment, an import, a
   logging call, a bare string literal or closing brackets -> c;
 * ``rule:reformat`` -- removed and added lines are equal once whitespace and comments are
   dropped -> c;
+* ``rule:rename-local`` -- the units are equal once each function's local variables (assigned names
+  that are not parameters of it or of a nested def / lambda, globals or nonlocals) are renamed in
+  order of first appearance -> c;
+* ``rule:message-only`` -- this hunk alone applied changes only the string arguments of a ``raise
+  X(...)`` (same exception type, same condition) -> c;
+* ``rule:moved`` -- the hunk's unit is new in, or gone from, the release, and every changed line
+  (whitespace and comments dropped) has a counterpart on the other side elsewhere in the same
+  release pair -> c (code moved unchanged, e.g. into a new base class). Only new / gone units
+  qualify: a move between two existing symbols can change when the code runs, and the call-site
+  hunks of a move stay for review;
 * ``rule:validation`` -- in a config or engine-arg path (``vllm/config/**``,
   ``vllm/engine/arg_utils.py``) a changed line raises / asserts (``raise``, ``ValueError``,
   ``assert``, ``NotImplementedError``) -> a;
@@ -50,8 +66,16 @@ Automatic classification (``classified_by: rule:<name>``), first match wins:
   a (a new/removed option is visible from the configuration);
 * anything else -> ``unclassified``.
 
+Not automated, on purpose: ``@torch.compile`` / CUDA-graph capture internals (their changes are a
+frequent source of configuration-reachable crashes, see the CGR advisories) and ``assert`` changes
+outside tests (an assert is a crash path).
+
+Class c excerpts are kept shorter (``EXCERPT_LINES_C`` x ``EXCERPT_WIDTH_C``) so the ledger stays
+under ~5 MB.
+
 Hand review (``classified_by: review``): ``wizard/data/vllm/ledger/reviewed.yaml`` maps an entry
-id to ``class``, ``reason`` and optional ``pr`` / ``issue``; it is merged on every run, so
+id to ``class``, ``reason`` and optional ``pr`` / ``issue`` / ``advisory`` (the id of the advisory in
+``wizard/data/advisories/`` that a class b entry became); it is merged on every run, so
 regenerating keeps the reviews.
 
 Outputs (deterministic): ``wizard/data/vllm/ledger/ledger.jsonl`` (one entry per line, sorted by
@@ -87,6 +111,7 @@ FIRST, LAST_CPU, NEWEST = Version("0.10.0"), Version("0.32.0"), Version("0.33.0"
 CLASSES = ("a", "b", "c", "unclassified")
 CONTEXT = 3
 EXCERPT_LINES, EXCERPT_WIDTH = 4, 100
+EXCERPT_LINES_C, EXCERPT_WIDTH_C = 2, 80
 
 SPEC_WORDS = r"speculat|spec_|_spec\b|num_spec|draft|propose|eagle|rejection"
 # (path regex, mode, unit keyword pattern for 'filtered' files)
@@ -267,21 +292,73 @@ def _uniq(d: dict, key: str) -> str:
 
 
 class _Strip(ast.NodeTransformer):
-    """Drop docstrings, annotations, logging/warnings/print calls and imports."""
+    """Drop docstrings, annotations, logging/warnings/print calls, imports and typing-only code.
+
+    Typing-only: ``if TYPE_CHECKING:`` blocks (no ``else``), ``cast(T, x)`` -> ``x``, the
+    ``@override`` decorator. A class-level annotation that names ``Literal`` is kept (on a config
+    dataclass it is the set of accepted values). ``messages=True`` also blanks the string arguments
+    of ``raise X(...)`` (same exception type and condition, reworded message); ``rename=True``
+    renames a function's local variables (assigned names that are not parameters, globals or
+    nonlocals) to ``_v0, _v1, ...`` in order of first appearance.
+    """
 
     LOG = re.compile(r"^(logger|logging|log|warnings|self\.logger)\.|^print$|^warnings\.warn$|warning_once|info_once|debug_once")
+
+    def __init__(self, messages: bool = False, rename: bool = False, config: bool = False):
+        self.messages, self.rename, self.config = messages, rename, config
+
+    def visit_ClassDef(self, node):
+        if self.config:  # a config / engine-arg class: field types drive parsing and validation
+            for st in node.body:
+                if isinstance(st, ast.AnnAssign):
+                    st.keep_annotation = True
+        return self.generic_visit(node)
+
+    @staticmethod
+    def _type_checking(st) -> bool:
+        return (isinstance(st, ast.If) and not st.orelse
+                and ast.unparse(st.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"))
 
     def _body(self, body):
         out = []
         for i, st in enumerate(body):
             if isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str):
                 continue
-            if isinstance(st, (ast.Import, ast.ImportFrom)):
+            if isinstance(st, (ast.Import, ast.ImportFrom)) or self._type_checking(st):
                 continue
             if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and self.LOG.search(ast.unparse(st.value.func)):
                 continue
             out.append(st)
         return out or [ast.Pass()]
+
+    def visit_FunctionDef(self, node):
+        node.decorator_list = [d for d in node.decorator_list if ast.unparse(d) not in ("override", "typing.override",
+                                                                                       "typing_extensions.override")]
+        if self.rename:
+            params = {a.arg for a in ast.walk(node) if isinstance(a, ast.arg)}  # nested defs / lambdas too
+            declared = {n for st in ast.walk(node) if isinstance(st, (ast.Global, ast.Nonlocal)) for n in st.names}
+            local = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            local -= params | declared
+            names: dict[str, str] = {}
+            for n in ast.walk(node):
+                if isinstance(n, ast.Name) and n.id in local:
+                    n.id = names.setdefault(n.id, f"_v{len(names)}")
+        return self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        if ast.unparse(node.func) in ("cast", "typing.cast") and len(node.args) == 2 and not node.keywords:
+            return node.args[1]
+        return node
+
+    def visit_Raise(self, node):
+        node = self.generic_visit(node)
+        if self.messages and isinstance(node.exc, ast.Call):
+            node.exc.args = [ast.Constant("<msg>") if isinstance(a, (ast.Constant, ast.JoinedStr, ast.BinOp)) else a
+                             for a in node.exc.args]
+        return node
 
     def generic_visit(self, node):
         super().generic_visit(node)
@@ -294,17 +371,54 @@ class _Strip(ast.NodeTransformer):
         if isinstance(node, ast.arg):
             node.annotation = None
         if isinstance(node, ast.AnnAssign):  # keep "declared without a default" distinct from "= None"
-            return ast.Assign(targets=[node.target], value=node.value or ast.Name("<no default>"), lineno=node.lineno)
+            value = node.value or ast.Name("<no default>")
+            if getattr(node, "keep_annotation", False) or "Literal" in ast.unparse(node.annotation):
+                value = ast.Tuple([ast.Name(canonical_annotation(node.annotation)), value], ast.Load())
+            return ast.Assign(targets=[node.target], value=value, lineno=node.lineno)
         return node
 
 
-def normal_form(code: str) -> str | None:
+_TYPING_ALIASES = {"List": "list", "Dict": "dict", "Tuple": "tuple", "Set": "set", "FrozenSet": "frozenset",
+                   "Type": "type"}
+
+
+def canonical_annotation(node) -> str:
+    """``Optional[X]`` -> ``X | None``, ``Union[A, B]`` -> ``A | B``, typing aliases lower-cased."""
+
+    class _C(ast.NodeTransformer):
+        def visit_Name(self, n):
+            return ast.Name(_TYPING_ALIASES.get(n.id, n.id), n.ctx)
+
+        def visit_Attribute(self, n):
+            n = self.generic_visit(n)
+            if isinstance(n.value, ast.Name) and n.value.id == "typing":
+                return ast.Name(_TYPING_ALIASES.get(n.attr, n.attr), n.ctx)
+            return n
+
+        def visit_Subscript(self, n):
+            n = self.generic_visit(n)
+            head = n.value.id if isinstance(n.value, ast.Name) else None
+            if head == "Optional":
+                return ast.BinOp(n.slice, ast.BitOr(), ast.Constant(None))
+            if head == "Union":
+                elts = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+                out = elts[0]
+                for e in elts[1:]:
+                    out = ast.BinOp(out, ast.BitOr(), e)
+                return out
+            return n
+
+    import copy
+    return ast.unparse(_C().visit(copy.deepcopy(node)))
+
+
+def normal_form(code: str, messages: bool = False, rename: bool = False, config: bool = False) -> str | None:
     import textwrap
     try:
         tree = ast.parse(textwrap.dedent(code))
     except SyntaxError:
         return None
-    tree = _Strip().visit(tree)
+    tree = _Strip(messages, rename, config).visit(tree)
     return ast.dump(tree, annotate_fields=False, include_attributes=False)
 
 
@@ -317,31 +431,72 @@ FIELD_DECL = re.compile(r"^\s{4}(\w+)\s*:\s*[^=]+$|^\s{4}(\w+)\s*(?::\s*[^=]+?)?
 
 
 def split_hunks(old: str, new: str) -> list[list[str]]:
+    return [h for _, h in split_hunks_at(old, new)]
+
+
+HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def split_hunks_at(old: str, new: str) -> list[tuple[tuple[int, int], list[str]]]:
+    """[((first old line, old line count), hunk lines)] of the unified diff (3 lines of context)."""
     diff = list(difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=CONTEXT))[2:]
     hunks, cur = [], None
     for line in diff:
         if line.startswith("@@"):
+            m = HEADER.match(line)
+            start, count = int(m.group(1)), int(m.group(2) if m.group(2) is not None else 1)
             cur = []
-            hunks.append(cur)
+            hunks.append(((start if count else start + 1, count), cur))
         elif cur is not None:
             cur.append(line)
     return hunks
 
 
-def classify(path: str, symbol: str, hunk: list[str], equivalent: bool, is_class_body: bool) -> tuple[str, str, str]:
-    """(class, rule name, reason) for one hunk."""
+def apply_one(old: str, at: tuple[int, int], hunk: list[str]) -> str:
+    """The old unit with this hunk alone applied (the unit's other hunks left out)."""
+    lines = old.splitlines()
+    start, count = at
+    repl = [l[1:] for l in hunk if l[:1] in " +"]
+    return "\n".join(lines[:start - 1] + repl + lines[start - 1 + count:]) + "\n"
+
+
+def moved_key(line: str) -> str | None:
+    """A changed line as compared by ``rule:moved``: whitespace and comments dropped; None if empty."""
+    k = re.sub(r"\s+", "", re.sub(r"#.*$", "", line))
+    return k or None
+
+
+def classify(path: str, symbol: str, hunk: list[str], equivalent: bool, is_class_body: bool,
+             hunk_equivalent: bool = False, message_only: bool = False, renamed: bool = False,
+             moved: bool = False) -> tuple[str, str, str]:
+    """(class, rule name, reason) for one hunk.
+
+    ``equivalent``: the whole unit is ast-equivalent; ``hunk_equivalent``: this hunk alone applied
+    to the old unit gives an ast-equivalent unit; ``message_only``: likewise once ``raise``
+    messages are blanked; ``renamed``: the units are equal once local variables are renamed;
+    ``moved``: the hunk's unit is new or gone and every changed line has a counterpart on the
+    other side elsewhere in the release pair.
+    """
     plus = [l[1:] for l in hunk if l.startswith("+")]
     minus = [l[1:] for l in hunk if l.startswith("-")]
     changed = plus + minus
     if "/tests/" in path or path.startswith("tests/"):
         return "c", "test-file", "test code"
     if equivalent:
-        return "c", "ast-equivalent", "same AST without docs/comments/annotations/logging/imports"
+        return "c", "ast-equivalent", "same AST without docs/comments/annotations/logging/imports/typing-only code"
+    if hunk_equivalent:
+        return "c", "hunk-ast-equivalent", "this hunk alone leaves the AST unchanged (docs/comments/annotations/logging/typing-only)"
     if all(COSMETIC_LINE.match(l) for l in changed):
         return "c", "cosmetic-lines", "comments/blank/imports/logging/strings only"
     squash = lambda ls: re.sub(r"\s+|#.*", "", "".join(re.sub(r"#.*$", "", x) for x in ls))
     if squash(plus) == squash(minus):
         return "c", "reformat", "whitespace / line breaks only"
+    if renamed:
+        return "c", "rename-local", "local variable(s) renamed, unit otherwise unchanged"
+    if message_only:
+        return "c", "message-only", "only the text of a raised exception's message changed"
+    if moved:
+        return "c", "moved", "code moved unchanged into/out of a new/removed symbol; behaviour recorded at the call sites"
     if CONFIG_PATH.match(path):
         if any(RAISE.search(l) for l in changed):
             return "a", "validation", "raise/assert changed in a config path"
@@ -363,12 +518,14 @@ def hunk_id(path: str, symbol: str, hunk: list[str]) -> str:
     return hashlib.sha1("\n".join([path, symbol, *hunk]).encode("utf-8")).hexdigest()[:16]
 
 
-def excerpt(hunk: list[str]) -> list[str]:
-    return [l[:EXCERPT_WIDTH] for l in hunk if l[:1] in "+-"][:EXCERPT_LINES]
+def excerpt(hunk: list[str], cls: str = "unclassified") -> list[str]:
+    """The first changed lines of the hunk (fewer, shorter ones for class c: the ledger stays small)."""
+    n, w = (EXCERPT_LINES_C, EXCERPT_WIDTH_C) if cls == "c" else (EXCERPT_LINES, EXCERPT_WIDTH)
+    return [l[:w] for l in hunk if l[:1] in "+-"][:n]
 
 
 def diff_pair(a: str, b: str, old: dict[str, str], new: dict[str, str]) -> list[dict]:
-    entries = []
+    todo = []  # (path, symbol, old unit, new unit, [(at, hunk)])
     for path in sorted(set(old) | set(new)):
         mode, kw = mode_of(path)
         uo, un = units(old.get(path, "")), units(new.get(path, ""))
@@ -378,18 +535,45 @@ def diff_pair(a: str, b: str, old: dict[str, str], new: dict[str, str]) -> list[
                 continue
             if mode == "filtered" and not (kw.search(so) or kw.search(sn)):
                 continue
-            fo, fn = normal_form(so) if so else None, normal_form(sn) if sn else None
-            equivalent = bool(so and sn and fo is not None and fo == fn)
-            is_class_body = bool(re.match(r"^\s*(@.*\n\s*)*class\s", so or sn))
-            for i, h in enumerate(split_hunks(so, sn)):
-                cls, rule, reason = classify(path, sym, h, equivalent, is_class_body)
-                entries.append({
-                    "id": hunk_id(path, sym, h), "from": a, "to": b, "file": path, "symbol": sym, "pos": i,
-                    "added": sum(1 for l in h if l.startswith("+")),
-                    "removed": sum(1 for l in h if l.startswith("-")),
-                    "excerpt": excerpt(h), "class": cls, "reason": reason,
-                    "classified_by": f"rule:{rule}" if rule else "",
-                })
+            todo.append((path, sym, so, sn, split_hunks_at(so, sn)))
+    # rule:moved -- the pair's removed / added lines (whitespace and comments dropped)
+    from collections import Counter
+    removed_all, added_all = Counter(), Counter()
+    for *_, hs in todo:
+        for _, h in hs:
+            removed_all.update(k for k in (moved_key(l[1:]) for l in h if l.startswith("-")) if k)
+            added_all.update(k for k in (moved_key(l[1:]) for l in h if l.startswith("+")) if k)
+    entries = []
+    for path, sym, so, sn, hs in todo:
+        cfg = bool(CONFIG_PATH.match(path))
+        fo, fn = normal_form(so, config=cfg) if so else None, normal_form(sn, config=cfg) if sn else None
+        equivalent = bool(so and sn and fo is not None and fo == fn)
+        renamed = False
+        if so and sn and not equivalent and fo is not None and fn is not None:
+            ro = normal_form(so, rename=True, config=cfg)
+            renamed = ro is not None and ro == normal_form(sn, rename=True, config=cfg)
+        is_class_body = bool(re.match(r"^\s*(@.*\n\s*)*class\s", so or sn))
+        mo = normal_form(so, messages=True, config=cfg) if so and fo is not None else None
+        for i, (at, h) in enumerate(hs):
+            hunk_eq = message_only = moved = False
+            if so and sn and fo is not None and not equivalent:
+                applied = apply_one(so, at, h)
+                hunk_eq = normal_form(applied, config=cfg) == fo
+                message_only = not hunk_eq and mo is not None and normal_form(applied, messages=True, config=cfg) == mo
+            if not (so and sn):  # a unit that is new or gone: moved here from / to elsewhere?
+                rm = Counter(k for k in (moved_key(l[1:]) for l in h if l.startswith("-")) if k)
+                ad = Counter(k for k in (moved_key(l[1:]) for l in h if l.startswith("+")) if k)
+                moved = (sum(rm.values()) + sum(ad.values()) >= 2
+                         and all(added_all[k] - ad[k] >= n for k, n in rm.items())
+                         and all(removed_all[k] - rm[k] >= n for k, n in ad.items()))
+            cls, rule, reason = classify(path, sym, h, equivalent, is_class_body, hunk_eq, message_only, renamed, moved)
+            entries.append({
+                "id": hunk_id(path, sym, h), "from": a, "to": b, "file": path, "symbol": sym, "pos": i,
+                "added": sum(1 for l in h if l.startswith("+")),
+                "removed": sum(1 for l in h if l.startswith("-")),
+                "excerpt": excerpt(h, cls), "class": cls, "reason": reason,
+                "classified_by": f"rule:{rule}" if rule else "",
+            })
     return entries
 
 
@@ -412,7 +596,7 @@ def apply_reviews(entries: list[dict], reviewed: dict[str, dict]) -> None:
         if not r:
             continue
         e["class"], e["reason"], e["classified_by"] = str(r["class"]), str(r.get("reason", "")), "review"
-        for k in ("pr", "issue"):
+        for k in ("pr", "issue", "advisory"):
             if r.get(k) is not None:
                 e[k] = r[k]
 
@@ -494,11 +678,53 @@ def render_docs(entries: list[dict], meta: dict) -> str:
             if e["to"] != cur:
                 cur = e["to"]
                 out += ["", f"### {e['from']} -> {e['to']}", ""]
-            ref = " ".join(f"[{k} {e[k]}]" for k in ("pr", "issue") if e.get(k))
+            ref = " ".join(f"[{k} {e[k]}]" for k in ("pr", "issue", "advisory") if e.get(k))
             reason = e["reason"].replace("|", "\\|")
             out.append(f"- `{e['id']}` `{e['file']}` `{e['symbol']}` (+{e['added']}/-{e['removed']}, "
                        f"{e['classified_by']}): {reason}{(' ' + ref) if ref else ''}")
+    out += render_advisories(entries, releases)
     return "\n".join(out) + "\n"
+
+
+ADVISORY_DIR = ROOT / "wizard" / "data" / "advisories"
+
+
+def render_advisories(entries: list[dict], releases: list[str]) -> list[str]:
+    """The advisories derived from the ledger (reviews with ``advisory:``), per release and per class."""
+    import yaml
+    from packaging.specifiers import SpecifierSet
+
+    linked = sorted((e for e in entries if e.get("advisory")), key=lambda e: (str(e["advisory"]), e["id"]))
+    advs: dict[str, dict] = {}
+    for e in linked:
+        f = ADVISORY_DIR / f"{e['advisory']}.yaml"
+        advs[e["advisory"]] = yaml.safe_load(f.read_text(encoding="utf-8")) if f.is_file() else {}
+    out = ["", f"## Advisories derived from the ledger ({len(advs)})", "",
+           "Class b entries whose review names the advisory (`wizard/data/advisories/ID.yaml`) they became.", ""]
+    if not linked:
+        return out + ["None yet."]
+    out += ["| advisory | severity | affected | ledger entry | release | file | source |", "|---|---|---|---|---|---|---|"]
+    for e in linked:
+        a = advs[e["advisory"]]
+        src = (a.get("sources") or [""])[0]
+        out.append(f"| {e['advisory']} | {a.get('severity', '?')} | `{a.get('affected', '?')}` | `{e['id']}` | "
+                   f"{e['from']} -> {e['to']} | `{e['file']}` | {src} |")
+    out += ["", "### Per release (advisories whose affected range contains it)", "",
+            "| release | advisories |", "|---|---:|"]
+    for r in releases:
+        ids = sorted(k for k, a in advs.items() if a.get("affected") and SpecifierSet(a["affected"]).contains(r, prereleases=True))
+        if ids:
+            out.append(f"| {r} | {len(ids)} ({', '.join(ids)}) |")
+    b = [e for e in entries if e["class"] == "b"]
+    out += ["", "### Per class", "", "| class | entries | with an advisory |", "|---|---:|---:|"]
+    for c in CLASSES:
+        es = [e for e in entries if e["class"] == c]
+        out.append(f"| {c} | {len(es)} | {sum(1 for e in es if e.get('advisory'))} |")
+    open_b = [e for e in b if not e.get("advisory")]
+    if open_b:
+        out += ["", f"Class b entries without an advisory ({len(open_b)}): "
+                + ", ".join(f"`{e['id']}`" for e in open_b) + " (reason in the class b list above)."]
+    return out
 
 
 def write_docs(entries: list[dict] | None = None, meta: dict | None = None, path: Path = DOCS) -> str:

@@ -136,3 +136,62 @@ def test_monolithic_config_class_is_extracted():
     src = "X = 1\n\nclass ModelConfig:\n    a = 1\n\n\n@dataclass\nclass SpeculativeConfig:\n    k: int = 1\n"
     assert L.class_source(src, "SpeculativeConfig") == "@dataclass\nclass SpeculativeConfig:\n    k: int = 1\n"
     assert L.class_source(src, "Missing") is None
+
+
+def _one(old: str, new: str, path: str = "vllm/v1/spec_decode/eagle.py") -> dict[str, dict]:
+    return {e["symbol"]: e for e in L.diff_pair("0.1.0", "0.2.0", {path: old}, {path: new})}
+
+
+def test_hunk_alone_equivalent_rename_and_message_heuristics():
+    old = ("def f(x):\n    y = x + 1\n    logger.info(\n        'a %s',\n        y)\n" + "    z = 1\n" * 8
+           + "    return y\n")
+    # the log call changes in one hunk, the behaviour in another: only the first is c
+    new = old.replace("'a %s',\n        y)", "'b %s', y)").replace("return y", "return y + 1")
+    es = L.diff_pair("0.1.0", "0.2.0", {"vllm/v1/spec_decode/x.py": old}, {"vllm/v1/spec_decode/x.py": new})
+    assert sorted((e["class"], e["classified_by"]) for e in es) == [("c", "rule:hunk-ast-equivalent"),
+                                                                     ("unclassified", "")]
+    ren = _one("def f(a):\n    tmp = a * 2\n    return tmp\n", "def f(a):\n    doubled = a * 2\n    return doubled\n")
+    assert (ren["f"]["class"], ren["f"]["classified_by"]) == ("c", "rule:rename-local")
+    # renaming a parameter, or a local to a name read from outside, is not a local rename
+    assert _one("def f(a):\n    return a\n", "def f(b):\n    return b\n")["f"]["class"] == "unclassified"
+    assert _one("def f(a):\n    t = a\n    return t\n", "def f(a):\n    u = a\n    return t\n")["f"]["class"] == "unclassified"
+    msg = _one("def f(a):\n    if a:\n        raise ValueError(f'bad {a}')\n",
+               "def f(a):\n    if a:\n        raise ValueError(f'a is bad: {a}')\n")
+    assert (msg["f"]["class"], msg["f"]["classified_by"]) == ("c", "rule:message-only")
+    # a different exception type or condition is not a message change
+    assert _one("def f(a):\n    if a:\n        raise ValueError('x')\n",
+                "def f(a):\n    if a:\n        raise TypeError('x')\n")["f"]["class"] == "unclassified"
+    tc = _one("def f(a):\n    return a\n", "def f(a):\n    if TYPE_CHECKING:\n        assert isinstance(a, int)\n"
+              "    return cast(int, a)\n")
+    assert tc["f"]["classified_by"] == "rule:ast-equivalent"
+
+
+def test_moved_code_and_config_annotations():
+    old = {"vllm/v1/spec_decode/eagle.py": "class A:\n    def helper(self, x):\n        y = x * 3\n        return y + 1\n"}
+    new = {"vllm/v1/spec_decode/eagle.py": "class A:\n    pass\n",
+           "vllm/v1/spec_decode/llm_base_proposer.py": "class B:\n    def helper(self, x):\n        y = x * 3\n"
+                                                      "        return y + 1\n"}
+    es = {(e["file"], e["symbol"]): e for e in L.diff_pair("0.1.0", "0.2.0", old, new)}
+    assert es[("vllm/v1/spec_decode/eagle.py", "A.helper")]["classified_by"] == "rule:moved"
+    assert es[("vllm/v1/spec_decode/llm_base_proposer.py", "B.helper")]["classified_by"] == "rule:moved"
+    # changed on the way: not moved
+    new2 = dict(new)
+    new2["vllm/v1/spec_decode/llm_base_proposer.py"] = new["vllm/v1/spec_decode/llm_base_proposer.py"].replace("* 3", "* 4")
+    es2 = {(e["file"], e["symbol"]): e for e in L.diff_pair("0.1.0", "0.2.0", old, new2)}
+    assert es2[("vllm/v1/spec_decode/llm_base_proposer.py", "B.helper")]["class"] == "unclassified"
+    # a config field's type is kept (vLLM parses by it), modulo spelling; elsewhere annotations are dropped
+    cfg_old = "class SpeculativeConfig:\n    k: Optional[int] = None\n    m: str = 'a'\n"
+    same = _one(cfg_old, cfg_old.replace("Optional[int]", "int | None"), "vllm/config/speculative.py")
+    assert same["SpeculativeConfig"]["classified_by"] == "rule:ast-equivalent"
+    typed = _one(cfg_old, cfg_old.replace("m: str", "m: Literal['a', 'b']"), "vllm/config/speculative.py")
+    assert typed["SpeculativeConfig"]["class"] != "c"
+    assert _one(cfg_old, cfg_old.replace("m: str", "m: int"), "vllm/v1/spec_decode/x.py")["SpeculativeConfig"]["class"] == "c"
+
+
+def test_class_b_reviews_name_their_advisory(ledger):
+    from wizard.advisories import advisories
+
+    ids = {a.id for a in advisories()}
+    for e in ledger:
+        if e.get("advisory"):
+            assert e["class"] == "b" and e["advisory"] in ids, e["id"]

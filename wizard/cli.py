@@ -39,7 +39,6 @@ from wizard.rules.docs import render_rules
 from wizard.suggest import K_HARD_MAX
 from wizard.textreport import render_text
 from wizard.ui.main import main as ui_main
-from wizard.vllm.crosscheck import cross_check
 
 # The launch stack (wizard.launch: httpx, psutil, rich) is imported by `serve` alone, in its
 # handler: `check` starts without it (tests/test_cold_start.py; benchmarks/cold_start.py).
@@ -236,6 +235,8 @@ def _cmd_check(args) -> int:
     cfg = load_from_args(args)
     report = api.check(cfg, vllm_version=args.vllm_version, gpu=args.gpu, allow_hub=not args.offline)
     if args.with_vllm:
+        from wizard.vllm.crosscheck import cross_check  # runs a real vLLM: not on the plain check path (issue 21)
+
         cross = cross_check(cfg, report, timeout=args.timeout, gpu=args.gpu)
         if args.format == "json":
             data = report.as_json()

@@ -146,7 +146,7 @@ def resolved_k(ctx: "CheckContext") -> int | None:
         return None  # R031: TypeError in vLLM when unset
     d = ctx.drafter
     if method == M.DSPARK and d is not None:
-        return d.raw_config.get("block_size") or d.raw_config.get("dspark_block_size")
+        return d.draft_block_size
     if d is not None:
         rw = mtp_rewrite(d)
         if rw is not None and rw[1]:

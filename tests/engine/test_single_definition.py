@@ -16,17 +16,11 @@ MTP_KEYS = {"num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_module
 #: modules outside wizard/models and wizard/engine that still read ``raw_config`` (issue #21:
 #: migrate each to a ModelInfo field or a view fact, then delete it here -- the list only shrinks)
 RAW_CONFIG_ALLOWLIST = {
-    "advisories/matcher.py", "mechanisms/attention_backend.py", "mechanisms/backend_locks.py",
-    "mechanisms/drafter_context.py", "resolve.py", "vllm/checks.py",
-    "rules/combos/sd300_multimodal_target_draft_model_or_parallel.py", "rules/drafter/sd224_eagle3_aux_layers.py",
-    "rules/drafter/sd225_eagle3_aux_count.py", "rules/drafter/sd226_drafter_missing_architectures.py",
-    "rules/drafter/sd227_eagle_method_with_eagle3_drafter.py", "rules/drafter/sd228_target_lacks_eagle3_interface.py",
-    "rules/drafter/sd231_parallel_drafting_mask_token.py", "rules/history/sd402_gemma4_assistant_method_omitted.py",
-    "rules/method/sd043_num_spec_tokens_missing.py", "rules/model/sd100_max_model_len_above_derived.py",
-    "rules/model/sd101_custom_code_needs_trust.py", "rules/parallel/sd082_spec_max_len_too_long.py",
-    "rules/parallel_config/sd121_expert_parallel_dense_model.py",
-    "rules/quantization/sd163_quantization_needs_checkpoint_config.py",
+    # advisory conditions address config.json by path (``config.rope_scaling.factor``): the raw file first
+    "advisories/matcher.py",
 }
+#: the text-config sub-configs (vLLM's hf_text_config): merged once, in wizard/models/text_config.py
+TEXT_CONFIG_KEYS = {"text_config", "llm_config", "language_config", "transformer_layer_config"}
 #: reads of the MTP keys that are not model configs (the generated proposers.json case rows)
 MTP_KEY_ALLOWLIST = {"mechanisms/method_support.py"}
 
@@ -95,3 +89,17 @@ def test_raw_config_readers_only_shrink():
     assert not new, f"new raw_config readers outside wizard/models and wizard/engine: {sorted(new)}"
     gone = RAW_CONFIG_ALLOWLIST - readers
     assert not gone, f"migrated, delete from RAW_CONFIG_ALLOWLIST: {sorted(gone)}"
+
+
+def test_text_config_merged_only_in_models():
+    """``text_config`` (and the other text sub-configs) is merged once, in ``wizard/models/``
+    (``ModelInfo.text_config``): no other module reads the key."""
+    bad = []
+    for rel, tree in _modules():
+        if _inside(rel, "models"):
+            continue
+        attr_names = {id(n.args[1]) for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                      and n.func.id == "getattr" and len(n.args) >= 2}  # getattr(info, "text_config"): the view
+        bad += [f"{rel}:{n.lineno} {n.value}" for n in ast.walk(tree)
+                if isinstance(n, ast.Constant) and n.value in TEXT_CONFIG_KEYS and id(n) not in attr_names]
+    assert not bad, "text_config read outside wizard/models (use ModelInfo.text_config): " + ", ".join(bad)

@@ -26,6 +26,8 @@ from packaging.version import Version
 
 from wizard.advisories.matcher import evaluate, resolve_field
 from wizard.advisories.schema import Advisory, FAMILIES, ID_PREFIX
+from wizard.config import Patch
+from wizard.datacache import cached
 from wizard.rules.registry import Finding, Severity
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,6 +42,10 @@ DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "advisories"
 
 @functools.lru_cache(maxsize=1)
 def _load() -> tuple[tuple[Advisory, ...], tuple[tuple[str, str], ...]]:
+    return cached("advisories", sources=sorted(DATA_DIR.glob("*.yaml")), code=[__file__, Advisory, Patch], build=_build)
+
+
+def _build() -> tuple[tuple[Advisory, ...], tuple[tuple[str, str], ...]]:
     import yaml
     from pydantic import ValidationError
 

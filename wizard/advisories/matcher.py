@@ -214,11 +214,8 @@ def _model_field(info, parts: list[str]) -> Any:
         return None
     name = parts[0]
     if name == "config":
-        raw = info.raw_config or {}
-        v = _dig(raw, parts[1:])
-        if v is None and isinstance(raw.get("text_config"), dict):
-            v = _dig(raw["text_config"], parts[1:])
-        return v
+        v = _dig(info.raw_config or {}, parts[1:])
+        return _dig(info.text_config, parts[1:]) if v is None else v  # text_config as fallback
     if name == "architecture":
         return info.architectures[0] if info.architectures else None
     if name == "is_hybrid":

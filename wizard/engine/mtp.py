@@ -55,11 +55,12 @@ def mtp_rewrite(info: ModelInfo | None) -> tuple[str, int | None] | None:
     mtp_type, key, default = entry
     if not key:
         return (mtp_type, default)
-    n = _cfg_get(raw, key)
-    if n is None and key.startswith("text_config."):
-        n = raw.get(key.split(".", 1)[1])
-    if n is None and key == "mtp_num_hidden_layers":
-        n = _cfg_get(raw, "text_config.mtp_num_hidden_layers")
+    if key.startswith("text_config."):  # hf_config.text_config.<name>, the top level's when absent: the merged view
+        n = info.text_config.get(key.split(".", 1)[1])
+    else:
+        n = _cfg_get(raw, key)
+        if n is None and key == "mtp_num_hidden_layers":  # then get_hf_text_config(hf_config).mtp_num_hidden_layers
+            n = info.text_config.get(key)
     if n is None:
         # DeepseekV3Config in transformers defaults num_mtp_layers=1 (R043)
         n = info.mtp_layers if info.mtp_layers is not None else (1 if mt == "deepseek_v3" else default)

@@ -24,6 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from wizard.datacache import cached
 from wizard.hardware.spec import Hardware, HardwareError
 from wizard.shipped import shipped_path
 
@@ -43,7 +44,12 @@ def _norm(name: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _load() -> tuple[dict[str, Any], ...]:
-    """Raw YAML entries (cached). Raises HardwareError when the file is missing/malformed."""
+    """Raw YAML entries (cached; across processes by :mod:`wizard.datacache` while the file is
+    unchanged). Raises HardwareError when the file is missing/malformed."""
+    return cached("hardware", sources=[_PRESETS], code=[__file__], build=_build)
+
+
+def _build() -> tuple[dict[str, Any], ...]:
     import yaml
 
     try:

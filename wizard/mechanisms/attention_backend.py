@@ -373,9 +373,7 @@ def layout_for(
     unknown. Facts used: head_dim (the largest: Gemma 4 global_head_dim; MLA: kv_lora_rank + qk_rope_head_dim), sliding_window /
     layer_types, attention sinks (gpt-oss), DeepSeek sparse attention (index_topk).
     """
-    raw = getattr(model, "raw_config", None) or {}
-    text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
-    cfg = {**raw, **(text or {})}
+    cfg = getattr(model, "text_config", None) or {}
     use_mla = bool(getattr(model, "use_mla", False))
     if use_mla:
         r, p = getattr(model, "kv_lora_rank", None), getattr(model, "qk_rope_head_dim", None)

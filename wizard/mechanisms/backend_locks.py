@@ -50,9 +50,7 @@ def target_lock(release: Any, model: Any, hardware: Any = None, *, platform: str
     (the form every release so far uses)."""
     rules = selection_rules(release)
     archs = set(getattr(model, "architectures", None) or ())
-    raw = getattr(model, "raw_config", None) or {}
-    text = raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}
-    cfg = {**raw, **(text or {})}
+    cfg = getattr(model, "text_config", None) or {}
     head, glob = cfg.get("head_dim"), cfg.get("global_head_dim")
     for lock in rules.get("target_backend_locks") or ():
         if not lock.get("heterogeneous_head_dims") or not archs & set(lock.get("architectures") or ()):

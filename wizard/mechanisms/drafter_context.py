@@ -190,8 +190,7 @@ def drafter_context(
     notes = []
     if raised and facts.get("raise_positions_rope_only"):
         types = set(facts.get("cache_only_rope_types") or ())
-        raw = getattr(drafter, "raw_config", None) or {}
-        rope_types = {_rope_type(p) for p in _rope_params(raw)} or {"default"}
+        rope_types = {_rope_type(p) for p in _rope_params(getattr(drafter, "text_config", None) or {})} or {"default"}
         if types and not rope_types <= types:
             raised = False
             notes.append(f"drafter RoPE {sorted(rope_types)} is not a cache-only type {sorted(types)}: not raised")

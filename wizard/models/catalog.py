@@ -10,7 +10,8 @@ figures), the own-layer tensor facts (``has_lm_head``, ``has_embed_tokens``, ``h
 :func:`wizard.models.config_json.info_from_config`, the same code as a local folder, so a catalog id
 resolves exactly like a folder holding that config.json.
 
-The YAML is read once (``functools.lru_cache``); after the first call :func:`lookup` costs a
+The YAML is read once (``functools.lru_cache``; across processes the parsed entries come from
+:mod:`wizard.datacache` while the files are unchanged); after the first call :func:`lookup` costs a
 dict lookup (the UI calls it on every keystroke). Returned ModelInfo objects are shared:
 treat them as read-only.
 """
@@ -24,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from wizard.datacache import cached
 from wizard.models.info import ModelInfo, TensorInfo
 from wizard.models.config_json import info_from_config
 from wizard.shipped import shipped_path
@@ -68,13 +70,22 @@ def _key(name: str) -> str:
     return name.strip().rstrip("/").lower()
 
 
+def _files() -> list[Path]:
+    return sorted(CATALOG_DIR.glob("*.yaml")) if CATALOG_DIR.is_dir() else []
+
+
 @functools.lru_cache(maxsize=1)
 def _load() -> tuple[dict[str, CatalogEntry], dict[str, str], tuple[str, ...]]:
-    """(entries by lower id, alias -> lower id, load errors)."""
+    """(entries by lower id, alias -> lower id, load errors); from the per-user cache
+    (:mod:`wizard.datacache`) while the YAML files and this module are unchanged."""
+    return cached("model-catalog", sources=_files(), code=[__file__], build=_build)
+
+
+def _build() -> tuple[dict[str, CatalogEntry], dict[str, str], tuple[str, ...]]:
     by_id: dict[str, CatalogEntry] = {}
     alias: dict[str, str] = {}
     errors: list[str] = []
-    files = sorted(CATALOG_DIR.glob("*.yaml")) if CATALOG_DIR.is_dir() else []
+    files = _files()
     if not files:
         errors.append(f"no catalog files under {CATALOG_DIR}")
     for f in files:

@@ -6,7 +6,8 @@ parser of a checkpoint's config. A local folder (:mod:`wizard.models.local`), a 
 Field sources (vLLM 0.32 ``vllm/config/model.py``, ``vllm/transformers_utils/config.py``,
 ``vllm/config/speculative.py:hf_config_override``; transformers config classes):
 ``text_config`` is merged over the top level (multimodal wrappers), ``transformer_layer_config``
-likewise for speculators-format drafters (``vllm/transformers_utils/configs/speculators``).
+likewise for speculators-format drafters: :mod:`wizard.models.text_config`, the one merge, kept on
+the result as ``ModelInfo.text_config``.
 
 Error policy: never raises on bad values. A field of the wrong type is written to
 ``ModelInfo.notes`` and stays ``None``; a config vLLM could not load (not an object; a size of
@@ -22,6 +23,7 @@ import math
 from typing import Any, Literal, Mapping
 
 from wizard.models.info import ConfigProblem, ModelInfo
+from wizard.models.text_config import apply_text_defaults, merge_text
 from wizard.vllm.methods import MEDUSA
 
 __all__ = ["info_from_config", "kv_cache_quant", "is_int", "SIZE_LIMITS", "POSITIVE_SIZES", "REQUIRED_SIZES",
@@ -73,22 +75,6 @@ def count_state_layers(layer_types: list[str]) -> int:
     return sum(1 for t in layer_types if layer_kind(t) == "state")
 
 
-# Sparse multimodal configs rely on transformers defaults; these are the defaults of the
-# transformers 5.x config classes (Gemma3TextConfig), which vLLM gets when it loads the config.
-_TEXT_DEFAULTS: dict[str, dict[str, Any]] = {
-    "gemma3_text": {
-        "vocab_size": 262208,
-        "hidden_size": 2304,
-        "num_hidden_layers": 26,
-        "num_attention_heads": 8,
-        "num_key_value_heads": 4,
-        "head_dim": 256,
-        "max_position_embeddings": 131072,
-        "sliding_window": 4096,
-        "sliding_window_pattern": 6,
-    },
-}
-_TEXT_DEFAULT_FOR_PARENT = {"gemma3": "gemma3_text"}
 
 
 _MTP_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules")
@@ -332,61 +318,6 @@ def _moe_fields(cfg: Mapping[str, Any], layers: int | None, notes: list[str], wh
 
 # ---- config.json -> ModelInfo
 
-def _merge_text(raw: dict[str, Any], notes: list[str]) -> tuple[dict[str, Any], bool, str]:
-    """Top level with ``text_config`` (multimodal) or ``transformer_layer_config`` (speculators)
-    merged over it. Returns (merged, is_multimodal, prefix of the merged sub-config)."""
-    merged = dict(raw)
-    is_mm = False
-    prefix = ""
-    for key in ("text_config", "llm_config", "language_config", "transformer_layer_config"):
-        sub = raw.get(key)
-        if sub is None:
-            continue
-        if not isinstance(sub, dict):
-            notes.append(f"config.json: '{key}' is not an object; ignored")
-            continue
-        for k, v in sub.items():
-            if k in ("architectures",) and key != "transformer_layer_config":
-                continue
-            if k == "model_type" and key != "transformer_layer_config":
-                merged["text_model_type"] = v
-                continue
-            if k in ("quantization_config",) and k in raw:
-                continue
-            merged[k] = v
-        prefix = key + "."
-        if key != "transformer_layer_config":
-            archs = raw.get("architectures") if isinstance(raw.get("architectures"), list) else []
-            is_mm = bool(
-                any(k in raw for k in ("vision_config", "audio_config", "vision_tower", "image_token_index", "image_token_id"))
-                or any(isinstance(a, str) and "ConditionalGeneration" in a for a in archs)
-            )
-        break
-    return merged, is_mm, prefix
-
-
-def _apply_text_defaults(merged: dict[str, Any], raw: dict[str, Any], notes: list[str]) -> None:
-    tmt = merged.get("text_model_type")
-    if not isinstance(tmt, str):
-        tmt = _TEXT_DEFAULT_FOR_PARENT.get(raw.get("model_type")) if isinstance(raw.get("model_type"), str) else None
-    if not isinstance(tmt, str):
-        mt = raw.get("model_type")
-        tmt = mt if isinstance(mt, str) else None
-    defaults = _TEXT_DEFAULTS.get(tmt or "")
-    if not defaults:
-        return
-    filled = []
-    for k, v in defaults.items():
-        if k not in merged:  # an explicit null stays null, as in transformers (rule SD007 reports it)
-            merged[k] = v
-            filled.append(k)
-    if filled:
-        notes.append(
-            f"filled {', '.join(filled)} from transformers' {tmt} config defaults (config.json omits them; "
-            "vLLM loads the same defaults)"
-        )
-
-
 def kv_cache_quant(q: Mapping[str, Any], notes: list[str]) -> str | None:
     """KV dtype a checkpoint forces under ``--kv-cache-dtype auto`` (R101).
 
@@ -530,8 +461,8 @@ def info_from_config(
         cfg = _from_mistral_params(raw, notes)
     else:
         cfg = raw
-    merged, is_mm, prefix = _merge_text(cfg, notes)
-    _apply_text_defaults(merged, cfg, notes)
+    merged, is_mm, prefix = merge_text(cfg, notes)
+    apply_text_defaults(merged, cfg, notes)
 
     archs_raw = cfg.get("architectures")
     if isinstance(archs_raw, list) and all(isinstance(a, str) for a in archs_raw):
@@ -700,7 +631,7 @@ def info_from_config(
                      fix=f"Is this the right folder, holding the checkpoint's own {fname}? Restore 'architectures' "
                          "(the class the checkpoint was saved as, e.g. [\"LlamaForCausalLM\"])")
     try:
-        return ModelInfo(
+        info = ModelInfo(
             id=id,
             source=source,
             path=path,
@@ -741,6 +672,8 @@ def info_from_config(
             errors=errors,
             config_problems=problems.items,
         )
+        info._text = merged  # the view every field above was read from (params.json: converted)
+        return info
     except Exception as err:  # pragma: no cover - validation of values we already typed
         errors.append(f"{fname} could not be converted ({type(err).__name__}: {str(err)[:200]}); check its values")
         return ModelInfo(id=id, source=source, path=path, notes=notes, errors=errors)

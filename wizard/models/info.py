@@ -11,9 +11,11 @@ Units: sizes in elements (hidden_size, head_dim), counts in layers/heads/tokens,
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from wizard.models.text_config import hf_text_config
 
 __all__ = ["TensorInfo", "ConfigProblem", "ModelInfo", "ModelLookupError"]
 
@@ -60,7 +62,8 @@ class ModelInfo(BaseModel):
     id: str = Field(..., description="What the user gave: HF id, folder path or catalog id.")
     source: Literal["local", "hub", "catalog"] = "local"
     path: str | None = Field(None, description="Local folder, when source == 'local'.")
-    raw_config: dict[str, Any] = Field(default_factory=dict, description="config.json as read (text_config not merged).")
+    raw_config: dict[str, Any] = Field(default_factory=dict, description="config.json as read (text_config not merged; "
+                                       "read ModelInfo.text_config or a typed field instead).")
 
     architectures: list[str] = Field(default_factory=list)
     model_type: str | None = None
@@ -152,6 +155,99 @@ class ModelInfo(BaseModel):
         description="Where the facts come from when not read from the checkpoint itself (catalog entry source and "
         "what it approximates); None for local folders and the Hub.",
     )
+
+    #: the merged text view (set by info_from_config, else built from raw_config on construction)
+    _text: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def model_post_init(self, context: Any, /) -> None:
+        if self.raw_config:
+            self._text = hf_text_config(self.raw_config)
+
+    # ---- views of config.json (the one place outside the parser that looks into raw_config)
+    @property
+    def text_config(self) -> dict[str, Any]:
+        """config.json as vLLM's ``hf_text_config`` sees it: the top level with ``text_config``
+        (``llm_config``, ``language_config``, ``transformer_layer_config``) merged over it and
+        transformers' text defaults filled (:mod:`wizard.models.text_config`). Read-only."""
+        return self._text
+
+    @property
+    def has_config(self) -> bool:
+        """A config.json (or params.json, or a catalog entry's config) was read."""
+        return bool(self.raw_config)
+
+    @property
+    def auto_map(self) -> dict[str, Any] | None:
+        """config.json ``auto_map``: the checkpoint ships its own Python classes (None = none)."""
+        v = self.raw_config.get("auto_map")
+        return v if isinstance(v, dict) else None
+
+    @property
+    def has_mm_tower(self) -> bool:
+        """config.json has a vision/audio tower (``vision_config``, ``audio_config``, Mistral ``vision_encoder``)."""
+        return any(isinstance(self.raw_config.get(k), dict) for k in ("vision_config", "audio_config", "vision_encoder"))
+
+    # ---- drafter configs (EAGLE / EAGLE3 / DFlash / DSpark / speculators)
+    @property
+    def eagle_config(self) -> dict[str, Any]:
+        """config.json ``eagle_config`` (EAGLE3 drafters; ``{}`` when absent)."""
+        v = self.raw_config.get("eagle_config")
+        return v if isinstance(v, dict) else {}
+
+    @property
+    def use_aux_hidden_state(self) -> bool:
+        """False only when ``eagle_config.use_aux_hidden_state`` is false: vLLM's EAGLE3 then
+        drafts from the last hidden state alone."""
+        return self.eagle_config.get("use_aux_hidden_state") is not False
+
+    @property
+    def num_aux_hidden_states(self) -> Any:
+        """config.json ``num_aux_hidden_states`` as written (None = absent): the fc width of an EAGLE3 drafter."""
+        return self.raw_config.get("num_aux_hidden_states")
+
+    @property
+    def aux_layers(self) -> tuple[list[int] | None, str | None]:
+        """The EAGLE3 aux layer ids vLLM picks from this drafter's config and the key they came
+        from (R121 lookup order: ``eagle_config`` list, top-level list, ``dflash_config`` /
+        ``target_layer_ids`` + 1). (None, None) when the config gives none (vLLM then uses the
+        target default (2, L//2, L-3))."""
+        raw = self.raw_config
+        ec = self.eagle_config
+        if isinstance(ec.get("eagle_aux_hidden_state_layer_ids"), list):
+            return list(ec["eagle_aux_hidden_state_layer_ids"]), "eagle_config.eagle_aux_hidden_state_layer_ids"
+        top = self.eagle_aux_hidden_state_layer_ids or raw.get("eagle_aux_hidden_state_layer_ids")
+        if isinstance(top, list) and top:
+            return list(top), "eagle_aux_hidden_state_layer_ids"
+        dc = raw.get("dflash_config")
+        if isinstance(dc, dict) and isinstance(dc.get("target_layer_ids"), list):
+            return [int(i) + 1 for i in dc["target_layer_ids"]], "dflash_config.target_layer_ids"
+        if isinstance(raw.get("target_layer_ids"), list):
+            return [int(i) + 1 for i in raw["target_layer_ids"]], "target_layer_ids"
+        return None, None
+
+    @property
+    def speculators_model_type(self) -> str:
+        """``speculators_model_type`` (top level, else ``speculators_config``'s; '' when absent)."""
+        sc = self.speculators_config or {}
+        return str(self.raw_config.get("speculators_model_type") or sc.get("speculators_model_type") or "")
+
+    #: config keys of the token a parallel drafter (DFlash, DSpark, PARD, P-EAGLE) fills masked slots with
+    MASK_TOKEN_KEYS: ClassVar[tuple[str, ...]] = ("mask_token_id", "dspark_noise_token_id", "pard_token", "ptd_token_id")
+
+    @property
+    def mask_token_id(self) -> Any:
+        """The first of :attr:`MASK_TOKEN_KEYS` set at the top level or in ``dflash_config`` /
+        ``speculators_config`` / ``transformer_layer_config`` (None = none)."""
+        raw = self.raw_config
+        scopes = [raw] + [raw[k] for k in ("dflash_config", "speculators_config", "transformer_layer_config")
+                          if isinstance(raw.get(k), dict)]
+        return next((s[k] for s in scopes for k in self.MASK_TOKEN_KEYS if s.get(k) is not None), None)
+
+    @property
+    def draft_block_size(self) -> Any:
+        """A DSpark drafter's ``block_size`` (or ``dspark_block_size``): the tokens it proposes
+        per step, vLLM's num_speculative_tokens default (None = absent)."""
+        return self.raw_config.get("block_size") or self.raw_config.get("dspark_block_size")
 
     def short_name(self) -> str:
         return self.id.rstrip("/").split("/")[-1]

@@ -37,9 +37,8 @@ def checks(version: Any) -> dict[str, Any]:
 
 
 def _text_config(info) -> dict[str, Any]:
-    raw = getattr(info, "raw_config", None) or {}
-    text = raw.get("text_config") if isinstance(raw, dict) else None
-    return {**raw, **text} if isinstance(text, dict) else dict(raw) if isinstance(raw, dict) else {}
+    """A copy of ``info``'s merged text view (``ModelInfo.text_config``, vLLM's hf_text_config)."""
+    return dict(getattr(info, "text_config", None) or {})
 
 
 def rope_parameters(cfg: dict[str, Any], hf_overrides: Any = None) -> list[dict[str, Any]]:
@@ -204,12 +203,11 @@ def needs_remote_code(info, version: Any) -> bool:
     """True when ``info``'s ``model_type`` is unknown to the release's transformers and vLLM's own
     config registry and the checkpoint ships custom code (``auto_map``): transformers then refuses
     to load config.json without ``--trust-remote-code``."""
-    raw = getattr(info, "raw_config", None) or {}
-    mt = raw.get("model_type") if isinstance(raw, dict) else None
+    mt = getattr(info, "model_type", None)
     known = _model_types(nearest_release(version, NAME))
     if not known or not isinstance(mt, str) or not mt:
         return False
-    return mt not in known and isinstance(raw.get("auto_map"), dict)
+    return mt not in known and getattr(info, "auto_map", None) is not None
 
 
 def num_experts(info, version: Any) -> int:

@@ -31,10 +31,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from wizard.io.spec_json import human_readable_int
 from wizard.vllm.options import serve_options
 from wizard.vllm.releases import nearest_release
 
-__all__ = ["ParsedOption", "ParsedArgv", "parse_serve_argv", "preprocess"]
+__all__ = ["ParsedOption", "ParsedArgv", "parse_serve_argv", "preprocess", "ValueProblem", "value_problems",
+           "convert"]
 
 
 @dataclass(frozen=True)
@@ -267,3 +269,127 @@ def parse_serve_argv(args: list[str], version: Any) -> ParsedArgv:
         out.options.append(ParsedOption(typed, opt, dest, values, via))
     return out
 
+
+
+# ---- the values: the release's argparse ``type`` functions ------------------------------------------
+#
+# argparse converts each value with the option's ``type`` (then checks ``choices``) and exits with
+# code 2 on failure, before vLLM builds anything. ``serve_options.json`` records each option's type
+# by name; these are vLLM's own functions of that name (vllm/engine/arg_utils.py ``parse_type``,
+# ``optional_type``, ``union_dict_and_str``, ``parse_dataclass``; vllm/utils/argparse_utils.py
+# ``human_readable_int``, ``human_readable_int_or_auto``), written from the 0.28-0.33 source.
+
+
+@dataclass(frozen=True)
+class ValueProblem:
+    """A value vLLM's parser refuses: ``option`` as matched, ``dest``, the ``value`` text and
+    argparse's message (``argument --max-num-seqs: invalid int value: 'abc'``)."""
+
+    option: ParsedOption
+    message: str
+
+
+class _TypeError(ValueError):
+    pass
+
+
+def _human(value: str, auto: bool = False) -> int:
+    v = value.strip()
+    if auto and (v == "-1" or v.lower() == "auto"):
+        return -1
+    try:
+        return human_readable_int(v)
+    except (ValueError, TypeError, KeyError):
+        raise _TypeError(f"invalid {'human_readable_int_or_auto' if auto else 'human_readable_int'} value: {value!r}")
+
+
+def _base(name: str):
+    """(converter, the name argparse prints) of a plain type name."""
+    if name == "int":
+        return int, "int"
+    if name == "float":
+        return float, "float"
+    if name == "human_readable_int":
+        return (lambda v: _human(v)), None
+    if name == "human_readable_int_or_auto":
+        return (lambda v: _human(v, auto=True)), None
+    if name == "json.loads":
+        return json.loads, "loads"
+    return None, None
+
+
+def convert(type_name: str | None, value: str) -> Any:
+    """``value`` through the argparse ``type`` named ``type_name`` (as serve_options.json writes
+    it); raises ValueError with argparse's message text (without the ``argument --X:`` head).
+    Unknown type names (a lambda, a custom action) pass the text through."""
+    t = str(type_name or "None")
+    if t in ("None", "str"):
+        return value
+    m = re.fullmatch(r"optional_type\((.*)\)", t)
+    if m:
+        if value in ("", "None"):
+            return None
+        return convert(f"parse_type({m.group(1)})", value)
+    m = re.fullmatch(r"parse_type\((.*)\)", t)
+    if m:
+        inner = m.group(1)
+        if inner.startswith("parse_dataclass("):
+            return convert(inner, value)
+        fn, _ = _base(inner)
+        if fn is None:
+            return value
+        try:
+            return fn(value)
+        except (ValueError, RecursionError):
+            shown = {"int": "<class 'int'>", "float": "<class 'float'>", "json.loads": "<function loads>"}.get(inner, inner)
+            raise _TypeError(f"Value {value} cannot be converted to {shown}.") from None
+    if t == "union_dict_and_str":
+        if not re.match(r"(?s)^\s*{.*}\s*$", value):
+            return value
+        return convert("optional_type(json.loads)", value)
+    if t.startswith("parse_dataclass("):
+        try:
+            obj = json.loads(value)
+        except (ValueError, RecursionError):
+            obj = _NOT_JSON
+        if not isinstance(obj, dict):  # pydantic: "Input should be an object" / JSON invalid
+            raise _TypeError(f"{t[16:-1]} needs a JSON object, not {value[:60]!r}")
+        return obj
+    fn, shown = _base(t)
+    if fn is None:
+        return value
+    try:
+        return fn(value)
+    except _TypeError:
+        raise
+    except (ValueError, RecursionError, OverflowError):
+        raise _TypeError(f"invalid {shown} value: {value!r}") from None
+
+
+_NOT_JSON = object()
+
+
+def value_problems(parsed: ParsedArgv) -> list[ValueProblem]:
+    """Every value in ``parsed`` that its release's parser refuses (type conversion, then
+    ``choices``), with argparse's message; an option that reads no value is never a problem."""
+    data = serve_options(parsed.release)["options"]
+    out: list[ValueProblem] = []
+    for o in parsed.options:
+        e = data.get(o.option)
+        if e is None or o.via in ("unknown", "config") or isinstance(o.value, bool) or o.value is None:
+            continue
+        names = "/".join(sorted({k for k, v in data.items() if v["dest"] == o.dest and v.get("kind") == e.get("kind")},
+                                key=lambda k: (not k.startswith("--"), k)))
+        values = o.value if isinstance(o.value, list) else [o.value]
+        for v in values:
+            try:
+                got = convert(e.get("type"), str(v))
+            except ValueError as err:
+                out.append(ValueProblem(o, f"argument {names}: {err}"))
+                break
+            ch = e.get("choices")
+            if ch and got is not None and str(got) not in {str(c) for c in ch}:
+                shown = ", ".join(repr(c) for c in ch[:12]) + (", ..." if len(ch) > 12 else "")
+                out.append(ValueProblem(o, f"argument {names}: invalid choice: {got!r} (choose from {shown})"))
+                break
+    return out

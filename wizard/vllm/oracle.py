@@ -286,6 +286,15 @@ class VllmOracle:
     def check_kwargs(self, kwargs: dict[str, Any], env: dict[str, str] | None = None, timeout: float = 180.0) -> VllmVerdict:
         """Run ``EngineArgs(**kwargs).create_engine_config()`` in the worker. Never raises:
         problems come back as verdict 'unavailable' with the reason in ``message``."""
+        return self._ask({"kwargs": kwargs}, env, timeout)
+
+    def check_argv(self, argv: list[str], env: dict[str, str] | None = None, timeout: float = 180.0) -> VllmVerdict:
+        """vLLM's verdict on the words after ``vllm serve`` (model first): its own parser, its
+        serve-argument validator, then ``create_engine_config()``. An argparse error is a
+        rejection (``exc_type`` '_ParserError', the message argparse would print)."""
+        return self._ask({"argv": list(argv)}, env, timeout)
+
+    def _ask(self, payload: dict[str, Any], env: dict[str, str] | None, timeout: float) -> VllmVerdict:
         reason = vllm_unavailable_reason(self.python)
         if reason:
             return VllmVerdict("unavailable", message=reason)
@@ -297,7 +306,7 @@ class VllmOracle:
             except RuntimeError as err:
                 return VllmVerdict("unavailable", message=f"could not start the vLLM worker: {err}")
             self._n += 1
-            req = {"id": self._n, "kwargs": kwargs, "env": env or {}}
+            req = {"id": self._n, **payload, "env": env or {}}
             try:
                 assert self._proc is not None and self._proc.stdin is not None
                 self._proc.stdin.write(json.dumps(req, default=str) + "\n")

@@ -5,7 +5,9 @@
 Started by the oracle (never by hand), possibly in another environment (a release venv of
 :mod:`wizard.vllm.venvs`), so it imports only the standard library and vLLM. Protocol: JSON
 lines. It writes ``{"ready": true, "vllm_version", "platform", "import_seconds"}`` (or
-``{"ready": false, "error"}``) once, then answers each request ``{"id", "kwargs", "env"}`` with
+``{"ready": false, "error"}``) once, then answers each request ``{"id", "kwargs", "env"}`` (or
+``{"id", "argv", "env"}``: the words after ``vllm serve``, parsed by vLLM's own serve parser and
+``validate_parsed_serve_args``, an argparse error being a rejection of type ``_ParserError``) with
 ``{"id", "verdict": "accepted"|"rejected", "resolved", "exc_type", "message", "raised_at",
 "field_errors", "warnings", "seconds"}``. It runs ``EngineArgs(**kwargs).create_engine_config(
 usage_context=OPENAI_API_SERVER)`` (what ``vllm serve`` does), with the request's ``env`` applied
@@ -119,6 +121,61 @@ def worker(patch_cpu_platform: bool = False) -> int:  # pragma: no cover - exerc
         return 1
 
     records: list[str] = []
+    parser_box: list[Any] = []
+
+    class _ParserError(Exception):
+        """argparse's error (what `vllm serve` prints before exiting with code 2)."""
+
+    def serve_parser():
+        """vLLM's own `vllm` CLI parser with its `serve` subcommand (FlexibleArgumentParser +
+        ServeSubcommand, as ``vllm serve`` builds it), built afresh for every request (one
+        `vllm serve` parses once: some actions fill the shared default objects of config
+        options in place, so a reused parser would carry one request's values into the next);
+        ``error`` raises instead of exiting."""
+        parser_box.clear()
+        if not parser_box:
+            try:
+                from vllm.utils.argparse_utils import FlexibleArgumentParser
+            except ImportError:  # older releases
+                from vllm.utils import FlexibleArgumentParser
+            from vllm.entrypoints.cli.serve import ServeSubcommand
+
+            def error(message):
+                raise _ParserError(message)
+
+            top = FlexibleArgumentParser(description="vLLM CLI")
+            sub = top.add_subparsers(required=False, dest="subparser")
+            ServeSubcommand().subparser_init(sub)
+            for p in (top, *sub.choices.values()):
+                p.error = error
+            parser_box.append(top)
+        return parser_box[0]
+
+    def _validator():
+        for mod in ("vllm.entrypoints.openai.cli_args", "vllm.entrypoints.launchers.cli_args"):
+            try:
+                return getattr(__import__(mod, fromlist=["validate_parsed_serve_args"]), "validate_parsed_serve_args")
+            except (ImportError, AttributeError):
+                continue
+        return None
+
+    def from_argv(argv: list[str]):
+        """EngineArgs of a `vllm serve` argv (the words after ``vllm serve``, the model first),
+        parsed by vLLM's own parser and checked by its own serve-argument validator."""
+        try:
+            from vllm.engine.arg_utils import AsyncEngineArgs as _Args
+        except ImportError:  # pragma: no cover
+            _Args = EngineArgs
+        ns = serve_parser().parse_args(["serve", *argv])
+        if getattr(ns, "model_tag", None) is not None:  # ServeSubcommand.cmd: the positional wins
+            ns.model = ns.model_tag
+        validate = _validator()
+        if validate is not None:
+            validate(ns)
+        if _as_int(getattr(ns, "tensor_parallel_size", 1)) * _as_int(getattr(ns, "pipeline_parallel_size", 1)) > 1 \
+                and getattr(ns, "distributed_executor_backend", None) is None:
+            ns.distributed_executor_backend = "mp"
+        return _Args.from_cli_args(ns)
 
     class _Grab(logging.Handler):
         def emit(self, record):
@@ -159,10 +216,14 @@ def worker(patch_cpu_platform: bool = False) -> int:  # pragma: no cover - exerc
         t1 = time.monotonic()
         out: dict[str, Any] = {"id": req.get("id")}
         try:
-            for k, cls in dc_types.items():  # JSON objects become the config dataclass, as the CLI parses them
-                if isinstance(kwargs.get(k), dict):
-                    kwargs[k] = cls(**kwargs[k])
-            c = EngineArgs(**kwargs).create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
+            if req.get("argv") is not None:  # the argv as `vllm serve` parses it
+                args = from_argv([str(w) for w in req["argv"]])
+            else:
+                for k, cls in dc_types.items():  # JSON objects become the config dataclass, as the CLI parses them
+                    if isinstance(kwargs.get(k), dict):
+                        kwargs[k] = cls(**kwargs[k])
+                args = EngineArgs(**kwargs)
+            c = args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
             sc = c.speculative_config
             out["verdict"] = "accepted"
             out["resolved"] = {

@@ -12,12 +12,11 @@ def uses_mrope(m: "ModelInfo | None") -> bool:
     """Whether a model's rope config has an ``mrope_section`` (M-RoPE, Qwen2.5-VL style)."""
     if m is None:
         return False
-    raw = m.raw_config or {}
-    for scope in (raw, raw.get("text_config") if isinstance(raw.get("text_config"), dict) else {}):
-        for key in ("rope_scaling", "rope_parameters"):
-            r = scope.get(key)
-            if isinstance(r, dict) and ("mrope_section" in r or r.get("type") == "mrope" or r.get("rope_type") == "mrope"):
-                return True
+    cfg = m.text_config  # vLLM reads the rope of hf_text_config
+    for key in ("rope_scaling", "rope_parameters"):
+        r = cfg.get(key)
+        if isinstance(r, dict) and ("mrope_section" in r or r.get("type") == "mrope" or r.get("rope_type") == "mrope"):
+            return True
     return False
 
 
@@ -25,8 +24,7 @@ def is_multimodal(m: "ModelInfo | None") -> bool:
     """``ModelInfo.is_multimodal``, or a config with a vision/audio tower (``vision_config``...)."""
     if m is None:
         return False
-    raw = m.raw_config or {}
-    return bool(m.is_multimodal or any(isinstance(raw.get(k), dict) for k in ("vision_config", "audio_config", "vision_encoder")))
+    return bool(m.is_multimodal or m.has_mm_tower)
 
 
 def text_only(ctx: "CheckContext") -> bool:

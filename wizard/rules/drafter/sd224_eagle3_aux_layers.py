@@ -1,28 +1,8 @@
 from __future__ import annotations
 
-from wizard.models.info import ModelInfo
 from wizard.rules.helpers import eagle_drafter, ngram_fix
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import EAGLE3
-
-
-def aux_layer_ids(d: "ModelInfo") -> tuple[list[int] | None, str | None]:
-    """The EAGLE3 aux layer ids vLLM picks from the drafter config, and the key they came from
-    (R121 lookup order: eagle_config list, top-level list, dflash_config/target_layer_ids +1).
-    (None, None) when the drafter gives none (vLLM then uses the target default (2, L//2, L-3))."""
-    raw = d.raw_config or {}
-    ec = raw.get("eagle_config")
-    if isinstance(ec, dict) and isinstance(ec.get("eagle_aux_hidden_state_layer_ids"), list):
-        return list(ec["eagle_aux_hidden_state_layer_ids"]), "eagle_config.eagle_aux_hidden_state_layer_ids"
-    top = d.eagle_aux_hidden_state_layer_ids or raw.get("eagle_aux_hidden_state_layer_ids")
-    if isinstance(top, list) and top:
-        return list(top), "eagle_aux_hidden_state_layer_ids"
-    dc = raw.get("dflash_config")
-    if isinstance(dc, dict) and isinstance(dc.get("target_layer_ids"), list):
-        return [int(i) + 1 for i in dc["target_layer_ids"]], "dflash_config.target_layer_ids"
-    if isinstance(raw.get("target_layer_ids"), list):
-        return [int(i) + 1 for i in raw["target_layer_ids"]], "target_layer_ids"
-    return None, None
 
 
 @register
@@ -79,12 +59,9 @@ class Eagle3AuxLayers(Rule):
 
     def check(self, ctx):
         d = eagle_drafter(ctx)
-        if d is None or ctx.method != EAGLE3 or not d.raw_config:
+        if d is None or ctx.method != EAGLE3 or not d.has_config or not d.use_aux_hidden_state:
             return
-        ec = d.raw_config.get("eagle_config")
-        if isinstance(ec, dict) and ec.get("use_aux_hidden_state") is False:
-            return
-        ids, key = aux_layer_ids(d)
+        ids, key = d.aux_layers
         t = ctx.target
         L = t.num_hidden_layers if t is not None else None
         if ids is None:

@@ -55,16 +55,14 @@ class Eagle3AuxCount(Rule):
 
     def check(self, ctx):
         d = eagle_drafter(ctx)
-        if d is None or ctx.method != EAGLE3 or not d.raw_config:
+        if d is None or ctx.method != EAGLE3 or not d.has_config:
             return
-        raw = d.raw_config
         archs = " ".join(d.architectures)
-        if "Qwen3" in archs or raw.get("num_aux_hidden_states") is not None:
+        if "Qwen3" in archs or d.num_aux_hidden_states is not None:
             return
-        ec = raw.get("eagle_config")
-        if isinstance(ec, dict) and isinstance(ec.get("eagle_aux_hidden_state_layer_ids"), list):
+        if isinstance(d.eagle_config.get("eagle_aux_hidden_state_layer_ids"), list):
             return
-        top = raw.get("eagle_aux_hidden_state_layer_ids")
+        top = d.eagle_aux_hidden_state_layer_ids
         if isinstance(top, list) and len(top) != 3:
             yield self.finding(
                 f"Drafter {d.short_name()} lists {len(top)} aux layers at the top level but has no "

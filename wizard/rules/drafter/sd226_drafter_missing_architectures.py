@@ -55,9 +55,9 @@ class DrafterMissingArchitectures(Rule):
         if ctx.spec is None or arch_prefix(ctx.method) is None:
             return
         d = ctx.drafter
-        if d is None or d is ctx.target or not d.raw_config or d.speculators_config or d.raw_config.get("speculators_config"):
+        if d is None or d is ctx.target or not d.has_config or d.speculators_config:
             return
-        if d.architectures or d.raw_config.get("architectures"):
+        if d.architectures:
             return
         yield self.finding(
             f"Drafter {d.short_name()} has no 'architectures' in config.json: vLLM falls back to a default class name "

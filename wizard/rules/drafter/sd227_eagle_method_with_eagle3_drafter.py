@@ -55,8 +55,7 @@ class EagleMethodWithEagle3Drafter(Rule):
         d = ctx.drafter
         if d is None or d is ctx.target:
             return
-        sc = d.speculators_config or d.raw_config.get("speculators_config") or {}
-        smt = str(d.raw_config.get("speculators_model_type") or (sc.get("speculators_model_type") if isinstance(sc, dict) else "") or "")
+        smt = d.speculators_model_type
         if any(EAGLE3 in a.lower() for a in d.architectures) or smt.lower() in (EAGLE3, "peagle"):
             yield self.finding(
                 f"method 'eagle' but drafter {d.short_name()} is an EAGLE3 model ({', '.join(d.architectures) or smt}): "

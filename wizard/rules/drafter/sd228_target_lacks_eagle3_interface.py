@@ -74,8 +74,7 @@ def _needs_aux(ctx: "CheckContext") -> bool:
     if m != EAGLE3:
         return True
     d = ctx.drafter
-    ec = (d.raw_config or {}).get("eagle_config") if d is not None else None
-    return not (isinstance(ec, dict) and ec.get("use_aux_hidden_state") is False)
+    return d is None or d.use_aux_hidden_state
 
 
 @register

@@ -1,14 +1,9 @@
 from __future__ import annotations
 
-from typing import Any
-
 from wizard.config import Patch
 from wizard.rules.helpers import ngram_fix
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import DRAFT_MODEL, is_eagle_head, is_noncausal
-
-
-_MASK_KEYS = ("mask_token_id", "dspark_noise_token_id", "pard_token", "ptd_token_id")
 
 
 @register
@@ -58,23 +53,15 @@ class ParallelDraftingMaskToken(Rule):
     topic = "drafter"
     phase = "load"
 
-    @staticmethod
-    def _has_mask(raw: dict[str, Any]) -> bool:
-        scopes = [raw]
-        for k in ("dflash_config", "speculators_config", "transformer_layer_config"):
-            if isinstance(raw.get(k), dict):
-                scopes.append(raw[k])
-        return any(s.get(k) is not None for s in scopes for k in _MASK_KEYS)
-
     def check(self, ctx):
         spec = ctx.spec
         if spec is None:
             return
         parallel = is_noncausal(ctx.method) or (spec.parallel_drafting is True and (is_eagle_head(ctx.method) or ctx.method == DRAFT_MODEL))
         d = ctx.drafter
-        if not parallel or d is None or d is ctx.target or not d.raw_config:
+        if not parallel or d is None or d is ctx.target or not d.has_config:
             return
-        if not self._has_mask(d.raw_config):
+        if d.mask_token_id is None:
             fixes = []
             if spec.parallel_drafting is True and not is_noncausal(ctx.method):
                 fixes.append(Patch(description="Draft sequentially (drop parallel_drafting)", unset=["speculative_config.parallel_drafting"]))

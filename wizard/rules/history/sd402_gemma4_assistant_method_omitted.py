@@ -69,10 +69,7 @@ class Gemma4AssistantMethodOmitted(Rule):
 
     @staticmethod
     def _is_assistant(d) -> bool:
-        raw = d.raw_config or {}
-        mt = d.model_type or raw.get("model_type")
-        archs = set(d.architectures or raw.get("architectures") or [])
-        return mt in GEMMA4_ASSISTANT_TYPES or bool(archs & GEMMA4_ASSISTANT_ARCHS)
+        return d.model_type in GEMMA4_ASSISTANT_TYPES or bool(set(d.architectures) & GEMMA4_ASSISTANT_ARCHS)
 
     def check(self, ctx):
         spec = ctx.spec

@@ -78,8 +78,7 @@ class NumSpecTokensMissing(Rule):
             if ctx.drafter is None:
                 return  # unknown drafter: it may carry n_predict
             if ctx.method == DSPARK:
-                raw = ctx.drafter.raw_config
-                if raw.get("block_size") or raw.get("dspark_block_size"):
+                if ctx.drafter.draft_block_size:
                     return
             if ctx.drafter.n_predict:
                 return

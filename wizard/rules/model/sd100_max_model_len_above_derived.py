@@ -66,7 +66,7 @@ class MaxModelLenAboveDerived(Rule):
     def check(self, ctx):
         mml = as_int(ctx.config.max_model_len)
         target = ctx.target
-        if mml is None or mml < 1 or target is None or not target.raw_config:
+        if mml is None or mml < 1 or target is None or not target.has_config:
             return
         d = derived_max_len(target, ctx.version, option(ctx, "hf_overrides"),
                             truthy(option(ctx, "disable_sliding_window", False)))

@@ -60,7 +60,7 @@ class CustomCodeNeedsTrust(Rule):
             return
         if not needs_remote_code(target, ctx.version):
             return
-        mt = target.raw_config.get("model_type")
+        mt = target.model_type
         yield self.finding(
             f"{target.short_name()} has model_type '{mt}', which the transformers of vLLM {ctx.version} does not "
             "know, and ships its own code (auto_map); vLLM cannot read its config without --trust-remote-code.",

@@ -5,15 +5,6 @@ from wizard.rules.helpers import as_int, builds_draft_config, given_keys
 from wizard.rules.registry import Rule, Severity, register
 
 
-def _derived_len(info) -> int | None:
-    if info is None or not info.max_position_embeddings:
-        return None
-    rs = (info.raw_config or {}).get("rope_scaling") or {}
-    if isinstance(rs, dict) and (rs.get("rope_type") or rs.get("type")) not in (None, "default", "llama3", "linear", "mrope"):
-        return None  # yarn/dynamic change the derived length; stay quiet
-    return info.max_position_embeddings
-
-
 @register
 class SpecMaxLenTooLong(Rule):
     r"""speculative_config.max_model_len is too long
@@ -21,8 +12,8 @@ class SpecMaxLenTooLong(Rule):
     ## What it does
 
     With a drafter model, the speculative ``max_model_len`` must not exceed the
-    drafter's derived maximum (``max_position_embeddings``) nor the target's ``max_model_len``
-    (``--max-model-len`` or its derived maximum). The drafter check comes first, as in vLLM.
+    drafter's derived maximum (its ``max_position_embeddings``, RoPE scaling applied) nor the
+    target's ``max_model_len`` (``--max-model-len`` or its derived maximum). The drafter check comes first, as in vLLM.
 
     ## Why it matters
 
@@ -71,15 +62,15 @@ class SpecMaxLenTooLong(Rule):
         if v is None or v < 1:
             return
         unset = Patch(description="Remove it (vLLM uses min(drafter, target))", unset=["speculative_config.max_model_len"])
-        dlen = _derived_len(ctx.drafter)
+        dlen = ctx.view.drafter_max_len
         if dlen is not None and v > dlen:
             yield self.finding(
                 f"User-specified speculative max_model_len ({v}) is greater than the drafter's derived max_model_len "
-                f"(max_position_embeddings={dlen}).",
+                f"({dlen}; max_position_embeddings={ctx.view.drafter.max_position_embeddings}).",
                 fixes=[unset, Patch(description=f"Use {dlen}", set={"speculative_config.max_model_len": dlen})],
             )
             return
-        tlen = as_int(ctx.config.max_model_len) or _derived_len(ctx.target)
+        tlen = ctx.view.served_max_model_len
         if tlen is not None and v > tlen:
             yield self.finding(
                 f"speculative_max_model_len={v} cannot be larger than target_max_model_len={tlen}.",

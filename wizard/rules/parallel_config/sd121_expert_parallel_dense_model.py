@@ -50,7 +50,7 @@ class ExpertParallelDenseModel(Rule):
     phase = "config"
 
     def check(self, ctx):
-        if ctx.target is None or not ctx.target.raw_config or not truthy(option(ctx, "enable_expert_parallel", False)):
+        if ctx.target is None or not ctx.target.has_config or not truthy(option(ctx, "enable_expert_parallel", False)):
             return
         if num_experts(ctx.target, ctx.version) > 0:
             return

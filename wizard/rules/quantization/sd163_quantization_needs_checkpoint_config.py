@@ -63,7 +63,7 @@ class QuantizationNeedsCheckpointConfig(Rule):
     def check(self, ctx):
         user = user_quantization(ctx.config.quantization)
         target = ctx.target
-        if not user or target is None or target.quant_method or not target.raw_config:
+        if not user or target is None or target.quant_method or not target.has_config:
             return
         if user not in quantization_methods(ctx.version):
             return

@@ -1,0 +1,131 @@
+"""Schema-driven conformance (issue 21): every `vllm serve` option and every ``speculative_config``
+key of a release, drawn from its generated schema (``tests/conformance_schema.py``), in every CLI
+spelling vLLM parses, judged by vLLM's own parser + serve validator + ``create_engine_config``
+(the oracle's ``check_argv``) and by the wizard on the same words.
+
+    python benchmarks/conformance_schema.py                      # the installed vLLM's release
+    python benchmarks/conformance_schema.py --release 0.31       # a release venv (wizard.vllm.venvs)
+    python benchmarks/conformance_schema.py --all-spellings --show 40
+
+The wizard *rejects* a case when ``parse_command`` refuses the words (exit 2 naming the field) or
+its check reports an error of phase ``config`` or ``parse``; vLLM rejects when its parser errors
+(exit 2), its serve validator raises, or the config build raises. Rows vLLM cannot judge on this
+host (model files, packages, device) are counted apart. Prints agreement and the disagreements
+grouped by option; writes ``artifacts/conformance/schema-<release>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import ROOT, test_env_defaults  # noqa: E402  (sets sys.path)
+
+test_env_defaults()
+
+RESULTS = ROOT / "artifacts" / "conformance"
+REJECTING_PHASES = ("config", "parse")
+
+
+def wizard_verdict(words: list[str], release: str) -> tuple[bool, list[str], str]:
+    """(rejects, rule ids, first message) of the wizard for the words after ``vllm serve``."""
+    from wizard import api
+    from wizard.config import ConfigError
+    from wizard.io.argv import parse_command
+    from wizard.vllm.crosscheck import rule_phase
+
+    try:
+        cfg = parse_command(["vllm", "serve", *words])
+    except ConfigError as err:
+        return True, ["import"], str(err)[:300]
+    rep = api.check(cfg, vllm_version=release, gpu="cpu", allow_hub=False)
+    errs = [f for f in rep.findings if f.severity.value == "error" and rule_phase(f.rule) in REJECTING_PHASES]
+    return bool(errs), [f.rule for f in errs], (errs[0].message[:300] if errs else "")
+
+
+def run(release: str | None, all_spellings: bool = False, limit: int | None = None, show: int = 25,
+        quiet: bool = False) -> dict:
+    from conformance_corpus import build_models
+    from conformance_schema import generate_schema
+
+    from wizard.vllm.oracle import VllmOracle
+    from wizard.vllm.venvs import release_python
+    from wizard.vllm.versions import installed_vllm
+
+    if release is None:
+        v = installed_vllm()
+        release = f"{v.version.major}.{v.version.minor}" if v is not None else "0.32"
+    python = release_python(release, create=True, log=lambda m: print(m, flush=True))
+    tmp = Path(tempfile.mkdtemp(prefix="sw-conf-schema-"))
+    models = build_models(tmp / "tiny")
+    model = models["target"]
+    stats: dict[str, int] = {}
+    cases = list(generate_schema(str(model), release, stats, all_spellings=all_spellings))
+    if limit:
+        cases = cases[:limit]
+    rows = []
+    t0 = time.time()
+    with VllmOracle(python=python, patch_cpu_platform=True) as oracle:
+        for i, (cid, words) in enumerate(cases):
+            rejects, rules, msg = wizard_verdict(words, release)
+            v = oracle.check_argv(words, timeout=600)
+            if v.verdict not in ("accepted", "rejected"):
+                agreement = "unavailable"
+            elif rejects == v.rejected:
+                agreement = "agree"
+            else:
+                agreement = "wizard_only" if rejects else "vllm_only"
+            rows.append({"id": cid, "words": [w.replace(str(tmp) + "/", "") for w in words[1:]], "agreement": agreement,
+                         "vllm": v.verdict, "exc_type": v.exc_type, "vllm_message": v.short_message(300),
+                         "wizard_rules": rules, "wizard_message": msg})
+            if not quiet and i % 200 == 0:
+                print(f"  progress {i}/{len(cases)} ({time.time() - t0:.0f} s)", flush=True)
+        info = dict(oracle.info)
+    counted = [r for r in rows if r["agreement"] != "unavailable"]
+    agree = sum(r["agreement"] == "agree" for r in counted)
+    summary = {"release": release, "vllm": info.get("vllm_version"), "cases": len(rows), "compared": len(counted),
+               "agree": agree, "agreement_pct": round(100.0 * agree / max(1, len(counted)), 2),
+               "wizard_only": sum(r["agreement"] == "wizard_only" for r in counted),
+               "vllm_only": sum(r["agreement"] == "vllm_only" for r in counted),
+               "unavailable": len(rows) - len(counted), "skipped": {k: v for k, v in stats.items() if k.startswith("skip:")},
+               "wall_s": round(time.time() - t0, 1)}
+    out = RESULTS / f"schema-{release}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=0))
+    print(f"\n== schema conformance {release} ({summary['vllm']}) ==")
+    print(f"cases {summary['cases']}, compared {summary['compared']}, unavailable here {summary['unavailable']}; "
+          f"skipped options {summary['skipped']}")
+    print(f"agreement: {agree}/{len(counted)} = {summary['agreement_pct']}% "
+          f"(wizard-only {summary['wizard_only']}, vLLM-only {summary['vllm_only']}); wall {summary['wall_s']} s")
+    groups = collections.defaultdict(list)
+    for r in counted:
+        if r["agreement"] != "agree":
+            groups[(r["id"].split(":")[0], r["agreement"])].append(r)
+    for (key, kind), rs in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:show]:
+        r = rs[0]
+        print(f"  {len(rs):3d} {kind:11s} {key}: {' '.join(r['words'])[:90]}")
+        print(f"        vLLM: {r['vllm']} {r['exc_type'] or ''} {r['vllm_message'][:150]}")
+        print(f"        wizard: {r['wizard_rules']} {r['wizard_message'][:150]}")
+    print(f"saved {out}")
+    return {"summary": summary, "rows": rows}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--release", default=None)
+    ap.add_argument("--all-spellings", action="store_true")
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--show", type=int, default=25)
+    ap.add_argument("--quiet", action="store_true")
+    a = ap.parse_args(argv)
+    run(a.release, a.all_spellings, a.limit, a.show, a.quiet)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

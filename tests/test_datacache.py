@@ -1,0 +1,60 @@
+"""wizard.datacache: a cached value is served only for unchanged sources and code (issue 21)."""
+
+from __future__ import annotations
+
+import os
+
+from wizard import datacache
+
+
+def test_rebuilds_when_a_source_changes(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECWIZARD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("SPECWIZARD_NO_CACHE", raising=False)
+    src = tmp_path / "a.yaml"
+    src.write_text("x: 1\n")
+    calls = []
+
+    def build():
+        calls.append(1)
+        return src.read_text()
+
+    get = lambda: datacache.cached("t", sources=[src], code=[__file__], build=build)  # noqa: E731
+    assert get() == "x: 1\n" and get() == "x: 1\n" and len(calls) == 1  # second read from the cache
+    src.write_text("x: 22\n")  # another size and mtime
+    assert get() == "x: 22\n" and len(calls) == 2
+    st = os.stat(src)
+    src.write_text("x: 33\n")  # same size, mtime kept: only a same-ns rewrite could go unseen
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    assert get() == "x: 33\n" and len(calls) == 3
+    assert len(list((tmp_path / "cache").glob("t-*.pickle"))) == 1  # stale entries are removed
+
+
+def test_added_file_corrupt_entry_and_off_switch(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECWIZARD_CACHE_DIR", str(tmp_path / "cache"))
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_text("1")
+    b.write_text("2")
+    build = lambda files: (lambda: [f.read_text() for f in files])  # noqa: E731
+    assert datacache.cached("t", sources=[a], code=[], build=build([a])) == ["1"]
+    assert datacache.cached("t", sources=[a, b], code=[], build=build([a, b])) == ["1", "2"]
+    (entry,) = (tmp_path / "cache").glob("t-*.pickle")
+    entry.write_bytes(b"not a pickle")
+    assert datacache.cached("t", sources=[a, b], code=[], build=build([a, b])) == ["1", "2"]
+    monkeypatch.setenv("SPECWIZARD_NO_CACHE", "1")
+    assert datacache.cache_dir() is None
+    assert datacache.cached("t", sources=[a], code=[], build=lambda: "fresh") == "fresh"
+
+
+def test_catalogs_load_the_same_from_the_cache(tmp_path, monkeypatch):
+    from wizard import advisories
+    from wizard.models import catalog
+
+    monkeypatch.setenv("SPECWIZARD_CACHE_DIR", str(tmp_path / "cache"))
+    fresh = (advisories._build(), catalog._build())
+    for _ in range(2):  # the first call writes the entry, the second reads it
+        advisories._load.cache_clear()
+        catalog._load.cache_clear()
+        assert advisories._load() == fresh[0]
+        assert catalog._load() == fresh[1]
+    advisories._load.cache_clear()
+    catalog.reload()
