@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import inspect
 import json
 import os
 import re
@@ -678,6 +679,17 @@ def record_handler_errors(server: UiServer) -> list[str]:
     errors: list[str] = []
 
     def recording(fn, name):
+        if inspect.isgeneratorfunction(fn):  # a streaming handler stays one (Gradio iterates it)
+            @functools.wraps(fn)
+            def gen_wrapper(*args, **kwargs):
+                try:
+                    yield from fn(*args, **kwargs)
+                except Exception as err:
+                    errors.append(f"{name}: {type(err).__name__}: {err}"[:500])
+                    raise
+
+            return gen_wrapper
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             try:

@@ -181,6 +181,24 @@ def test_presets_load_in_dropdown(page):
     shot(page, "preset-loaded")
 
 
+SPEEDUP_JS = """() => {
+  const root = document.querySelector('#sw-plan-speedup');
+  const svg = root.querySelector('svg');
+  const lines = [...root.querySelectorAll('.mark-line path')].map(p => {
+    const cs = getComputedStyle(p);
+    return {stroke: cs.stroke, width: parseFloat(cs.strokeWidth) || 0, length: p.getTotalLength(),
+            points: ((p.getAttribute('d') || '').match(/[ML]/g) || []).length};
+  });
+  const legend = [...root.querySelectorAll('[aria-roledescription=legend]')].map(e => e.getAttribute('aria-label')).join(' ');
+  const sb = svg ? svg.getBoundingClientRect() : {left: 0, right: 0};
+  const titles = [...root.querySelectorAll('.role-title text')].map(t => { const b = t.getBoundingClientRect(); return {left: b.left, right: b.right}; });
+  return {lines, legend, titles, svg_left: sb.left, svg_right: sb.right, caption: root.innerText};
+}"""
+SPEEDUP_READY_JS = ("() => { const r = document.querySelector('#sw-plan-speedup'); "
+                    "return r && [...r.querySelectorAll('[aria-roledescription=legend]')].some(e => "
+                    "!(e.getAttribute('aria-label') || '').includes('with 0 values')); }")
+
+
 def test_plan_shows_memory_bars_and_speedup_curve(page):
     import_command(page, "vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
                    "'{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\",\"num_speculative_tokens\":3}'")
@@ -193,6 +211,20 @@ def test_plan_shows_memory_bars_and_speedup_curve(page):
     assert "Open this step" not in md
     assert page.locator("#sw-plan-mem canvas, #sw-plan-mem svg").count() > 0
     assert page.locator("#sw-plan-speedup canvas, #sw-plan-speedup svg").count() > 0
+    # issue 23: the lines are drawn (a visible stroke, a real length, several points), one per batch
+    # size, and the legend names them (Gradio built the colour domain from the empty first value:
+    # 11 paths with stroke none, a legend "with 0 values")
+    page.wait_for_function(SPEEDUP_READY_JS, timeout=30000)
+    chart = page.evaluate(SPEEDUP_JS)
+    lines = chart["lines"]
+    assert len(lines) >= 2, chart
+    for ln in lines:
+        assert ln["stroke"] not in ("none", "", None) and ln["width"] > 0 and ln["length"] > 50 and ln["points"] >= 4, ln
+    assert len({ln["stroke"] for ln in lines}) == len(lines)  # one colour per batch size
+    assert "with 0 values" not in chart["legend"] and "batch 1," in chart["legend"], chart["legend"]
+    for t in chart["titles"]:  # the title fits in the chart
+        assert t["right"] <= chart["svg_right"] + 1 and t["left"] >= chart["svg_left"] - 1, (t, chart)
+    assert "One line per batch size" in chart["caption"]
 
 
 def test_review_shows_vllm_verdict_beside_wizard(page):

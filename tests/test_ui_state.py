@@ -388,8 +388,11 @@ def test_ill_typed_and_huge_numbers_are_kept_and_browser_safe():
 
     orjson.dumps(sec[ui.c["bstate"]])  # the browser copy serialises (ints beyond 64 bits did not)
     assert sec[ui.c["bstate"]]["config"]["max_num_seqs"] == huge
-    k_slider = out[ui.fields["speculative_config.num_speculative_tokens"]]
-    assert getattr(k_slider, "maximum", 10) <= 64  # the slider is not stretched to a 76-bit k
+    k_box = out[ui.fields["speculative_config.num_speculative_tokens"]]
+    # the k box (no range: issue 23) never gets a 76-bit k a browser would round; the step's note
+    # shows the value as given and the config keeps it
+    assert getattr(k_box, "value", None) is None and ui.form_value(s2, "speculative_config.num_speculative_tokens") is None
+    assert getattr(k_box, "maximum", None) is None
     assert ui.form_value(s2, "max_num_seqs") == huge
 
 

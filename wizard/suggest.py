@@ -43,6 +43,7 @@ __all__ = [
     "MethodChoice", "DrafterChoice", "KRange", "KvChoice", "BackendChoice", "Suggestions",
     "methods_for", "drafters_for", "drafter_method", "k_range", "kv_dtypes", "backends", "suggest",
     "closest_catalog_ids", "K_HARD_MAX", "FactRow", "drafter_facts", "default_drafter", "default_k",
+    "DrafterFit", "drafter_fit", "drafter_family", "method_reads", "SpecChange", "spec_for_target", "spec_for_method",
 ]
 
 #: the largest k any face accepts or offers (the UI's slider and k lists, the CLI's ``plan --k-max``
@@ -254,6 +255,176 @@ def default_k(method: str | None, target: ModelInfo | None = None, drafter: Mode
     if current is None or current == prev_default or (isinstance(current, int) and kr.step > 1 and current % kr.step):
         return kr.default
     return current
+
+
+# ---- is the configured drafter still valid? (UI Speculation/Target steps, `wizard suggest`) --------
+
+@dataclass(frozen=True)
+class DrafterFit:
+    """Whether ``speculative_config.model`` fits the target and method: ``fits`` True (the
+    catalog lists it for this target), False (``why`` says what contradicts it), None (nothing
+    known says either way: a drafter the user named, kept)."""
+
+    fits: bool | None
+    why: str = ""
+
+
+def drafter_family(drafter_id: str | None) -> str | None:
+    """The method a drafter checkpoint drafts with: its catalog entry's (:func:`drafter_method`),
+    else the marker vLLM detects in its lower-cased path (``eagle-``, ``eagle3``, ``dflash``,
+    ``dspark``: :data:`wizard.vllm.methods.PATH_MARKERS`, R026), else None."""
+    if not isinstance(drafter_id, str) or not drafter_id.strip():
+        return None
+    try:
+        e = catalog.get_entry(drafter_id)
+    except Exception:
+        e = None
+    if e is not None and ("drafter" in e.roles):
+        m = drafter_method(e)
+        if m:
+            return m
+    low = drafter_id.lower()
+    for marker, m in M.PATH_MARKERS:
+        if marker in low:
+            return m
+    return None
+
+
+def _catalog_targets_of(entry: catalog.CatalogEntry) -> list[str]:
+    return [t for t in ([entry.verifier] if entry.verifier else []) + list(entry.draft_for) if t]
+
+
+def drafter_fit(target_id: str | None, method: str | None, drafter_id: str | None, *,
+                target: ModelInfo | None = None, drafter: ModelInfo | None = None) -> DrafterFit:
+    """Is ``drafter_id`` still a valid ``speculative_config.model`` for ``target_id`` and ``method``?
+
+    * the method reads no drafter checkpoint (ngram, suffix ...; :func:`method_reads`): no;
+    * a drafter of another family (an EAGLE-1 head under eagle3, a DFlash drafter under dspark:
+      :func:`drafter_family`): no;
+    * a catalog drafter with a catalog target: yes iff the catalog lists it for that target
+      (``catalog.drafters_for``); one trained for other targets is not;
+    * otherwise, with both models inspected and an EAGLE-family method (the drafter drafts over
+      the target's vocabulary): a different ``vocab_size`` is not;
+    * else unknown (None): the user's own drafter, kept.
+    """
+    d = str(drafter_id or "").strip()
+    if not d:
+        return DrafterFit(None)
+    if method and not method_reads(method, "model"):
+        return DrafterFit(False, f"method {method} reads no drafter model")
+    fam = drafter_family(d)
+    if method and fam and fam != method and not (M.is_mtp(method) and M.is_mtp(fam)):
+        return DrafterFit(False, f"it is a {fam} drafter, not one for {method}")
+    try:
+        entry = catalog.get_entry(d)
+        tentry = catalog.get_entry(target_id) if target_id else None
+        listed = {e.id for e in catalog.drafters_for(str(target_id))} if target_id else set()
+    except Exception:  # a broken catalog file: nothing known
+        entry, tentry, listed = None, None, set()
+    if entry is not None and tentry is not None and _catalog_targets_of(entry):
+        if entry.id in listed:
+            return DrafterFit(True, f"the catalog lists it for {tentry.id}")
+        return DrafterFit(False, f"the catalog lists it for {', '.join(_catalog_targets_of(entry)[:3])}, not {tentry.id}")
+    if (M.use_eagle(method) and target is not None and drafter is not None and drafter is not target
+            and isinstance(target.vocab_size, int) and isinstance(drafter.vocab_size, int)
+            and target.vocab_size != drafter.vocab_size):
+        return DrafterFit(False, f"its vocabulary ({drafter.vocab_size:,}) is not the target's ({target.vocab_size:,})")
+    return DrafterFit(None)
+
+
+# ---- which speculative_config fields a method reads ---------------------------------------------
+
+#: speculative_config fields only some methods read, each with the test of the methods that do
+#: (``SpeculativeConfig.__post_init__``: ngram's prompt_lookup_*, suffix decoding's suffix_*,
+#: dspark's top-k; a drafter checkpoint and its parallelism only where a drafter network runs)
+_METHOD_FIELDS: dict[str, Any] = {
+    "model": lambda m: not M.has_no_model(m) or m == M.CUSTOM_CLASS,
+    "draft_tensor_parallel_size": lambda m: not M.has_no_model(m),
+    "prompt_lookup_min": M.use_ngram,
+    "prompt_lookup_max": M.use_ngram,
+    "suffix_decoding_max_tree_depth": lambda m: m == M.SUFFIX,
+    "suffix_decoding_max_cached_requests": lambda m: m == M.SUFFIX,
+    "suffix_decoding_max_spec_factor": lambda m: m == M.SUFFIX,
+    "suffix_decoding_min_token_prob": lambda m: m == M.SUFFIX,
+    "dspark_draft_topk": lambda m: m == M.DSPARK,
+}
+
+
+def method_reads(method: str | None, name: str) -> bool:
+    """Whether vLLM reads ``speculative_config.<name>`` for ``method`` (traits of
+    :mod:`wizard.vllm.methods`: a method with no model reads no drafter checkpoint; n-gram reads
+    prompt_lookup_*, suffix decoding suffix_decoding_*). Fields every method reads (k, method,
+    ...) and unknown methods: True."""
+    test = _METHOD_FIELDS.get(name)
+    if test is None or not method or M.traits(method) is None:
+        return True
+    return bool(test(method))
+
+
+@dataclass
+class SpecChange:
+    """``speculative_config`` after a target or method change: ``spec`` (a new dict), and one
+    ``notes`` line per field removed or replaced, naming it and why."""
+
+    spec: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.notes)
+
+
+def _replace_drafter(spec: dict[str, Any], target_id: str | None, method: str | None, why: str) -> str:
+    old = spec.get("model")
+    new = default_drafter(target_id, method) if M.needs_drafter_checkpoint(method) else None
+    if new and new != old:
+        spec["model"] = new
+        return f"Drafter `{old}` replaced by `{new}` (the catalog's {method} drafter for `{target_id}`): {why}."
+    spec.pop("model", None)
+    return f"Drafter `{old}` removed: {why}" + (f"; choose a {method} drafter for `{target_id}`." if M.needs_drafter_checkpoint(method) else ".")
+
+
+def spec_for_target(spec: dict[str, Any] | None, target_id: str | None, *, target: ModelInfo | None = None,
+                    drafter: ModelInfo | None = None) -> SpecChange:
+    """``spec`` (a speculative_config dict) once the target becomes ``target_id``: a drafter that
+    no longer fits (:func:`drafter_fit` False) is replaced by the catalog's drafter of the method
+    for the new target (:func:`default_drafter`), or removed; the notes say which and why."""
+    out = dict(spec or {})
+    method = out.get("method") if isinstance(out.get("method"), str) else None
+    cur = out.get("model")
+    if not isinstance(cur, str) or not cur.strip():
+        return SpecChange(out)
+    fit = drafter_fit(target_id, method, cur, target=target, drafter=drafter)
+    if fit.fits is not False:
+        return SpecChange(out)
+    return SpecChange(out, [_replace_drafter(out, target_id, method, f"{fit.why}")])
+
+
+def spec_for_method(spec: dict[str, Any] | None, target_id: str | None, previous_method: str | None = None) -> SpecChange:
+    """``spec`` once its method became ``spec['method']`` (from ``previous_method``): fields the
+    new method does not read (:func:`method_reads`) are removed; a drafter of another family is
+    replaced by the catalog's drafter of the new method (:func:`default_drafter`) or removed;
+    a method with a catalog drafter and none configured gets it. Notes name what changed."""
+    out = dict(spec or {})
+    method = out.get("method") if isinstance(out.get("method"), str) else None
+    notes: list[str] = []
+    if not method or method == previous_method:
+        return SpecChange(out)
+    for name in list(out):
+        if name == "model" or not isinstance(name, str) or method_reads(method, name):
+            continue
+        notes.append(f"`{name}` removed: method {method} does not read it.")
+        out.pop(name)
+    cur = out.get("model")
+    if isinstance(cur, str) and cur.strip():
+        fit = drafter_fit(target_id, method, cur)
+        if fit.fits is False:
+            notes.append(_replace_drafter(out, target_id, method, fit.why))
+    else:
+        named = default_drafter(target_id, method)
+        if named:
+            out["model"] = named
+    return SpecChange(out, notes)
 
 
 # ---- KV dtypes and attention backends -----------------------------------------------------------

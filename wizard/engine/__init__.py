@@ -55,7 +55,7 @@ class EngineView:
     @cached_property
     def options(self) -> dict[str, Any]:
         """EngineArgs name -> value of every option the user set (:mod:`wizard.engine.options`)."""
-        return user_options(self.ctx.config)
+        return user_options(self.ctx.config, self.ctx.version)
 
     def option(self, name: str, default: Any = None) -> Any:
         """One option as vLLM's config class receives it (:func:`.options.coerced`)."""

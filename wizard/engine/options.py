@@ -3,7 +3,8 @@
 EngineArgs name -> value for every option the user set (modelled ServeConfig fields and
 ``extra_args``; not ``speculative_config``, ``env``, import bookkeeping), JSON text parsed the
 way vLLM's parser reads config-class options, dotted keys (``--compilation-config.mode 3``)
-merged into their object. :func:`coerced` reads one value with the release's field type
+merged into their object; with the release, command-line text converted by that release's
+argparse ``type`` (:func:`wizard.vllm.cli_parse.convert`). :func:`coerced` reads one value with the release's field type
 (``wizard/data/vllm/<X.Y>/constraints.json``).
 """
 
@@ -13,7 +14,10 @@ import json
 from typing import Any
 
 from wizard.config import SERVE_FIELDS, ServeConfig
+from wizard.vllm.cli_parse import convert, dotted_value
 from wizard.vllm.constraints import engine_arg
+from wizard.vllm.options import serve_options
+from wizard.vllm.releases import nearest_release
 
 __all__ = ["user_options", "coerced", "truthy"]
 
@@ -38,8 +42,34 @@ def parse_text(v: Any) -> Any:
     return v
 
 
-def user_options(cfg: ServeConfig) -> dict[str, Any]:
-    """EngineArgs name -> value for every option set in ``cfg`` (see the module docstring)."""
+_UNSET = object()
+
+
+def _cli_value(release: str | None, name: str, v: Any) -> Any:
+    """Command-line text of option ``name`` as that release's parser converts it (its argparse
+    ``type``: ``optional_type`` reads ``None`` as unset -> :data:`_UNSET`, human-readable ints,
+    ``nargs='+'`` lists); JSON text as before; the text itself when the parser would refuse it
+    (SD017 reports that) or the option is unknown."""
+    if not isinstance(v, str) or release is None:
+        return parse_text(v)
+    e = serve_options(release)["options"].get("--" + name.replace("_", "-"))
+    if e is None or not e.get("takes_value", True):
+        return parse_text(v)
+    try:
+        got = convert(e.get("type"), v)
+    except ValueError:
+        return parse_text(v)
+    if e.get("nargs") in ("+", "*"):
+        return [got]  # each word converted: ``None`` stays an element (vLLM then refuses it)
+    if got is None:
+        return _UNSET
+    return parse_text(got) if isinstance(got, str) else got
+
+
+def user_options(cfg: ServeConfig, version: Any = None) -> dict[str, Any]:
+    """EngineArgs name -> value for every option set in ``cfg`` (see the module docstring).
+    With ``version``, command-line text is converted the way that release's parser converts it."""
+    release = nearest_release(version) if version is not None else None
     out: dict[str, Any] = {}
     for name in SERVE_FIELDS:
         v = getattr(cfg, name)
@@ -50,9 +80,11 @@ def user_options(cfg: ServeConfig) -> dict[str, Any]:
         if not isinstance(k, str) or k.startswith("_") or k.startswith("-"):
             continue
         if "." in k:
-            dotted.append((k, v))
-        else:
-            out.setdefault(k, parse_text(v))
+            dotted.append((k, dotted_value(v) if isinstance(v, str) and release is not None else v))
+        elif k not in out:
+            got = _cli_value(release, k, v)
+            if got is not _UNSET:
+                out[k] = got
     for k, v in dotted:
         head, _, rest = k.partition(".")
         obj = out.get(head)

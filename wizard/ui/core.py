@@ -41,7 +41,7 @@ from wizard.ui import findings as fp
 from wizard.ui import guard, services
 from wizard.ui.state import box_problem, browser_safe, field_value, redact_state, same_inputs, session_json, set_field
 
-__all__ = ["WizardUI", "Reactor", "sess_of", "QUIET"]
+__all__ = ["WizardUI", "Reactor", "sess_of", "QUIET", "CHANGE_NOTE"]
 
 log = logging.getLogger("wizard.ui")
 
@@ -51,6 +51,9 @@ log = logging.getLogger("wizard.ui")
 #: event (a tree search and a re-render each, twice per event), and with nothing shown there is
 #: nothing to push for outputs. (The larger cost was Gradio's run history, off in launch().)
 QUIET = {"show_progress": "hidden", "show_progress_on": [], "queue": False}
+#: state key where a field's ``after`` hook leaves a note for the panel (what it removed or
+#: replaced, and why); moved out of the state before the state is kept
+CHANGE_NOTE = "change_note"
 SESSIONS_KEPT = 256  # newest-state entries kept (tabs and API clients); older ones fall back to their gr.State
 
 
@@ -373,6 +376,15 @@ class WizardUI:
             new = setter(st, value)
             return m.after(new, st) if m.after is not None else new
 
+        def change_noted(st: dict, value, holder: dict) -> dict:
+            """:func:`change`, the note its ``after`` hook left (what it removed or replaced, and
+            why) moved from the state to ``holder['note']``: said in the panel, never kept."""
+            new = change(st, value)
+            if isinstance(new, dict) and CHANGE_NOTE in new:
+                new = dict(new)
+                holder["note"] = new.pop(CHANGE_NOTE)
+            return new
+
         check = m.extra.get("check")
 
         def make(hub: bool | None, force: bool, rs: list[Reactor]):
@@ -384,11 +396,13 @@ class WizardUI:
                     return self.render(sess, base, [], False, note=f"⚠ {too_big}")
                 if not force and same_inputs(change(base, value), base):
                     return {panel_c: gr.skip()}  # a value the state already holds (e.g. set by the server)
-                st = self.update_field(sess, state, lambda b: change(b, value))
+                holder: dict = {}
+                st = self.update_field(sess, state, lambda b: change_noted(b, value, holder))
                 if text and not rs:
                     self.mark_pending(sess, path, hub)
                 why = check(value) if check is not None else None
-                return self.render(sess, st, rs, hub, note=f"⚠ {why}" if why else None)  # why names the field
+                notes = [f"⚠ {why}" if why else None, holder.get("note")]  # why names the field
+                return self.render(sess, st, rs, hub, note=" ".join(n for n in notes if n) or None)
             field_changed.__name__ = f"field_{path.replace('.', '_')}"
             return field_changed
 

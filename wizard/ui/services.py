@@ -194,7 +194,7 @@ def parse_acceptance(text: Any) -> tuple[list[float] | None, str | None]:
 def plan_for(ctx: Any, acceptance: list[float] | None = None, source: str | None = None) -> Any:
     """:func:`wizard.api.plan` of a context, with measured/entered per-position ``acceptance``."""
     if acceptance:
-        return api.plan(ctx, acceptance=acceptance, acceptance_source=source or "entered")
+        return api.plan(ctx, acceptance=acceptance, acceptance_kind="cumulative", acceptance_source=source or "entered")
     return api.plan(ctx)
 
 

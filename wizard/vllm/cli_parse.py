@@ -31,12 +31,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from wizard.io.spec_json import human_readable_int
+from wizard.io.spec_json import human_readable_int, parse_dotted_value
 from wizard.vllm.options import serve_options
 from wizard.vllm.releases import nearest_release
 
 __all__ = ["ParsedOption", "ParsedArgv", "parse_serve_argv", "preprocess", "ValueProblem", "value_problems",
-           "convert"]
+           "convert", "dotted_value"]
 
 
 @dataclass(frozen=True)
@@ -393,3 +393,9 @@ def value_problems(parsed: ParsedArgv) -> list[ValueProblem]:
                 out.append(ValueProblem(o, f"argument {names}: invalid choice: {got!r} (choose from {shown})"))
                 break
     return out
+
+
+def dotted_value(text: str) -> Any:
+    """The value of a dotted ``--X.key TEXT`` as FlexibleArgumentParser reads it (JSON, else a
+    human-readable int, else the text)."""
+    return parse_dotted_value(text)

@@ -11,10 +11,16 @@ import pandas as pd
 
 from wizard.api import speedup_chart_rows
 from wizard.ui import services
-from wizard.ui.core import WizardUI, sess_of
-from wizard.ui.state import browser_safe
+from wizard.ui.core import QUIET, WizardUI, sess_of
+from wizard.ui.state import browser_safe, redact_state
 
 GIB = 1024**3
+
+#: what the acceptance box takes: cumulative rates, as the planner reads them
+#: (:func:`wizard.ui.services.plan_for` plans with ``acceptance_kind="cumulative"``)
+ACCEPTANCE_INFO = ("Cumulative acceptance p1, p2, … (non-increasing): p_i is the share of drafts whose first i tokens "
+                   "were all accepted — vLLM's \"Per-position acceptance rate\", as the Launch step measures it. "
+                   "Empty: the planner's assumption for the method.")
 
 
 def plan_dict(plan: Any) -> dict[str, Any]:
@@ -155,6 +161,52 @@ def speedup_chart(sp: pd.DataFrame, plan: Any = None) -> pd.DataFrame:
                          "batch": ["batch 1"] * len(sp)})
 
 
+#: one colour per batch-size line, in the order the lines come (Vega's default palette has 10; the
+#: plan draws a line per batch size 1, 2, 4 ... max_num_seqs, 11 by default): Tableau 20
+LINE_COLORS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
+               "#79706e", "#1f77b4", "#8cd17d", "#d4a6c8", "#86bcb6", "#f1ce63", "#a0cbe8", "#ffbe7d", "#d37295",
+               "#b6992d", "#499894")
+
+
+def _batch_labels(chart: Any) -> list[str]:
+    """The batch labels of the chart's rows, first appearance order."""
+    labels: list[str] = []
+    if isinstance(chart, pd.DataFrame):
+        labels = [str(b) for b in chart["batch"]] if "batch" in chart else []
+    elif chart is not None:
+        cols = chart.get("columns") if isinstance(chart, dict) else getattr(chart, "columns", None)
+        rows = chart.get("data") if isinstance(chart, dict) else getattr(chart, "data", None)
+        if isinstance(cols, list) and "batch" in cols and isinstance(rows, list):
+            i = cols.index("batch")
+            labels = [str(r[i]) for r in rows if isinstance(r, (list, tuple)) and len(r) > i]
+    return list(dict.fromkeys(labels))
+
+
+def speedup_caption(chart: Any) -> str:
+    """The line under the speed-up chart: which batch sizes (concurrent requests) have a line.
+    ``chart``: the chart's rows (:func:`speedup_chart`) or the chart's value as the browser holds
+    it (Gradio's PlotData: ``columns`` and ``data``)."""
+    labels = _batch_labels(chart)
+    if not labels:
+        return "No speed-up curve yet: it needs a target, a speculative method and the hardware."
+    return f"One line per batch size (concurrent requests): {', '.join(b.removeprefix('batch ') for b in labels)}."
+
+
+def speedup_caption_update(chart: Any):
+    """The chart's second update, after its rows arrived: the caption naming the batch sizes.
+
+    Gradio 6.31's LinePlot computes the colour scale's domain (the batch labels) only when it
+    builds the chart spec, from the rows it holds then, and rebuilds the spec when a setting such
+    as the caption changes, not when the rows do: with rows alone every line was drawn with
+    ``stroke: none`` and a legend of 0 values; with rows and caption in one update the spec was
+    rebuilt from the rows before them (an empty chart). So the rows come first and the caption,
+    which names the batch sizes and so changes whenever the set of lines does, follows, with one
+    colour per line (:data:`LINE_COLORS`)."""
+    labels = _batch_labels(chart)
+    colors = {b: LINE_COLORS[i % len(LINE_COLORS)] for i, b in enumerate(labels)}
+    return gr.LinePlot(caption=speedup_caption(chart), color_map=colors or None)
+
+
 def compute_safe(ui, state: dict) -> dict:
     """:func:`compute` for the state, never raising: a failure becomes a message in the step
     (never Gradio "Error" badges), and nothing the browser cannot hold is sent (ints beyond 2**53
@@ -180,10 +232,11 @@ def _fmt(x: Any) -> str:
 
 
 def build(ui: WizardUI) -> None:
+    # planned as cumulative rates (wizard.plan.acceptance: p_i = P(drafts 1..i all accepted), what
+    # vLLM logs as "Per-position acceptance rate" and what the Launch step measures)
     ui.field("acceptance", gr.Textbox(label="Measured acceptance per draft position (optional)",
                                       placeholder="e.g. 0.7, 0.48, 0.31 — filled from the Launch step's measurement",
-                                      info="Conditional acceptance a1, a2, … of draft positions 1, 2, …; empty: the "
-                                           "planner's assumption for the method.", elem_id="f-acceptance"),
+                                      info=ACCEPTANCE_INFO, elem_id="f-acceptance"),
              source="setting", to_form=lambda v: v or "", setter=_set_acceptance)
     ui.c["plan_md"] = gr.Markdown("_Open this step to compute the plan._", elem_id="sw-plan-md")
     with gr.Row():
@@ -192,7 +245,9 @@ def build(ui: WizardUI) -> None:
         # k as text: an ordinal axis shows whole k only (a number axis ticks 1.5, 2.5, ... and
         # runs "7.5" into "8.0")
         ui.c["plan_speedup"] = gr.LinePlot(_empty_speedup_chart(), x="k", y="speedup", color="batch",
-                                           title="Expected speed-up vs num_speculative_tokens (per batch size)", elem_id="sw-plan-speedup",
+                                           title="Expected speed-up vs k", x_title="num_speculative_tokens (k)",
+                                           y_title="speed-up (×)", color_title="batch size",
+                                           caption=speedup_caption(_empty_speedup_chart()), elem_id="sw-plan-speedup",
                                            height=340, x_label_angle=0, sort=[str(k) for k in range(1, 65)])
     with gr.Accordion("Plan (raw figures)", open=False):
         ui.c["plan_json"] = gr.JSON(label="Plan (raw figures)", visible=False)
@@ -284,7 +339,12 @@ def wire(ui: WizardUI) -> None:
 
     # the charts are laid out while the tab is still appearing; a resize makes Vega measure the
     # axis labels again (without it they were cut off on the first showing)
-    ui.on(c["tab_plan"].select, open_plan, [c["state"]], outs + [acc]).then(
+    chart = c["plan_speedup"]
+
+    def caption_step(dep):  # the caption follows the rows (see speedup_caption_update)
+        return dep.then(speedup_caption_update, [chart], [chart], **QUIET)
+
+    caption_step(ui.on(c["tab_plan"].select, open_plan, [c["state"]], outs + [acc])).then(
         None, None, None, js="() => { for (const t of [150, 600]) setTimeout(() => window.dispatchEvent(new Event('resize')), t); }")
 
     def acceptance_changed(state, value, request: gr.Request = None):
@@ -295,6 +355,11 @@ def wire(ui: WizardUI) -> None:
         st = ui.update_field(sess, state, lambda b: _set_acceptance(b, value))
         out = compute_safe(ui, st)
         out[c["state"]] = st
+        # the acceptance is part of the session: the Save file and the browser's copy follow at once
+        # (the panel does not change here, so the sync that follows a panel change never ran)
+        out[c["bstate"]] = browser_safe(redact_state(st))
+        out[c["session_dl"]] = ui.session_file(st)
         return out
 
-    ui.on(acc.change, acceptance_changed, [c["state"], acc], [c["state"], *outs], trigger_mode="always_last")
+    caption_step(ui.on(acc.change, acceptance_changed, [c["state"], acc], [c["state"], c["bstate"], c["session_dl"], *outs],
+                       trigger_mode="always_last"))

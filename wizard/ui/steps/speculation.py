@@ -9,11 +9,11 @@ import gradio as gr
 
 from wizard import api, suggest
 from wizard.ui import services
-from wizard.ui.core import WizardUI
-from wizard.ui.state import config_of, field_value
+from wizard.ui.core import CHANGE_NOTE, WizardUI
+from wizard.ui.state import JS_SAFE_INT, config_of, field_value
 from wizard.vllm.methods import SUFFIX, drafts_from_target, is_mtp, needs_drafter_checkpoint, use_ngram
 
-__all__ = ["build", "wire", "on_method_chosen", "method_choices", "drafter_choices", "facts_md"]
+__all__ = ["build", "wire", "on_method_chosen", "on_target_changed", "method_choices", "drafter_choices", "facts_md"]
 
 SPEC = "speculative_config."
 METHOD, DRAFTER, K = SPEC + "method", SPEC + "model", SPEC + "num_speculative_tokens"
@@ -57,10 +57,27 @@ def drafter_choices(model: str | None, method: str | None, current: str | None) 
     return out
 
 
+def _with_note(st: dict, notes: list[str]) -> dict:
+    if notes:
+        prev = st.get(CHANGE_NOTE)
+        st[CHANGE_NOTE] = " ".join(([prev] if prev else []) + notes)
+    return st
+
+
+def _context(ui: WizardUI, st: dict):
+    try:
+        c = config_of(st)
+        return api.resolve(c, allow_hub=False, path_allowed=ui.policy.allows) if c is not None else None
+    except Exception:  # a version or GPU the check reports itself
+        return None
+
+
 def on_method_chosen(ui: WizardUI, st: dict, before: dict | None = None) -> dict:
-    """After the method changed: the drafter and k the core's policy picks
-    (:func:`wizard.suggest.default_drafter`, :func:`wizard.suggest.default_k`; the CLI's
-    ``wizard suggest`` prints the same). Form convenience only: the checks come from wizard.api."""
+    """After the method changed: the fields the new method reads, the drafter and k the core's
+    policy picks (:func:`wizard.suggest.spec_for_method` drops what the method does not read and a
+    drafter of another family, :func:`wizard.suggest.default_k`; the CLI's ``wizard suggest``
+    prints the same), with a note naming what was removed or replaced. Form convenience only:
+    the checks come from wizard.api."""
     cfg = st.get("config") or {}
     spec = cfg.get("speculative_config")
     if not isinstance(spec, dict) or not isinstance(spec.get("method"), str):
@@ -69,21 +86,55 @@ def on_method_chosen(ui: WizardUI, st: dict, before: dict | None = None) -> dict
     prev = _method(before) if before else None
     if method == prev:
         return st
-    drafter_id = suggest.default_drafter(cfg.get("model"), method, current=spec.get("model"))
-    if drafter_id != spec.get("model"):
-        spec["model"] = drafter_id
-    try:
-        c = config_of(st)
-        ctx = api.resolve(c, allow_hub=False, path_allowed=ui.policy.allows) if c is not None else None
-    except Exception:  # a version or GPU the check reports itself
-        ctx = None
+    change = suggest.spec_for_method(spec, cfg.get("model"), previous_method=prev)
+    spec = cfg["speculative_config"] = change.spec
+    ctx = _context(ui, st)
     target = ctx.target if ctx is not None else None
     drafter = ctx.drafter if ctx is not None and ctx.drafter is not target else None
     k = spec.get("num_speculative_tokens")
     new_k = suggest.default_k(method, target, drafter, current=k, previous_method=prev)
     if new_k != k:
         spec["num_speculative_tokens"] = new_k
-    return st
+    return _with_note(st, change.notes)
+
+
+def on_target_changed(ui: WizardUI, st: dict, before: dict | None = None) -> dict:
+    """After the target changed: a drafter that no longer fits it (:func:`wizard.suggest.spec_for_target`:
+    a catalog drafter trained for another target, an EAGLE-family drafter over another vocabulary)
+    is replaced by the catalog's drafter of the method for the new target, or removed, with a note."""
+    cfg = st.get("config") or {}
+    spec = cfg.get("speculative_config")
+    old = ((before or {}).get("config") or {}).get("model")
+    if not isinstance(spec, dict) or not spec.get("model") or cfg.get("model") == old or not cfg.get("model"):
+        return st
+    target = drafter = None
+    if suggest.drafter_fit(cfg["model"], spec.get("method"), spec["model"]).fits is None:
+        ctx = _context(ui, st)  # the catalog does not decide: compare the inspected models
+        if ctx is None or ctx.target is None:
+            return st  # a target not known yet (still being typed): nothing to compare with
+        target, drafter = ctx.target, (ctx.drafter if ctx.drafter is not ctx.target else None)
+    change = suggest.spec_for_target(spec, cfg["model"], target=target, drafter=drafter)
+    if change.changed:
+        cfg["speculative_config"] = change.spec
+    return _with_note(st, change.notes)
+
+
+def _k_to_form(v):
+    """What the k box shows: the configured k (any integer a browser holds exactly), None when
+    unset or not a number (the step's note shows such a value as given)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v if abs(v) <= JS_SAFE_INT else None
+    if isinstance(v, float) and v == v and abs(v) < 1e300:
+        return v
+    return None
+
+
+def k_info(kr: suggest.KRange) -> str:
+    """The suggested k range in words: "1–4 (why)", with the step for MTP multiples."""
+    rng = f"{kr.minimum}–{kr.maximum}" + (f" in steps of {kr.step}" if kr.step > 1 else "")
+    return f"suggested {rng}: {kr.why}"
 
 
 def build(ui: WizardUI) -> None:
@@ -100,9 +151,13 @@ def build(ui: WizardUI) -> None:
                  gr.Textbox(label="draft_tensor_parallel_size", placeholder="target TP (default)",
                             elem_id="f-speculative_config-draft_tensor_parallel_size"))
     c["drafter_group"] = g
-    ui.field(K, gr.Slider(1, 10, value=3, step=1, label="num_speculative_tokens (k)",
+    # a number box without bounds: Gradio checks a Slider's (and a bounded Number's) range before
+    # the handler runs, so a k beyond the suggested range (vLLM accepts any k > 0) was refused and
+    # the box snapped back while the state kept the old k. The handler takes every value; the
+    # rules report the ones vLLM refuses or runs badly, the step says how k compares with the range.
+    ui.field(K, gr.Number(value=3, precision=None, label="num_speculative_tokens (k)", min_width=180,
                           elem_id="f-speculative_config-num_speculative_tokens"),
-             to_form=lambda v: v if isinstance(v, int) and 1 <= v <= suggest.K_HARD_MAX else 3)
+             to_form=_k_to_form)
     with gr.Row(visible=False) as g:
         ui.field(SPEC + "prompt_lookup_min", gr.Textbox(label="prompt_lookup_min (tokens)", min_width=180,
                                                         elem_id="f-speculative_config-prompt_lookup_min"))
@@ -141,16 +196,13 @@ def _form(ui: WizardUI, state: dict, ev) -> dict:
     target = ev.ctx.target if ev.ctx is not None else None
     drafter = ev.ctx.drafter if ev.ctx is not None and ev.ctx.drafter is not target else None
     k = field_value(state, K)
-    kr = suggest.k_range(shown, target, drafter, current=k if isinstance(k, int) else None)
-    slider: dict = {"minimum": kr.minimum, "maximum": kr.maximum, "step": kr.step, "info": kr.why,
-                    "visible": method is not None}
-    if isinstance(k, int) and not isinstance(k, bool) and kr.minimum <= k <= kr.maximum:
-        slider["value"] = k
+    kr = suggest.k_range(shown, target, drafter)
+    box: dict = {"info": k_info(kr), "visible": method is not None, "value": _k_to_form(k)}
     uses = _uses_drafter(shown) or (method is None and bool(cur))
     return {
         ui.fields[DRAFTER]: gr.Dropdown(choices=drafter_choices(model, shown, cur), value=cur),
         ui.c["drafter_group"]: gr.Group(visible=bool(uses) and not is_mtp(shown)),
-        ui.fields[K]: gr.Slider(**slider),
+        ui.fields[K]: gr.Number(**box),
         ui.c["ngram_group"]: gr.Row(visible=use_ngram(shown)),
         ui.c["suffix_group"]: gr.Row(visible=shown == SUFFIX),
     }
@@ -167,8 +219,16 @@ def _notes(ui: WizardUI, state: dict, ev) -> dict:
         if ev.ctx is not None and ev.ctx.k:
             lines.append(f"k as vLLM resolves it: **{ev.ctx.k}**")
         k_typed = field_value(state, K)
-        if k_typed is not None and not (isinstance(k_typed, int) and 1 <= k_typed <= suggest.K_HARD_MAX):
-            lines.append(f"num_speculative_tokens as given: `{html.escape(str(k_typed)[:40])}` (outside the slider; kept as given)")
+        if k_typed is not None:
+            target = ev.ctx.target if ev.ctx is not None else None
+            drafter = ev.ctx.drafter if ev.ctx is not None and ev.ctx.drafter is not target else None
+            kr = suggest.k_range(resolved, target, drafter)
+            if not isinstance(k_typed, int) or isinstance(k_typed, bool):
+                lines.append(f"num_speculative_tokens as given: `{html.escape(str(k_typed)[:40])}` (not a whole "
+                             "number; kept as given, see the Live check)")
+            elif not kr.minimum <= k_typed <= kr.maximum or (kr.step > 1 and k_typed % kr.step):
+                lines.append(f"k = {k_typed:,} is outside the {k_info(kr)} — kept as given; the Live "
+                             "check says what vLLM does with it")
         if ev.ctx is not None and ev.ctx.lookup_errors.get(DRAFTER):
             lines.append(f"Drafter could not be inspected: {html.escape(ev.ctx.lookup_errors[DRAFTER])}")
     return {ui.c["method_md"]: "  \n".join(lines), ui.c["drafter_facts"]: facts_md(ev)}

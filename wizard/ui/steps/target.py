@@ -13,7 +13,8 @@ import gradio as gr
 from wizard import suggest
 from wizard.ui import findings as fp
 from wizard.ui import services
-from wizard.ui.core import WizardUI, sess_of
+from wizard.ui.core import CHANGE_NOTE, WizardUI, sess_of
+from wizard.ui.steps import speculation
 from wizard.ui.state import set_field
 
 __all__ = ["build", "wire", "facts_md", "catalog_note"]
@@ -32,7 +33,8 @@ def build(ui: WizardUI) -> None:
                                       info=info, allow_custom_value=True)
     c["catalog_note"] = gr.Markdown(elem_id="sw-catalog-note")
     ui.field("model", gr.Textbox(label="Target model: Hugging Face id or local folder",
-                                 placeholder="meta-llama/Llama-3.1-8B-Instruct or /models/my-llama", elem_id="f-model"))
+                                 placeholder="meta-llama/Llama-3.1-8B-Instruct or /models/my-llama", elem_id="f-model"),
+             after=lambda new, old: speculation.on_target_changed(ui, new, old))
     with gr.Row():
         ui.field("allow_hub", gr.Checkbox(False, label="Look up models on the Hugging Face Hub (metadata only)",
                                           elem_id="f-allow_hub", min_width=220), to_form=bool, source="setting")
@@ -124,8 +126,15 @@ def wire(ui: WizardUI) -> None:
         if value not in ids:
             return {c["catalog_note"]: catalog_note(value, ids)}
         sess = sess_of(request)
-        st = ui.update_field(sess, state, lambda b: set_field(b, "model", value))
-        out = ui.render(sess, st, rs)
+        holder: dict = {}
+
+        def pick(b: dict) -> dict:
+            new = speculation.on_target_changed(ui, set_field(b, "model", value), b)
+            holder["note"] = new.pop(CHANGE_NOTE, None)
+            return new
+
+        st = ui.update_field(sess, state, pick)
+        out = ui.render(sess, st, rs, note=holder.get("note"))
         out[model_c] = value
         out[c["catalog_note"]] = ""
         return out
