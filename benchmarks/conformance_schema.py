@@ -49,7 +49,7 @@ def wizard_verdict(words: list[str], release: str) -> tuple[bool, list[str], str
 
 
 def run(release: str | None, all_spellings: bool = False, limit: int | None = None, show: int = 25,
-        quiet: bool = False) -> dict:
+        quiet: bool = False, out_dir: Path | None = None) -> dict:
     from conformance_corpus import build_models
     from conformance_schema import generate_schema
 
@@ -94,7 +94,7 @@ def run(release: str | None, all_spellings: bool = False, limit: int | None = No
                "vllm_only": sum(r["agreement"] == "vllm_only" for r in counted),
                "unavailable": len(rows) - len(counted), "skipped": {k: v for k, v in stats.items() if k.startswith("skip:")},
                "wall_s": round(time.time() - t0, 1)}
-    out = RESULTS / f"schema-{release}.json"
+    out = (out_dir or RESULTS) / f"schema-{release}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=0))
     print(f"\n== schema conformance {release} ({summary['vllm']}) ==")
