@@ -33,15 +33,14 @@ from wizard import cli_plan
 from wizard.advisories import render_advisories
 from wizard.config import ConfigError
 from wizard.io.forms import export
-from wizard.io.presets import list_presets
 from wizard.models import catalog
-from wizard.rules.docs import render_rules
 from wizard.suggest import K_HARD_MAX
 from wizard.textreport import render_text
-from wizard.ui.main import main as ui_main
 
 # The launch stack (wizard.launch: httpx, psutil, rich) is imported by `serve` alone, in its
-# handler: `check` starts without it (tests/test_cold_start.py; benchmarks/cold_start.py).
+# handler: `check` starts without it (tests/test_cold_start.py; benchmarks/cold_start.py). So are
+# the faces `check` never uses -- `rules` (wizard.rules.docs + its cases models), `presets`
+# (wizard.io.presets) and `ui` (wizard.ui.main): each is imported in its own handler (issue 21).
 
 __all__ = ["main", "build_parser", "load_from_args"]
 
@@ -277,6 +276,7 @@ def _cmd_export(args) -> int:
 
 
 def _cmd_rules(args) -> int:
+    from wizard.rules.docs import render_rules  # not on the `check` path (issue 21)
     sys.stdout.write(render_rules(args.format))
     return EXIT_OK
 
@@ -298,6 +298,7 @@ def _cmd_models(args) -> int:
 
 
 def _cmd_presets(args) -> int:
+    from wizard.io.presets import list_presets  # not on the `check` path (issue 21)
     rows = list_presets()
     if args.format == "json":
         json.dump([{"name": p.name, "title": p.title, "hardware": p.hardware, "rationale": p.rationale} for p in rows], sys.stdout, indent=2)
@@ -335,6 +336,7 @@ def _cmd_serve(args) -> int:
 def _cmd_ui(argv: Sequence[str]) -> int:
     """``ui``: app.py's launcher (:func:`wizard.ui.main.main`) with app.py's options."""
     rest = list(argv)
+    from wizard.ui.main import main as ui_main  # not on the `check` path (issue 21)
     return ui_main(rest[1:] if rest[:1] == ["--"] else rest, prog="python -m wizard ui")
 
 

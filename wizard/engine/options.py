@@ -63,7 +63,9 @@ def _cli_value(release: str | None, name: str, v: Any) -> Any:
         return [got]  # each word converted: ``None`` stays an element (vLLM then refuses it)
     if got is None:
         return _UNSET
-    return parse_text(got) if isinstance(got, str) else got
+    if str(e.get("type")) in ("None", "str"):
+        return parse_text(got)  # no converter: JSON text read as before (config-class options)
+    return got  # the converter's result is what vLLM receives (union_dict_and_str keeps '[]' text)
 
 
 def user_options(cfg: ServeConfig, version: Any = None) -> dict[str, Any]:

@@ -26,7 +26,7 @@ __all__ = ["GpuProcess", "GpuDevice", "discover", "to_hardware", "match_catalog_
 class GpuProcess(BaseModel):
     """A process holding GPU memory: pid and bytes used (None when NVML cannot tell)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # off the `check` path (issue 21)
     pid: int
     used_bytes: int | None = Field(None, description="GPU memory held by the process (bytes).")
 
@@ -34,7 +34,7 @@ class GpuProcess(BaseModel):
 class GpuDevice(BaseModel):
     """One GPU as NVML sees it. Memory in bytes."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # off the `check` path (issue 21)
     index: int
     name: str = Field(..., description="NVML product name, e.g. 'NVIDIA H100 80GB HBM3'.")
     memory_total_bytes: int

@@ -138,6 +138,8 @@ class Collector:
             self.spec_json.append((value, spelled))
             return
         if name in SPEC_SHORTHANDS:
+            if value in ("", "None") and not typed and name != "spec_tokens":
+                return  # optional_type(str): vLLM's parser reads '' / 'None' as not given
             if isinstance(value, str) and name == "spec_tokens":
                 try:
                     value = int(value)

@@ -53,7 +53,7 @@ class AcceptanceProfile(BaseModel):
     docstring); ``source`` says where they come from and ``given_as`` in which form they were
     stated. Immutable by convention."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # off the `check` path (issue 21)
     cumulative_rates: list[float] = Field(default_factory=list, description="p_1..p_n, non-increasing, in [0, 1].")
     given_as: GivenAs = "cumulative"
     source: str = "none"

@@ -18,7 +18,7 @@ __all__ = ["KvVariant", "capacity"]
 class KvVariant(BaseModel):
     """KV capacity for one choice of (target KV dtype, drafter KV dtype)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # off the `check` path (issue 21)
     label: str
     target_kv_dtype: str
     drafter_kv_dtype: str | None

@@ -41,7 +41,7 @@ class KvLayout(BaseModel):
     (approximation, see :func:`kv_layout`).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # off the `check` path (issue 21)
     attention: Literal["standard", "mla", "none"] = "standard"
     kv_dtype: str
     element_bytes: float

@@ -32,7 +32,7 @@ __all__ = ["SideMemory", "MemoryPlan", "Plan", "plan", "plan_memory"]
 class SideMemory(BaseModel):
     """Weights and KV of one side (target or drafter) on one device."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # off the `check` path (issue 21)
     role: Literal["target", "drafter"]
     model: str | None = None
     method: str | None = None
@@ -49,7 +49,7 @@ class MemoryPlan(BaseModel):
     concurrency for L tokens per request: Cx".
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # off the `check` path (issue 21)
     hardware: str | None
     platform: Literal["cuda", "rocm", "cpu", "unknown"]
     device_count: int = 1

@@ -40,7 +40,7 @@ BATCH_TABLE_MAX_K = 16
 class SpeedupRow(BaseModel):
     """One k at batch 1: tokens per step (MAL), step cost relative to a plain decode step, speed-up."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # off the `check` path (issue 21)
     k: int
     expected_tokens_per_step: float
     relative_step_cost: float
@@ -51,7 +51,7 @@ class SpeedupRow(BaseModel):
 class KPoint(BaseModel):
     """Speed-up of one k at one batch size; ``bound``: what limits the target's verification pass."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # off the `check` path (issue 21)
     k: int
     speedup: float
     step_ms: float | None = None
@@ -62,7 +62,7 @@ class BatchRow(BaseModel):
     """One concurrency level: plain decode step time, speed-up per k, the best k (None: no k
     pays, run without speculation)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # off the `check` path (issue 21)
     batch: int
     base_step_ms: float | None = None
     base_bound: Literal["memory", "compute", "overhead"] = "memory"
@@ -76,7 +76,7 @@ class SpeedupEstimate(BaseModel):
     """Expected speed-up vs k and batch size (see the module docstrings of wizard.plan.speedup,
     .cost and .acceptance for the formulas and their sources)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # off the `check` path (issue 21)
     method: str | None
     k: int | None = Field(None, description="The configured num_speculative_tokens.")
     k_cap: int | None = Field(None, description="Largest k the checkpoint drafts (None: no limit).")

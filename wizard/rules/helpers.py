@@ -220,3 +220,13 @@ def async_incompatibility(ctx) -> str | None:
     if spec.disable_padded_drafter_batch:
         return "disable_padded_drafter_batch=True"
     return None
+
+
+def remove_extra_patch(ctx, key: str, description: str) -> Patch:
+    """A Patch removing ``extra_args[key]``: an unset path, or (for a key holding dots, which a
+    dotted path cannot address) the whole ``extra_args`` without it."""
+    if "." not in key:
+        return Patch(description=description, unset=[f"extra_args.{key}"])
+    rest = {k: v for k, v in ctx.config.extra_args.items() if k != key}
+    return Patch(description=description, set={"extra_args": rest}) if rest else \
+        Patch(description=description, unset=["extra_args"])

@@ -333,6 +333,8 @@ def convert(type_name: str | None, value: str) -> Any:
     m = re.fullmatch(r"parse_type\((.*)\)", t)
     if m:
         inner = m.group(1)
+        while inner.startswith("parse_type(") and inner.endswith(")"):  # parse_type(parse_type(f)) is f
+            inner = inner[len("parse_type("):-1]
         if inner.startswith("parse_dataclass("):
             return convert(inner, value)
         fn, _ = _base(inner)

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from packaging.version import Version
 
+from wizard import datacache
+from wizard.vllm import legacy, releases
 from wizard.vllm.legacy import LEGACY_VLLM_VERSION, legacy_parser
 from wizard.vllm.releases import known_releases, load, nearest_release
 
@@ -127,7 +130,21 @@ class CliVocabulary:
 
 @functools.lru_cache(maxsize=1)
 def cli_vocabulary() -> CliVocabulary:
-    """The :class:`CliVocabulary` of all known releases (newest definition wins per dest)."""
+    """The :class:`CliVocabulary` of all known releases (newest definition wins per dest).
+
+    Built once per process, and across processes served by :mod:`wizard.datacache` while every
+    release's ``serve_options.json``, 0.8's ``legacy_spec.json`` and the code reading them are
+    unchanged (a cold ``wizard check`` then skips parsing every release's options, issue 21)."""
+    root = releases._root()
+    if not isinstance(root, Path):  # package data not on the file system (zip): nothing to stat
+        return _build_cli_vocabulary()
+    sources = [root / "0.8" / "legacy_spec.json",
+               *(root / rel / "serve_options.json" for rel in sorted(known_releases(), key=Version))]
+    return datacache.cached("cli-vocabulary", sources=sources, code=[__file__, releases, legacy],
+                            build=_build_cli_vocabulary)
+
+
+def _build_cli_vocabulary() -> CliVocabulary:
     kind: dict[str, dict] = {}
     for action, dests in (("_StoreTrueAction", legacy_parser()["store_true"]),
                           ("StoreBoolean", legacy_parser()["store_boolean"])):

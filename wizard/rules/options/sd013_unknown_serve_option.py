@@ -7,6 +7,7 @@ from typing import Any
 from wizard.config import Patch, SERVE_FIELDS, ServeConfig
 from wizard.io.collector import POSITIONAL_KEY
 from wizard.io.spec_json import human_readable_int
+from wizard.rules.helpers import remove_extra_patch
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm import options as vllm_options
 
@@ -51,15 +52,6 @@ def _prefix_matches(opt: str, options: dict[str, Any]) -> list[str]:
             seen.add(d)
             out.append(o)
     return out
-
-
-def _without(extra: dict[str, Any], key: str) -> dict[str, Any]:
-    """Patch parts removing ``extra_args[key]``: an unset path, or (for a key holding dots, which a
-    dotted path cannot address) the whole ``extra_args`` without it."""
-    if "." not in key:
-        return {"unset": [f"extra_args.{key}"]}
-    rest = {k: v for k, v in extra.items() if k != key}
-    return {"set": {"extra_args": rest}} if rest else {"unset": ["extra_args"]}
 
 
 def _rename_patch(key: str, value: Any, opt: str, options: dict[str, Any], given: dict[str, Any]) -> Patch | None:
@@ -173,7 +165,7 @@ class UnknownServeOption(Rule):
                 continue
             shown = key if key.startswith("-") else _long_name(key.split(".", 1)[0]) + ("." + key.split(".", 1)[1] if "." in key else "")
             path = f"extra_args.{key}"
-            remove = Patch(description=f"Remove {shown}", **_without(ctx.config.extra_args, key))
+            remove = remove_extra_patch(ctx, key, f"Remove {shown}")
             hits = _prefix_matches(opt, options) if data.get("allow_abbrev", True) and "." not in key else []
             if len(hits) == 1:
                 fix = _rename_patch(key, value, hits[0], options, given)

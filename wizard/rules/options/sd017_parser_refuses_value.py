@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from wizard.config import SERVE_FIELDS, Patch
 from wizard.io.export import to_argv
+from wizard.rules.helpers import remove_extra_patch
 from wizard.rules.optionvalues import OWNED, option_problems
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.cli_parse import parse_serve_argv, value_problems
@@ -95,14 +96,11 @@ class ParserRefusesValue(Rule):
                 continue
             seen.add(dest)
             path = _path(ctx, p.option.typed, dest)
-            if path.startswith("extra_args.") and "." in path[len("extra_args."):]:
-                rest = {k: v for k, v in ctx.config.extra_args.items() if f"extra_args.{k}" != path}
-                parts = {"set": {"extra_args": rest}} if rest else {"unset": ["extra_args"]}
-            else:
-                parts = {"unset": [path]}
+            desc = f"Remove {p.option.typed} (vLLM's default applies)"
             yield self.finding(
                 f"vLLM's parser refuses {p.option.typed} {str(p.option.value)[:80]!r}: {p.message} "
                 "(`vllm serve` exits with code 2 before loading anything).",
                 fields=[path],
-                fixes=[Patch(description=f"Remove {p.option.typed} (vLLM's default applies)", **parts)],
+                fixes=[remove_extra_patch(ctx, path[len("extra_args."):], desc) if path.startswith("extra_args.")
+                       else Patch(description=desc, unset=[path])],
             )
