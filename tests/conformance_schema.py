@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator
 
+from wizard.vllm.cli_parse import shortest_prefix
 from wizard.vllm.releases import load as load_release_data
 
 __all__ = ["generate_schema", "option_values", "spellings", "SKIPPED_KINDS"]
@@ -153,22 +154,14 @@ def option_values(release: str, opt: str, e: dict[str, Any]) -> list[tuple[str, 
     return [("skip:free_text", [])]
 
 
-def _shortest_prefix(opt: str, all_opts: list[str]) -> str | None:
-    for n in range(3, len(opt)):
-        p = opt[:n]
-        if [o for o in all_opts if o.startswith(p)] == [opt]:
-            return p
-    return None
-
-
-def spellings(opt: str, words: list[str], all_opts: list[str], aliases: list[str]) -> list[tuple[str, list[str]]]:
+def spellings(opt: str, words: list[str], release: str, aliases: list[str]) -> list[tuple[str, list[str]]]:
     """The CLI spellings vLLM's parser reads for ``opt`` with ``words`` as its value."""
     out = [("long", [opt, *words])]
     if len(words) == 1:
         out.append(("equals", [f"{opt}={words[0]}"]))
     if "-" in opt[2:]:
         out.append(("underscores", ["--" + opt[2:].replace("-", "_"), *words]))
-    pre = _shortest_prefix(opt, all_opts)
+    pre = shortest_prefix(opt, release)
     if pre:
         out.append(("prefix", [pre, *words]))
     out += [(f"alias{a}", [a, *words]) for a in aliases]
@@ -205,7 +198,7 @@ def generate_schema(model: str, release: str, stats: dict[str, int] | None = Non
                 continue
             if label == "switch":
                 forms = [("long", [opt])] + [(f"alias{a}", [a]) for a in aliases]
-                pre = _shortest_prefix(opt, longs)
+                pre = shortest_prefix(opt, release)
                 if pre:
                     forms.append(("prefix", [pre]))
                 neg = "--no-" + opt[2:]
@@ -214,7 +207,7 @@ def generate_schema(model: str, release: str, stats: dict[str, int] | None = Non
                 for sp, w in forms:
                     yield _case(model, e["dest"], label, sp, w, seen, stats)
                 continue
-            forms = spellings(opt, words, longs, aliases)
+            forms = spellings(opt, words, release, aliases)
             if not (label.startswith("valid") or all_spellings):
                 forms = forms[:1] + forms[1 + (len(seen) % max(1, len(forms) - 1)):][:1]
             for sp, w in forms:

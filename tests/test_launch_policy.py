@@ -26,7 +26,8 @@ from wizard.config import config_from_dict
 from wizard.launch_policy import allowlist, review_argv
 from wizard.launch.launcher import review_launch
 from wizard.security import PathPolicy
-from wizard.vllm.cli_parse import _parser, parse_serve_argv
+from wizard.vllm.cli_parse import parse_serve_argv
+from wizard.vllm.cli_parse import shortest_prefix as _shortest_prefix
 from wizard.vllm.options import serve_options
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,19 +35,6 @@ HUB = "meta-llama/Llama-3.1-8B-Instruct"
 RELEASES = ["0.28", "0.29", "0.30", "0.31", "0.32", "0.33"]  # each has its own generated table
 UI = PathPolicy(model_dirs=[str(ROOT)])
 OPTED = PathPolicy(model_dirs=[str(ROOT)], allow_unsafe_options=True)
-
-
-def _shortest_prefix(opt: str, release: str) -> str | None:
-    """The shortest prefix argparse resolves to ``opt`` alone (None: only the full name)."""
-    p = _parser(release)
-    for n in range(3, len(opt)):
-        pre = opt[:n]
-        if pre in p._option_string_actions:
-            continue
-        tuples = p._get_option_tuples(pre)
-        if len(tuples) == 1 and tuples[0][1] == opt:
-            return pre
-    return None
 
 
 def _value(entry: dict) -> str:

@@ -29,6 +29,7 @@ Linux only; elsewhere the launcher starts the server directly.
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import os
 import resource
 import signal
@@ -40,40 +41,23 @@ PR_SET_CHILD_SUBREAPER = 36
 GRACE_S = 3.0
 
 
-def _ppids() -> dict[int, int]:
-    """pid -> ppid of every live (non-zombie) process, from /proc."""
-    out: dict[int, int] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return out
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                data = f.read().decode("ascii", "replace")
-        except OSError:
-            continue
-        rest = data[data.rfind(")") + 2:].split()
-        if len(rest) > 1 and rest[0] not in ("Z", "X"):
-            try:
-                out[int(name)] = int(rest[1])
-            except ValueError:
-                pass
-    return out
+def _load_watchdog():
+    """wizard/launch/watchdog.py (stdlib only, beside this file), loaded by path: this process
+    runs as a script under ``-I -S`` and shares the watchdog's /proc walk."""
+    spec = importlib.util.spec_from_file_location("_sw_watchdog", os.path.join(os.path.dirname(__file__),
+                                                                                "watchdog.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_WD = _load_watchdog()
 
 
 def descendants(root: int) -> set[int]:
-    """Live descendants of ``root`` (walked through /proc)."""
-    table = _ppids()
-    out: set[int] = set()
-    frontier = {root}
-    while frontier:
-        nxt = {p for p, pp in table.items() if pp in frontier and p not in out}
-        out |= nxt
-        frontier = nxt
-    return out
+    """Live (non-zombie) descendants of ``root`` (the watchdog's /proc walk from that process)."""
+    start = _WD._start_time(root)
+    return _WD._targets(set(), {root: start}) - {root} if start is not None else set()
 
 
 def _reap_nohang() -> None:

@@ -36,7 +36,7 @@ from wizard.vllm.options import serve_options
 from wizard.vllm.releases import nearest_release
 
 __all__ = ["ParsedOption", "ParsedArgv", "parse_serve_argv", "preprocess", "ValueProblem", "value_problems",
-           "convert", "dotted_value"]
+           "convert", "dotted_value", "shortest_prefix"]
 
 
 @dataclass(frozen=True)
@@ -139,6 +139,21 @@ def _parser(release: str) -> _Parser:
         neg = [o for o in opts if data["options"][o].get("negative") or o.startswith("--no-")] if nargs == 0 else []
         p.add_argument(*opts, dest=key[0], nargs=nargs, action=_Record, negative=neg)
     return p
+
+
+def shortest_prefix(opt: str, version: Any) -> str | None:
+    """The shortest abbreviation of ``opt`` that ``version``'s parser resolves to ``opt`` alone
+    (argparse's own ``allow_abbrev`` matching on the mirror parser); None when only the full
+    name works."""
+    p = _parser(nearest_release(version))
+    for n in range(3, len(opt)):
+        pre = opt[:n]
+        if pre in p._option_string_actions:
+            continue
+        tuples = p._get_option_tuples(pre)
+        if len(tuples) == 1 and tuples[0][1] == opt:
+            return pre
+    return None
 
 
 _DOT_HEAD = re.compile(r"(?<=--)[^.]*")

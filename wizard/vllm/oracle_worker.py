@@ -121,7 +121,6 @@ def worker(patch_cpu_platform: bool = False) -> int:  # pragma: no cover - exerc
         return 1
 
     records: list[str] = []
-    parser_box: list[Any] = []
 
     class _ParserError(Exception):
         """argparse's error (what `vllm serve` prints before exiting with code 2)."""
@@ -132,27 +131,27 @@ def worker(patch_cpu_platform: bool = False) -> int:  # pragma: no cover - exerc
         `vllm serve` parses once: some actions fill the shared default objects of config
         options in place, so a reused parser would carry one request's values into the next);
         ``error`` raises instead of exiting."""
-        parser_box.clear()
-        if not parser_box:
-            try:
-                from vllm.utils.argparse_utils import FlexibleArgumentParser
-            except ImportError:  # older releases
-                from vllm.utils import FlexibleArgumentParser
-            from vllm.entrypoints.cli.serve import ServeSubcommand
+        try:
+            from vllm.utils.argparse_utils import FlexibleArgumentParser
+        except ImportError:  # older releases
+            from vllm.utils import FlexibleArgumentParser
+        from vllm.entrypoints.cli.serve import ServeSubcommand
 
-            def error(message):
-                raise _ParserError(message)
+        def error(message):
+            raise _ParserError(message)
 
-            top = FlexibleArgumentParser(description="vLLM CLI")
-            sub = top.add_subparsers(required=False, dest="subparser")
-            ServeSubcommand().subparser_init(sub)
-            for p in (top, *sub.choices.values()):
-                p.error = error
-            parser_box.append(top)
-        return parser_box[0]
+        top = FlexibleArgumentParser(description="vLLM CLI")
+        sub = top.add_subparsers(required=False, dest="subparser")
+        ServeSubcommand().subparser_init(sub)
+        for p in (top, *sub.choices.values()):
+            p.error = error
+        return top
 
     def _validator():
-        for mod in ("vllm.entrypoints.openai.cli_args", "vllm.entrypoints.launchers.cli_args"):
+        """``validate_parsed_serve_args`` wherever the release keeps it (openai/ 0.28, launchers/
+        0.29-0.32, common/ 0.33)."""
+        for mod in ("vllm.entrypoints.common.cli_args", "vllm.entrypoints.launchers.cli_args",
+                    "vllm.entrypoints.openai.cli_args"):
             try:
                 return getattr(__import__(mod, fromlist=["validate_parsed_serve_args"]), "validate_parsed_serve_args")
             except (ImportError, AttributeError):
