@@ -1,5 +1,5 @@
 """Schema-driven conformance (issue 21): every `vllm serve` option and every ``speculative_config``
-key of a release, drawn from its generated schema (``tests/conformance_schema.py``), in every CLI
+key of a release, drawn from its generated schema (``tests/schema_corpus.py``), in every CLI
 spelling vLLM parses, judged by vLLM's own parser + serve validator + ``create_engine_config``
 (the oracle's ``check_argv``) and by the wizard on the same words.
 
@@ -51,7 +51,7 @@ def wizard_verdict(words: list[str], release: str) -> tuple[bool, list[str], str
 def run(release: str | None, all_spellings: bool = False, limit: int | None = None, show: int = 25,
         quiet: bool = False, out_dir: Path | None = None) -> dict:
     from conformance_corpus import build_models
-    from conformance_schema import generate_schema
+    from schema_corpus import generate_schema
 
     from wizard.vllm.oracle import VllmOracle
     from wizard.vllm.venvs import release_python

@@ -558,7 +558,7 @@ def cli_argv(draw, files: Path) -> list[str]:
         argv += ["--format", draw(st.sampled_from(["json", "text"]))]
     if sub in ("fix", "export"):
         argv += ["--to", draw(st.sampled_from(["command", "dotted", "yaml", "python", "k8s", "helm", "ray", "docker",
-                                               "multi-gpu", "bogus", ""]))]
+                                               "multi-gpu", "multinode", "kserve", "llm-d", "bogus", ""]))]
     if sub in ("plan", "serve") and draw(st.booleans()):
         argv += ["--kv-cache-space-gib", draw(numbers)]
     if sub == "serve":

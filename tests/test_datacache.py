@@ -58,3 +58,28 @@ def test_catalogs_load_the_same_from_the_cache(tmp_path, monkeypatch):
         assert catalog._load() == fresh[1]
     advisories._load.cache_clear()
     catalog.reload()
+
+
+def test_entries_in_a_folder_others_can_write_are_never_read(tmp_path, monkeypatch):
+    """A folder another user can write (or a symbolic link to one) could have its entries swapped:
+    nothing in it is unpickled, the value is built instead."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("SPECWIZARD_CACHE_DIR", str(folder))
+    monkeypatch.delenv("SPECWIZARD_NO_CACHE", raising=False)
+    src = tmp_path / "a.yaml"
+    src.write_text("x: 1\n")
+    calls = []
+
+    def build():
+        calls.append(1)
+        return "built"
+
+    get = lambda: datacache.cached("t", sources=[src], code=[__file__], build=build)  # noqa: E731
+    assert get() == "built" and get() == "built" and len(calls) == 1  # cached in a private folder
+    os.chmod(folder, 0o777)
+    assert get() == "built" and len(calls) == 2  # the same entry is no longer trusted
+    os.chmod(folder, 0o700)
+    link = tmp_path / "link"
+    link.symlink_to(folder)
+    monkeypatch.setenv("SPECWIZARD_CACHE_DIR", str(link / "."))
+    assert get() == "built" and len(calls) == 3  # not through a symbolic link either

@@ -24,7 +24,7 @@ def test_catalog_has_every_required_device_with_a_source():
         assert n in got, n
         h = got[n]
         assert h.memory_bytes > 0 and h.source and "http" in h.source or h.vendor == "cpu"
-        assert "auto" in h.kv_cache_dtypes
+        assert "auto" in _kv(n)["kv_cache_dtypes"]
 
 
 @pytest.mark.parametrize(
@@ -64,15 +64,26 @@ def test_memory_and_capability_facts():
     assert lookup("MI300X").vendor == "amd" and lookup("MI300X").isa == "gfx942"
 
 
+def _kv(name: str, release: str = "0.32"):
+    from wizard.mechanisms.attention_backend import kv_support
+    return kv_support(release, lookup(name))
+
+
 def test_kv_capabilities_follow_vllm_backends():
-    v100 = lookup("V100")
-    assert v100.supports_bf16 is False and v100.fp8_kv is False and "fp8" not in v100.kv_cache_dtypes
+    """The catalog holds no KV column: the backends of each release decide (backends.json)."""
+    v100 = _kv("V100")
+    assert lookup("V100").supports_bf16 is False and v100["fp8_kv"] is False and "fp8" not in v100["kv_cache_dtypes"]
     for n in ("A100", "A10G", "L4", "H100", "B200", "RTX-5090"):
-        h = lookup(n)
-        assert h.fp8_kv and h.fp8_noncausal_kv and "fp8_e4m3" in h.kv_cache_dtypes, n
-    assert "nvfp4" in lookup("B200").kv_cache_dtypes and "nvfp4" not in lookup("H100").kv_cache_dtypes
-    assert "fp8_ds_mla" in lookup("H200").kv_cache_dtypes and "fp8_ds_mla" not in lookup("A100").kv_cache_dtypes
-    assert lookup("MI300X").fp8_noncausal_kv is False
+        h = _kv(n)
+        assert h["fp8_kv"] and h["fp8_noncausal_kv"] and "fp8_e4m3" in h["kv_cache_dtypes"], n
+    assert "nvfp4" in _kv("B200")["kv_cache_dtypes"] and "nvfp4" not in _kv("H100", "0.28")["kv_cache_dtypes"]
+    assert "fp8_ds_mla" in _kv("H200")["kv_cache_dtypes"] and "fp8_ds_mla" not in _kv("A100")["kv_cache_dtypes"]
+    # vLLM 0.32 vllm/v1/attention/backends/rocm_attn.py: ROCM_ATTN supports_non_causal() and fp8 KV
+    # (the hand-typed catalog column said no, so SD200 refused DFlash + fp8 KV on an MI300X)
+    assert _kv("MI300X")["fp8_noncausal_kv"] is True
+    # issue 21: every catalog device agrees with its release's backend selection, none hand-typed
+    for h in catalog():
+        assert not {"fp8_kv", "fp8_noncausal_kv", "kv_cache_dtypes"} & set(h.model_dump()), h.name
 
 
 def test_cpu_entry_follows_host_isa():
@@ -80,8 +91,9 @@ def test_cpu_entry_follows_host_isa():
     assert cpu.vendor == "cpu" and cpu.memory_bytes > 0 and cpu.compute_capability is None
     isa = host_cpu_isa()
     assert cpu.isa == isa
-    assert cpu.fp8_kv == (isa in ("avx512", "amx"))
-    assert ("fp8" in cpu.kv_cache_dtypes) == cpu.fp8_kv
+    kv = _kv("cpu")
+    assert kv["fp8_kv"] == (isa in ("avx512", "amx"))
+    assert ("fp8" in kv["kv_cache_dtypes"]) == kv["fp8_kv"]
 
 
 def test_names_in_file_order():

@@ -278,16 +278,16 @@ def test_launch_step_streams_logs_health_and_plots(page, tmp_path):
 def test_refresh_keeps_input_including_invalid_values(page):
     tab(page, "target")
     fill(page, "f-model", "meta-llama/Llama-3.1-8B-Instruct")
-    fill(page, "f-max_model_len", "8k")  # not a number: kept verbatim, never dropped
-    wait_saved(page, lambda st: st["config"].get("max_model_len") == "8k")  # the browser's copy follows the panel
+    fill(page, "f-max_model_len", "8q")  # not a number: kept verbatim, never dropped
+    wait_saved(page, lambda st: st["config"].get("max_model_len") == "8q")  # the browser's copy follows the panel
     page.reload()
     page.wait_for_selector("#sw-summary-inner")
     wait_seq_above(page, 0, timeout=30000)
     tab(page, "target")
     assert page.locator("#f-model textarea, #f-model input").first.input_value() == "meta-llama/Llama-3.1-8B-Instruct"
-    assert page.locator("#f-max_model_len textarea, #f-max_model_len input").first.input_value() == "8k"
+    assert page.locator("#f-max_model_len textarea, #f-max_model_len input").first.input_value() == "8q"
     tab(page, "review")
-    assert "8k" in page.locator("#sw-exp-command textarea").input_value()
+    assert "8q" in page.locator("#sw-exp-command textarea").input_value()
     shot(page, "refresh-kept-invalid-value")
 
 

@@ -31,11 +31,12 @@ def test_fields_coerce_and_keep_invalid_text():
     st = set_field(new_state(), "model", "meta-llama/Llama-3.1-8B-Instruct")
     st = set_field(st, "speculative_config.method", "ngram")
     st = set_field(st, "speculative_config.num_speculative_tokens", "4")
-    st = set_field(st, "max_model_len", "8k")  # not a number: kept, not dropped
+    assert config_of(set_field(st, "max_model_len", "8k")).max_model_len == 8000  # vLLM: human_readable_int
+    st = set_field(st, "max_model_len", "8q")  # not a number vLLM reads: kept, not dropped
     cfg = config_of(st)
     assert cfg.speculative_config.num_speculative_tokens == 4
-    assert cfg.invalid_values == {"max_model_len": "8k"}
-    assert field_value(st, "max_model_len") == "8k"
+    assert cfg.invalid_values == {"max_model_len": "8q"}
+    assert field_value(st, "max_model_len") == "8q"
     st = set_field(st, "max_model_len", "8192")
     assert config_of(st).max_model_len == 8192 and not config_of(st).invalid_values
 

@@ -25,14 +25,15 @@ from wizard.io.export import to_command
 from wizard.io.safeio import MAX_YAML_CONFIG_BYTES, InputRefused, read_text_file
 from wizard.io.yaml_config import parse_yaml
 from wizard.mechanisms import apply as mechanisms
+from wizard.plan.acceptance import TASKS as PLAN_TASKS  # the tasks plan(task=...) takes
 from wizard.plan.planner import Plan
 from wizard.plan.planner import plan as _plan
 from wizard.rules.registry import Finding, Severity, iter_findings
 from wizard.suggest import Suggestions, suggest as _suggest
 from wizard.vllm.versions import VllmVersion, default_version, parse_version
 
-__all__ = ["Report", "load", "resolve", "check", "check_context", "explain", "fix_all", "suggest", "ConfigError",
-           "plan", "speedup_chart_rows", "tune"]
+__all__ = ["Report", "load", "resolve", "check", "check_context", "explain", "fix_all", "suggest", "ConfigError", "long_form",
+           "plan", "PLAN_TASKS", "speedup_chart_rows", "tune"]
 
 
 class Report(BaseModel):
@@ -45,6 +46,9 @@ class Report(BaseModel):
     vllm_version: str
     findings: list[Finding] = Field(default_factory=list)
     command: str = ""
+    #: a speculators checkpoint given as the model: the long form vLLM builds (verifier as --model,
+    #: the checkpoint as speculative_config.model); "" otherwise
+    long_command: str = ""
 
     @property
     def errors(self) -> list[Finding]:
@@ -52,12 +56,15 @@ class Report(BaseModel):
 
     def as_json(self) -> dict[str, Any]:
         """The CLI's stable JSON shape (see README: `wizard check --format json`)."""
-        return {
+        out = {
             "verdict": self.verdict,
             "vllm_version": self.vllm_version,
             "findings": [f.as_json() for f in self.findings],
             "command": self.command,
         }
+        if self.long_command:
+            out["long_command"] = self.long_command
+        return out
 
 
 def load(
@@ -122,11 +129,28 @@ def check_context(ctx: CheckContext) -> Report:
         verdict = "warning"
     else:
         verdict = "ok"
+    written = ctx.written_config or ctx.config
     try:
-        command = to_command(ctx.config)
+        command = to_command(written)
+        long_command = to_command(ctx.config) if ctx.written_config is not None else ""
     except Exception as err:  # export must never hide the findings
-        command = f"# could not export: {err}"
-    return Report(verdict=verdict, vllm_version=str(ctx.version), findings=findings, command=command)
+        command, long_command = f"# could not export: {err}", ""
+    return Report(verdict=verdict, vllm_version=str(ctx.version), findings=findings, command=command,
+                  long_command=long_command)
+
+
+def long_form(
+    config: ServeConfig,
+    *,
+    vllm_version: VllmVersion | str | None = None,
+    allow_hub: bool = True,
+) -> ServeConfig:
+    """``config`` in the long form vLLM builds from it: a speculators checkpoint given as the model
+    becomes ``--model <verifier>`` with the checkpoint as ``speculative_config.model``, its method
+    and k (:mod:`wizard.engine.speculators`, per release). Any other config is returned as is
+    (also when the release refuses the checkpoint: the check says why)."""
+    ctx = resolve_context(config, _version(vllm_version), None, allow_hub=allow_hub)
+    return ctx.config
 
 
 def resolve(
@@ -245,13 +269,16 @@ def plan(
     baseline_tpot_ms: float | None = None,
     baseline_batch: int | None = None,
     k_max: int = 8,
+    task: str | None = None,
 ) -> Plan:
     """The memory and speed-up plan (:func:`wizard.plan.planner.plan`) for ``config`` on ``gpu``.
 
     ``acceptance``: per-position rates ('cumulative' as vLLM reports them, or 'conditional');
     ``tune_result``: a ``wizard tune`` result (dict or tune.json path) whose measured acceptance
     and baseline time per output token are used unless given explicitly. The speed-up per batch
-    size is in ``plan.speedup.batches`` (chart rows: :func:`speedup_chart_rows`).
+    size is in ``plan.speedup.batches`` (chart rows: :func:`speedup_chart_rows`). ``task``
+    ('chat' | 'code' | 'math' | 'summarization'): plan with the method's published acceptance for
+    that task (``wizard.plan.acceptance.TASK_PRIORS``) unless a measured one is given.
 
     Raises:
         ValueError: bad --vllm-version; HardwareError: unknown GPU; TuneError: unreadable tune
@@ -271,7 +298,7 @@ def plan(
     return _plan(ctx, kv_cache_space_gib=kv_cache_space_gib, acceptance=acceptance, acceptance_kind=acceptance_kind,
                  acceptance_source=acceptance_source or ("entered" if acceptance is not None else None), k_max=k_max,
                  context_tokens=context_tokens, baseline_step_s=baseline_tpot_ms / 1e3 if baseline_tpot_ms else None,
-                 baseline_batch=baseline_batch or 1)
+                 baseline_batch=baseline_batch or 1, task=task)
 
 
 def speedup_chart_rows(p: Plan) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ import sys
 from typing import Sequence
 
 from wizard import api
-from wizard import cli_plan
+from wizard import cli_pair, cli_plan
 from wizard.advisories import render_advisories
 from wizard.config import ConfigError
 from wizard.io.forms import export
@@ -138,7 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("export", help="print the configuration in another form")
     _add_inputs(p)
-    p.add_argument("--to", default="command", help="command | dotted | yaml | python | k8s | lws | helm | ray | docker | multi-gpu")
+    p.add_argument("--to", default="command", help="command | dotted | yaml | python | k8s | lws | helm | ray | docker | "
+                                                   "multi-gpu | multinode | kserve | llm-d")
+    p.add_argument("--long-form", action="store_true",
+                   help="a speculators checkpoint as --model: write the verifier as --model and the checkpoint as the drafter")
+
+    cli_pair.add_parser(sub)
 
     p = sub.add_parser("rules", help="list every rule with its docs")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
@@ -162,6 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--acceptance-kind", choices=("cumulative", "conditional"), default="cumulative")
     p.add_argument("--from-tune", metavar="FILE", default=None, help="a `wizard tune` result: measured acceptance + baseline")
     p.add_argument("--context-tokens", type=_count, default=None, metavar="N", help="KV tokens per sequence in the speed model")
+    p.add_argument("--task", choices=api.PLAN_TASKS, default=None,
+                   help="plan with the method's published acceptance for this task (source shown)")
     p.add_argument("--baseline-tpot-ms", type=_positive_seconds, default=None, metavar="MS",
                    help="measured time per output token without speculation (ms), calibrates the speed model")
     p.add_argument("--baseline-batch", type=_count, default=None, metavar="N", help="concurrency of --baseline-tpot-ms")
@@ -271,7 +278,9 @@ def _cmd_fix(args) -> int:
 
 def _cmd_export(args) -> int:
     cfg = load_from_args(args)
-    sys.stdout.write(export(cfg, args.to).rstrip("\n") + "\n")
+    if args.long_form:
+        cfg = api.long_form(cfg, vllm_version=args.vllm_version, allow_hub=not args.offline)
+    sys.stdout.write(export(cfg, args.to, hardware=args.gpu).rstrip("\n") + "\n")  # --gpu: GPUs per node
     return EXIT_OK
 
 
@@ -364,6 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "check": _cmd_check,
         "fix": _cmd_fix,
         "export": _cmd_export,
+        "pair": cli_pair.cmd_pair,
         "rules": _cmd_rules,
         "advisories": _cmd_advisories,
         "plan": _cmd_plan,

@@ -82,7 +82,7 @@ def cmd_plan(args: argparse.Namespace, cfg: ServeConfig, out: TextIO | None = No
                  acceptance_source="--acceptance" if acceptance is not None else None,
                  tune_result=getattr(args, "from_tune", None), context_tokens=getattr(args, "context_tokens", None),
                  baseline_tpot_ms=base_ms, baseline_batch=getattr(args, "baseline_batch", None),
-                 k_max=getattr(args, "k_max", None) or 8)
+                 k_max=getattr(args, "k_max", None) or 8, task=getattr(args, "task", None))
     if getattr(args, "format", "text") == "json":
         json.dump(p.as_json(), out, indent=2)
         out.write("\n")
@@ -132,7 +132,10 @@ def _speedup_lines(p: Plan) -> list[str]:
     if not s.table:
         return []
     acc = s.acceptance.describe() if s.acceptance else s.acceptance_source
-    out = [f"Speed-up ({s.method}; acceptance {acc})",
+    task = f" for the {s.task} task" if s.task else ""
+    out = [f"Speed-up ({s.method}; acceptance{task} {acc})",
+           *([f"  acceptance measured on: {s.acceptance.setup}"] if s.acceptance and s.acceptance.setup else []),
+           *[f"  acceptance note: {n}" for n in (s.acceptance.notes if s.acceptance else [])],
            f"  cost model: {s.cost_model}; context {s.context_tokens:,} tokens per sequence",
            f"  drafter: {s.drafter_cost_source} ({s.drafter_cost:g} of a plain step per drafted token at batch 1)"]
     if s.k_cap:
@@ -157,6 +160,13 @@ def _speedup_lines(p: Plan) -> list[str]:
             out.append("  speculation does not pay at any concurrency")
         else:
             out.append(f"  speculation stops paying above {s.stops_paying_above} concurrent requests")
+    if s.k_schedule:
+        out.append("  k schedule (speculative_config.num_speculative_tokens_per_batch_size, num_speculative_tokens "
+                   f"{s.k_schedule_max}):")
+        for a, b, k in s.k_schedule:
+            out.append(f"    {a:5d}-{b:<5d} requests: " + ("no speculation (k=0)" if k == 0 else f"k={k}"))
+    if s.k_schedule_note:
+        out.append(f"  note: {s.k_schedule_note}")
     for n in s.notes:
         out.append(f"  note: {n}")
     return out

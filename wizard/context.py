@@ -14,6 +14,7 @@ from typing import Any, Callable
 from wizard import resolve
 from wizard.config import ServeConfig
 from wizard.engine import EngineView, build_view
+from wizard.engine.speculators import speculators_rewrite
 from wizard.hardware.spec import Hardware
 from wizard.models.info import ModelInfo, ModelLookupError
 from wizard.models.resolve import resolve_model
@@ -44,6 +45,13 @@ class CheckContext:
     #: mechanism name -> result (wizard.mechanisms.apply) and name -> internal error text
     mechanism_results: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     mechanism_errors: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    #: the model was a speculators checkpoint: what vLLM does with it (wizard.engine.speculators); when it
+    #: applies, ``config`` is the long form vLLM builds and ``written_config`` the configuration as given
+    speculators: Any = None
+    written_config: ServeConfig | None = None
+    #: the verifier a speculators-format *drafter* names (``speculators_config.verifier.name_or_path``),
+    #: looked up when it differs from the target (rule SD232 compares the two); None = not looked up / unknown
+    verifier: ModelInfo | None = None
 
     @functools.cached_property
     def view(self) -> EngineView:
@@ -71,8 +79,8 @@ class CheckContext:
 
     def model_dtype(self) -> str | None:
         """The dtype vLLM runs the target (and the drafter) in; None when --dtype is auto and
-        the target is unknown (see :func:`wizard.resolve.model_dtype`)."""
-        return resolve.model_dtype(self.config.dtype, self.target, self.hardware)
+        the target is unknown (``ctx.view.model_dtype``, :mod:`wizard.engine.dtype`)."""
+        return self.view.model_dtype
 
     def drafter_kv_dtype(self) -> str:
         """Effective drafter KV dtype: speculative_config.kv_cache_dtype, else the target's."""
@@ -130,6 +138,18 @@ def resolve_context(
     ctx.target = target
     if err:
         ctx.lookup_errors["model"] = err
+    rw = speculators_rewrite(config, target, ctx.version)
+    if rw is not None:
+        ctx.speculators = rw
+        if rw.ok:
+            # vLLM's maybe_override_with_speculators: the verifier is the target, the checkpoint the drafter
+            ctx.written_config, ctx.config, config = config, rw.config, rw.config
+            verifier, err = lookup("model", config.model, config.revision)
+            ctx.target = verifier
+            if err:
+                ctx.lookup_errors["model"] = f"the verifier {config.model} named by speculator {rw.speculator}: {err}"
+            ctx.drafter = target
+            return ctx
     spec = config.speculative_config
     draft_name = resolve.drafter_model_name(ctx)
     if draft_name and draft_name != config.model:
@@ -139,4 +159,11 @@ def resolve_context(
             ctx.lookup_errors["speculative_config.model"] = err
     elif draft_name and draft_name == config.model:
         ctx.drafter = target
+    d = ctx.drafter
+    if d is not None and d is not target and isinstance(d.speculators_config, dict):
+        v = d.speculators_config.get("verifier")
+        vname = v.get("name_or_path") if isinstance(v, dict) else None
+        if (isinstance(vname, str) and vname.strip() and vname != config.model
+                and (path_allowed is None or path_allowed(vname))):
+            ctx.verifier = _cached_model(vname, None, allow_hub)[0]
     return ctx

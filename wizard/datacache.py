@@ -13,8 +13,9 @@ served for other inputs. ``build`` must be deterministic in those inputs.
 
 Where: ``$SPECWIZARD_CACHE_DIR``, else ``$XDG_CACHE_HOME/specwizard``, else
 ``~/.cache/specwizard`` (a folder of mode 0700). ``SPECWIZARD_NO_CACHE=1`` turns it off. A cache
-file is only read when it is a regular file owned by this user and not writable by others (the
-pickle is as trusted as the ``__pycache__`` next to the code); anything unreadable, corrupt or
+file is only read when it is a regular file in a real folder (no symbolic link), both owned by
+this user and not writable by others (the pickle is as trusted as the ``__pycache__`` next to the
+code); anything unreadable, corrupt or
 unwritable falls back to ``build`` silently -- the cache never changes a result, only its cost.
 """
 
@@ -59,14 +60,21 @@ def _key(name: str, files: Iterable[Path]) -> str | None:
     return h.hexdigest()[:32]
 
 
-def _trusted(path: Path) -> bool:
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return False
-    if not stat.S_ISREG(st.st_mode) or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+def _owned(st: os.stat_result) -> bool:
+    """Owned by this user and writable by no one else."""
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return False
     return not hasattr(os, "getuid") or st.st_uid == os.getuid()
+
+
+def _trusted(path: Path) -> bool:
+    """A cache entry to unpickle: a regular file (not a link) in a real folder, both owned by this
+    user and writable by no one else (another user who can write the folder could swap entries)."""
+    try:
+        st, dst = os.lstat(path), os.lstat(path.parent)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and stat.S_ISDIR(dst.st_mode) and _owned(st) and _owned(dst)
 
 
 def _code_file(obj: Any) -> Path:

@@ -28,7 +28,6 @@ from typing import Any, Iterable, Mapping
 
 from wizard.config import config_from_dict
 from wizard.vllm import options as vllm_options
-from wizard.vllm import releases
 
 __all__ = ["is_secret_env", "dest_of", "secret_dest", "walk_strings", "SECRET_OPTION_DESTS", "secret_ref", "env_for_option",
            "redact_dict", "redact_config", "secret_values", "scrub", "private_dir", "created_private_dir",
@@ -60,31 +59,11 @@ def walk_strings(v: Any) -> Iterable[str]:
 
 # ---- secrets -----------------------------------------------------------------------------------
 
-def _secret_dests() -> frozenset[str]:
-    """`vllm serve` options that carry a credential: dests ending in api_key/token/secret/password
-    in the parser of any known release (wizard/data/vllm/<X.Y>/serve_options.json): api_key,
-    hf_token in 0.32."""
-    out = set()
-    for key in releases.known_releases():
-        for e in vllm_options.serve_options(key).get("options", {}).values():
-            if re.search(r"(?:^|_)(?:api_key|token|secret|password)$", e.get("dest", "")):
-                out.add(e["dest"])
-    return frozenset(out or {"api_key", "hf_token"})
-
-
-SECRET_OPTION_DESTS = _secret_dests()
-
-
-def _secret_option_strings() -> tuple[str, ...]:
-    out = set()
-    for key in releases.known_releases():
-        for opt, e in vllm_options.serve_options(key).get("options", {}).items():
-            if e.get("dest") in SECRET_OPTION_DESTS and opt.startswith("--"):
-                out.add(opt)
-    return tuple(sorted(out))
-
-
-_SECRET_OPTIONS = _secret_option_strings()
+#: `vllm serve` options that carry a credential, over every known release (api_key, hf_token in
+#: 0.32): :attr:`wizard.vllm.options.CliVocabulary.secret_dests`, read from each release's
+#: serve_options.json once and cached across processes with the rest of the vocabulary
+SECRET_OPTION_DESTS = vllm_options.cli_vocabulary().secret_dests
+_SECRET_OPTIONS = vllm_options.cli_vocabulary().secret_options
 
 
 def secret_dest(key: Any) -> str | None:

@@ -539,7 +539,8 @@ def backends(ctx: CheckContext) -> list[BackendChoice]:
     dkv = _safe(ctx.drafter_kv_dtype, tkv)
     model = ctx.target if M.is_mtp(method) else ctx.drafter
     dtp = spec.draft_tensor_parallel_size if isinstance(spec.draft_tensor_parallel_size, int) else tp
-    dlay = _layout(model, dkv, dtype, max(1, dtp or 1), method, "drafter")
+    # the draft model runs in the target's dtype (ctx.view.drafter_dtype), not its checkpoint's
+    dlay = _layout(model, dkv, ctx.view.drafter_dtype or dtype, max(1, dtp or 1), method, "drafter")
     dpin = _pin(spec.attention_backend)
     dsel = select(ctx.version, hw, dlay, dpin) if dlay is not None else None
     out.append(_choice("drafter", dkv, dlay, dsel, "drafter attention layout unknown (drafter not inspected)"))

@@ -33,4 +33,8 @@ def render_text(report) -> str:
     lines.append("")
     lines.append("normalised command:")
     lines.append(report.command)
+    if getattr(report, "long_command", ""):
+        lines.append("")
+        lines.append("long form (what vLLM builds from the speculators checkpoint: verifier + drafter):")
+        lines.append(report.long_command)
     return "\n".join(lines) + "\n"

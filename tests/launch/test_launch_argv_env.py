@@ -11,7 +11,9 @@ import pytest
 
 from wizard.config import config_from_dict
 from wizard.launch import LaunchRefused, PortInUse, launch, plan_launch
-from wizard.launch.argv import ARGV_SOURCE, entrypoint_for
+from wizard.launch.argv import ARGV_SOURCE, CPU_BUILD_BOOTSTRAP, entrypoint_for, entrypoint_len
+from wizard.launch.review import argv_words, review_plan
+from wizard.security import PathPolicy
 from wizard.launch.env import build_env
 from wizard.launch.ports import check_port_free
 
@@ -24,24 +26,59 @@ def _cfg(**over):
 
 
 def test_entrypoints():
+    # `vllm serve` through this Python (no script on PATH, no shell); never the deprecated api_server module
     pre, flag = entrypoint_for("vllm-cpu")
-    assert pre == [sys.executable, "-m", "vllm.entrypoints.openai.api_server"] and flag
+    assert pre == [sys.executable, "-c", CPU_BUILD_BOOTSTRAP, "serve"] and not flag
     pre, flag = entrypoint_for("vllm")
-    assert pre[-1] == "serve" and not flag
+    assert pre == [sys.executable, "-m", "vllm.entrypoints.cli.main", "serve"] and not flag
+    assert entrypoint_for(None)[0] == pre
+    for d in ("vllm", "vllm-cpu", None):
+        assert not any("api_server" in w for w in entrypoint_for(d)[0])
+
+
+def test_policy_reviews_the_words_after_the_entrypoint():
+    # the launch policy judges exactly what vLLM's parser gets: `serve MODEL ...` for both builds
+    for dist in ("vllm-cpu", "vllm"):
+        p = plan_launch(_cfg(extra_args={"trust_remote_code": True}), port=8001, distribution=dist)
+        words = argv_words(p)
+        assert words[:2] == ["serve", "/tmp/model/target"] and words == p.argv[3:]
+        rv = review_plan(p, _cfg(extra_args={"trust_remote_code": True}), PathPolicy(model_dirs=["/tmp/model"]))
+        assert [x.option for x in rv.risky] == ["--trust-remote-code"] and not rv.blocking
+    # a -c program that is not the wizard's own is not skipped: its words are reviewed (and refused)
+    other = type("P", (), {"argv": [sys.executable, "-c", "import os", "serve", "m"], "secret_config": None})()
+    assert entrypoint_len(other.argv) == 1 and argv_words(other)[:2] == ["-c", "import os"]
+
+
+@pytest.mark.vllm
+def test_cpu_bootstrap_runs_the_console_scripts_main():
+    # the installed vLLM's console script is vllm.entrypoints.cli.main:main, and on the CPU build it dies
+    # before reading its arguments (importlib.metadata.version("vllm")); the bootstrap runs the same main()
+    import importlib.metadata as md
+    import subprocess
+
+    dist = md.distribution("vllm-cpu")
+    assert [(e.name, e.value) for e in dist.entry_points if e.group == "console_scripts"] == [
+        ("vllm", "vllm.entrypoints.cli.main:main")]
+    plain = subprocess.run([sys.executable, "-m", "vllm.entrypoints.cli.main", "--version"], capture_output=True,
+                           text=True, timeout=300)
+    assert plain.returncode != 0 and "PackageNotFoundError" in plain.stderr
+    ok = subprocess.run([sys.executable, "-c", CPU_BUILD_BOOTSTRAP, "--version"], capture_output=True, text=True,
+                        timeout=300)
+    assert ok.returncode == 0 and ok.stdout.strip() == md.version("vllm-cpu") + "+cpu", ok.stderr[-2000:]
 
 
 def test_plan_cpu_and_gpu(tmp_path):
     cfg = _cfg(env={"VLLM_LOGGING_LEVEL": "DEBUG"}, extra_args={"port": 9999, "served_model_name": "tiny"})
     p = plan_launch(cfg, kv_cache_space_gib=1, distribution="vllm-cpu")
     assert p.port == 9999
-    assert p.argv[:5] == [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", "/tmp/model/target"]
+    assert p.argv[:5] == [sys.executable, "-c", CPU_BUILD_BOOTSTRAP, "serve", "/tmp/model/target"]
     assert p.argv[-4:] == ["--host", "127.0.0.1", "--port", "9999"] and p.argv.count("--port") == 1
     assert "--served-model-name" in p.argv and "--enforce-eager" in p.argv
     sc = json.loads(p.argv[p.argv.index("--speculative-config") + 1])
     assert sc == {"method": "ngram", "num_speculative_tokens": 3}
     assert p.env_changes["VLLM_CPU_KVCACHE_SPACE"] == "1" and p.env_changes["VLLM_LOGGING_LEVEL"] == "DEBUG"
     g = plan_launch(_cfg(), port=8001, gpus=[0, 1], distribution="vllm")
-    assert g.argv[1:3] == ["serve", "/tmp/model/target"]
+    assert g.argv[1:5] == ["-m", "vllm.entrypoints.cli.main", "serve", "/tmp/model/target"]
     assert g.env_changes["CUDA_VISIBLE_DEVICES"] == "0,1" and "VLLM_CPU_KVCACHE_SPACE" not in g.env_changes
 
 
@@ -102,4 +139,4 @@ def test_argv_comes_from_the_export():
     p = plan_launch(cfg, distribution="vllm")
     assert p.argv_source == ARGV_SOURCE == "wizard.io.export.to_argv"
     bare = to_argv(cfg.model_copy(update={"extra_args": {"served_model_name": "tiny"}}), entrypoint=("vllm", "serve"))
-    assert p.argv[1:-4] == bare[1:]
+    assert p.argv[3:-4] == bare[1:]

@@ -30,6 +30,7 @@ import pytest
 
 from factory import make_tiny_llama
 from wizard.config import config_from_dict
+from wizard.launch.argv import CPU_BUILD_BOOTSTRAP
 from wizard.launch import Launcher, advice, launch, plan_launch, run_smoke
 from wizard.launch.metrics import MONITOR_PARAMS
 from wizard.vllm.versions import installed_vllm
@@ -85,7 +86,8 @@ def ngram_server(models, tmp_path_factory):
 
 def test_a_ngram_launch_healthy_metrics(ngram_server):
     h = ngram_server
-    assert h.plan.argv[1:3] == ["-m", "vllm.entrypoints.openai.api_server"]
+    assert h.plan.argv[1:4] == ["-c", CPU_BUILD_BOOTSTRAP, "serve"]  # `vllm serve`, not the deprecated api_server
+    assert not any("api_server" in ln and "deprecated" in ln for ln in h.logs(400))
     assert h.plan.env_changes["VLLM_CPU_KVCACHE_SPACE"] == "1"
     assert h.wait_healthy(START_TIMEOUT), h.logs(40)
     st = h.status()

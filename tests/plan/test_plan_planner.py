@@ -88,7 +88,8 @@ def test_fp8_target_bf16_drafter_variant():
     assert alt.kv_bytes_per_token["target"] == base.kv_bytes_per_token["target"] // 2 == 65536
     assert alt.kv_bytes_per_token["drafter"] == base.kv_bytes_per_token["drafter"]
     assert alt.kv_capacity_tokens > 1.8 * base.kv_capacity_tokens
-    assert lookup("V100").fp8_kv is False
+    v100 = ctx_for({"model": "meta-llama/Llama-3.1-8B-Instruct", "max_model_len": 8192}, t, d, lookup("V100"))
+    assert v100.view.device_kv.fp8 is False  # SM 7.0: no fp8 KV backend (backends.json)
     p2 = plan(ctx, hardware=lookup("V100"))
     assert p2.variants[1].supported is False
 

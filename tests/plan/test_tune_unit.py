@@ -97,3 +97,25 @@ def test_chart_png(tmp_path):
     _recommend(res)
     out = save_chart(res, tmp_path / "tune.png")
     assert (tmp_path / "tune.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.endswith("tune.png")
+
+
+def test_from_tune_reads_a_vllm_bench_serve_result():
+    """One `vllm bench serve --save-result` JSON (the keys vllm/benchmarks/serve.py 0.32 writes:
+    spec_decode_per_position_acceptance_rates = accepted at position i / drafts, max_concurrency,
+    mean_tpot_ms); the slow test feeds a real one (tests/plan/test_tune_vllm.py)."""
+    from wizard.launch.tune import TuneError, plan_inputs_from_results
+
+    spec_run = {"date": "20261202-120000", "backend": "vllm", "model_id": "m", "num_prompts": 8, "max_concurrency": 4,
+                "mean_tpot_ms": 5.1, "output_throughput": 700.0, "spec_decode_acceptance_rate": 61.0,
+                "spec_decode_acceptance_length": 2.22, "spec_decode_num_drafts": 100, "spec_decode_draft_tokens": 200,
+                "spec_decode_accepted_tokens": 122, "spec_decode_per_position_acceptance_rates": [0.75, 0.47]}
+    got = plan_inputs_from_results(spec_run)
+    assert got["per_position"] == [0.75, 0.47] and got["concurrency"] == 4 and got["baseline_tpot_ms"] is None
+    assert "vllm bench serve" in got["acceptance_source"]
+    base_run = {k: v for k, v in spec_run.items() if not k.startswith("spec_decode")}
+    got = plan_inputs_from_results(base_run)
+    assert got["per_position"] is None and got["baseline_tpot_ms"] == 5.1 and got["concurrency"] == 4
+    import pytest as _pytest
+
+    with _pytest.raises(TuneError):
+        plan_inputs_from_results({**spec_run, "spec_decode_per_position_acceptance_rates": []})

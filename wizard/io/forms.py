@@ -21,9 +21,10 @@ SINGLE_NODE_FORMATS: tuple[str, ...] = ("command", "dotted", "yaml", "python")
 FORMATS: tuple[str, ...] = SINGLE_NODE_FORMATS + SCALEOUT_FORMATS
 
 
-def export(cfg: ServeConfig, to: str = "command") -> str:
+def export(cfg: ServeConfig, to: str = "command", **opts) -> str:
     """``cfg`` in the form ``to`` (one of :data:`FORMATS`). Credentials are written as ``$VAR``
-    references in every form (:func:`wizard.privacy.redact_config`).
+    references in every form (:func:`wizard.privacy.redact_config`). ``opts`` go to the scale-out
+    forms (``hardware="H200x8"``, ``gpus_per_node``...: :mod:`wizard.io.scaleout`); None values are dropped.
 
     Raises:
         KeyError: unknown form (the message lists :data:`FORMATS`).
@@ -32,5 +33,5 @@ def export(cfg: ServeConfig, to: str = "command") -> str:
     if key in _SINGLE:
         return _SINGLE[key](cfg)
     if key in SCALEOUT_FORMATS:
-        return export_scaleout(redact_config(cfg), key)
+        return export_scaleout(redact_config(cfg), key, **{k: v for k, v in opts.items() if v is not None})
     raise KeyError(f"--to: unknown export format {str(to)[:40]!r}; choose from {', '.join(FORMATS)}")

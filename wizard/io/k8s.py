@@ -28,6 +28,7 @@ import shlex
 from typing import Any
 
 from wizard.config import ServeConfig
+from wizard.io.multinode import MULTI_NODE_OPTIONS
 from wizard.io.deploy import (dump_yaml, gpu_count, gpus_per_node, header_lines, image_of, name_of, port_of, serve_args,
                               vendor_of, with_fields)
 
@@ -152,7 +153,7 @@ def lws_objects(cfg: ServeConfig, opts: dict[str, Any]) -> list[dict[str, Any]]:
     """[LeaderWorkerSet, Service] (see the module docstring)."""
     name = name_of(cfg, opts)
     size, gpus = lws_layout(cfg, opts)
-    ray_cfg = with_fields(cfg, extra={"distributed_executor_backend": "ray"})
+    ray_cfg = with_fields(cfg, extra={**{k: None for k in MULTI_NODE_OPTIONS}, "distributed_executor_backend": "ray"})
     join = ["bash", MULTI_NODE_SCRIPT, "leader", f"--ray_cluster_size={size}", f"--num-gpus={gpus}"]
     leader_cmd = f"{shlex.join(join)} && exec {shlex.join(['vllm', 'serve', *serve_args(ray_cfg)])}"
     worker_cmd = ["bash", MULTI_NODE_SCRIPT, "worker", "--ray_address=$(LWS_LEADER_ADDRESS)", f"--num-gpus={gpus}"]

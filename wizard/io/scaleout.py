@@ -15,6 +15,11 @@ Formats (``to``):
 ``multi-gpu``
     Shell text: ``CUDA_VISIBLE_DEVICES=0,1,.. vllm serve ...`` for TP x PP (x DP) GPUs on one
     node, with a comment on the drafter's tensor parallelism.
+``multinode``
+    Shell text: vLLM's native multi-node launch (no Ray), one ``vllm serve`` per node: rank 0
+    serves, the others ``--headless``; ``--nnodes/--node-rank/--master-addr`` for TP x PP
+    across nodes, ``--data-parallel-size-local/--data-parallel-start-rank/--data-parallel-address``
+    for DP (x EP). Details and options in :mod:`wizard.io.multinode`.
 ``ray``
     Shell text: ``ray start --head`` on the head node, ``ray start --address=HEAD:PORT`` on each
     worker, then ``vllm serve ... --distributed-executor-backend ray`` on the head; TP x PP
@@ -38,6 +43,9 @@ Formats (``to``):
     (``helm/templates/deployment-vllm-multi.yaml``) renders ``vllm serve <modelURL> --host
     0.0.0.0 --port <port>``, then ``--enable-prefix-caching`` or ``--no-enable-prefix-caching``
     (always, from ``enablePrefixCaching``), then ``--tensor-parallel-size``, then extraArgs.
+``kserve``
+    YAML: a KServe ``LLMInferenceService`` (``serving.kserve.io/v1alpha2``). ``llm-d``: values
+    for llm-d's ``llm-d-modelservice`` Helm chart. Both in :mod:`wizard.io.serving_platforms`.
 ``docker``
     Shell text: ``docker run --gpus ... --ipc=host -p PORT:PORT vllm/vllm-openai:TAG <argv>``
     (the image's entrypoint is ``vllm serve``). Text for the user; nothing is run.
@@ -70,13 +78,21 @@ from typing import Any
 
 from wizard.config import ServeConfig
 from wizard.io import k8s as k8s_forms
+from wizard.io.multinode import MULTI_NODE_OPTIONS, multinode as _multinode
+from wizard.io.serving_platforms import kserve as _kserve, llmd as _llmd
 from wizard.io.deploy import (devices_of, draft_tp_note, env_prefix, gpu_count, gpus_per_node, image_of, port_of,
                               serve_args, vendor_of, with_fields)
 
-__all__ = ["SCALEOUT_FORMATS", "export_scaleout", "serve_args", "gpu_count"]
+__all__ = ["SCALEOUT_FORMATS", "export_scaleout", "serve_args", "gpu_count", "ray_config"]
 
 #: The export formats this module produces.
-SCALEOUT_FORMATS: tuple[str, ...] = ("multi-gpu", "ray", "k8s", "lws", "helm", "docker")
+SCALEOUT_FORMATS: tuple[str, ...] = ("multi-gpu", "multinode", "ray", "k8s", "lws", "helm", "kserve", "llm-d", "docker")
+
+
+def ray_config(cfg: ServeConfig) -> ServeConfig:
+    """``cfg`` for a Ray launch: ``--distributed-executor-backend ray`` and none of vLLM's native
+    multi-node options (``--nnodes``, ``--headless``...: vLLM refuses ``--nnodes`` > 1 with Ray, SD125)."""
+    return with_fields(cfg, extra={**{k: None for k in MULTI_NODE_OPTIONS}, "distributed_executor_backend": "ray"})
 
 
 # ---- shell forms -------------------------------------------------------------------------
@@ -113,7 +129,7 @@ def _ray(cfg: ServeConfig, opts: dict[str, Any]) -> str:
     nodes = int(opts.get("nodes") or max(1, math.ceil(world / per_node)))
     head = str(opts.get("head_address", "$HEAD_IP"))
     ray_port = int(opts.get("ray_port", 6379))
-    ray_cfg = with_fields(cfg, extra={"distributed_executor_backend": "ray"})
+    ray_cfg = ray_config(cfg)
     # a config needing fewer GPUs than a node has registers only those with Ray
     used = min(per_node, world)
     lines = [
@@ -176,8 +192,8 @@ def _docker(cfg: ServeConfig, opts: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-_FORMATS = {"multi-gpu": _multi_gpu, "ray": _ray, "k8s": k8s_forms.k8s, "lws": k8s_forms.lws, "helm": k8s_forms.helm,
-            "docker": _docker}
+_FORMATS = {"multi-gpu": _multi_gpu, "multinode": _multinode, "ray": _ray, "k8s": k8s_forms.k8s, "lws": k8s_forms.lws, "helm": k8s_forms.helm,
+            "kserve": _kserve, "llm-d": _llmd, "docker": _docker}
 
 
 def export_scaleout(cfg: ServeConfig, to: str, **opts: Any) -> str:
@@ -185,8 +201,9 @@ def export_scaleout(cfg: ServeConfig, to: str, **opts: Any) -> str:
 
     Args:
         cfg: the configuration; its argv comes from :func:`wizard.io.export.to_argv`.
-        to: ``multi-gpu`` | ``ray`` | ``k8s`` | ``lws`` | ``helm`` | ``docker`` (``kubernetes`` is
-            accepted for ``k8s``, ``leaderworkerset`` for ``lws``, ``multi_gpu`` for ``multi-gpu``).
+        to: ``multi-gpu`` | ``multinode`` | ``ray`` | ``k8s`` | ``lws`` | ``helm`` | ``docker`` (``kubernetes`` is
+            accepted for ``k8s``, ``leaderworkerset`` for ``lws``, ``multi_gpu`` for ``multi-gpu``, ``multi-node`` for
+            ``multinode``).
         **opts: see the module docstring.
 
     Returns:
@@ -197,8 +214,8 @@ def export_scaleout(cfg: ServeConfig, to: str, **opts: Any) -> str:
             HardwareError (a ValueError) for an unknown ``hardware`` spec.
     """
     key = str(to).strip().lower().replace("_", "-")
-    key = {"kubernetes": "k8s", "leaderworkerset": "lws", "multigpu": "multi-gpu", "multinode": "ray",
-           "multi-node": "ray"}.get(key, key)
+    key = {"kubernetes": "k8s", "leaderworkerset": "lws", "multigpu": "multi-gpu", "multi-node": "multinode",
+           "native": "multinode", "llmd": "llm-d", "llminferenceservice": "kserve"}.get(key, key)
     fn = _FORMATS.get(key)
     if fn is None:
         raise ValueError(f"unknown scale-out export format {to!r}; known: {', '.join(SCALEOUT_FORMATS)}")

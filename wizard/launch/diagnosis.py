@@ -280,7 +280,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "vLLM is not installed",
         "The Python that starts the server cannot import vllm. Install it with the commands below. "
         "Python said: {line}",
-        commands=_install_vllm, source="python -m vllm.entrypoints.openai.api_server without vLLM (runpy)",
+        commands=_install_vllm, source="python -m vllm.entrypoints.cli.main serve (or the CPU build's -c bootstrap) without vLLM (runpy / ModuleNotFoundError)",
     ),
     Signature(
         "fast_prefill_eagle",

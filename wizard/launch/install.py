@@ -23,10 +23,10 @@ import importlib.util
 import shlex
 import sys
 
-from wizard.vllm import releases
+from wizard.vllm import releases, versions
 from wizard.vllm.versions import parse_version, release_tables
 
-__all__ = ["vllm_importable", "CPU_BUILD_CONFLICTS", "newest_release", "install_commands", "install_hint", "suggested_distribution",
+__all__ = ["vllm_importable", "refresh_install_state", "CPU_BUILD_CONFLICTS", "newest_release", "install_commands", "install_hint", "suggested_distribution",
            "render_commands"]
 
 CPU_BUILD_CONFLICTS: tuple[str, ...] = ("torchvision", "torchaudio", "torchcodec")
@@ -92,3 +92,14 @@ def install_hint(distribution: str | None = None, *, gpu_count: int = 0, python:
         why = f"{gpu_count} NVIDIA GPU(s) found, so the CUDA build"
     return (f"vLLM is not installed for {py} (the Python that starts the server). Install it ({why}):\n"
             + render_commands(install_commands(dist, py)))
+
+
+def refresh_install_state() -> None:
+    """Forget what this process has cached about installed packages, so that a vLLM installed
+    while the wizard runs (the commands of :func:`install_hint`) is seen without a restart:
+    ``importlib.invalidate_caches()`` (the path finders' directory listings, what
+    :func:`vllm_importable` reads) and the memo of :func:`wizard.vllm.versions.installed_vllm`
+    (the distribution the launcher plans for: the CPU build's environment, the entrypoint).
+    Cheap (no import of vLLM); call it when the user acts on the install state."""
+    importlib.invalidate_caches()
+    versions.installed_vllm.cache_clear()

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wizard.launch.errors import LaunchError
+from wizard.launch.argv import entrypoint_len
 from wizard.launch_policy import ArgvItem, ArgvReview, review_argv
 from wizard.security import EnvVerdict, PathPolicy, review_env, upload_dirs, uses_upload
 from wizard.vllm.versions import default_version
@@ -77,16 +78,12 @@ class LaunchReview:
 
 
 def argv_words(plan: Any) -> list[str]:
-    """The words of ``plan.argv`` after the entrypoint, as vLLM's parser receives them
-    (``["serve", M, ...]`` for the ``vllm`` console script, ``["--model", M, ...]`` for the
-    api_server module); the launcher's private ``--config`` file of credentials left out."""
+    """The words of ``plan.argv`` after the entrypoint (:func:`wizard.launch.argv.entrypoint_len`),
+    as vLLM's parser receives them: ``["serve", M, ...]`` for ``vllm serve`` however it is started
+    (the CPU build's ``python -c`` bootstrap, ``python -m vllm.entrypoints.cli.main``, the console
+    script); the launcher's private ``--config`` file of credentials left out."""
     argv = list(plan.argv)
-    if len(argv) >= 2 and argv[1] == "serve":
-        words = argv[1:]
-    elif "-m" in argv[:3]:
-        words = argv[argv.index("-m") + 2:]
-    else:
-        words = argv[1:]
+    words = argv[entrypoint_len(argv):]
     own = getattr(plan, "secret_config", None)
     if own and "--config" in words:
         i = words.index("--config")

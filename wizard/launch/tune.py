@@ -363,10 +363,37 @@ def save_chart(res: TuneResult, path: str | Path) -> str:
     return str(path)
 
 
+def _from_bench_serve(data: dict[str, Any]) -> dict[str, Any]:
+    """Plan inputs from one ``vllm bench serve --save-result`` JSON (vllm/benchmarks/serve.py 0.32:
+    ``spec_decode_per_position_acceptance_rates`` = accepted at position i / drafts, i.e. cumulative,
+    ``spec_decode_acceptance_length``, ``max_concurrency``, ``mean_tpot_ms``, ``model_id``). A run
+    with speculation gives the measured acceptance; a run without it (no ``spec_decode_*`` keys)
+    gives the plain-decode baseline (its mean TPOT at its concurrency)."""
+    conc = data.get("max_concurrency")
+    conc = conc if isinstance(conc, int) and not isinstance(conc, bool) and conc > 0 else None
+    per_pos = data.get("spec_decode_per_position_acceptance_rates")
+    tpot = data.get("mean_tpot_ms")
+    tpot = float(tpot) if isinstance(tpot, (int, float)) and not isinstance(tpot, bool) and tpot > 0 else None
+    if isinstance(per_pos, list) and per_pos:
+        rates = [float(x) for x in per_pos]
+        if not all(0.0 <= x <= 1.0 for x in rates):
+            raise TuneError("--from-tune: spec_decode_per_position_acceptance_rates outside [0, 1]")
+        return {"per_position": rates,
+                "acceptance_source": f"measured by vllm bench serve ({data.get('model_id')}, concurrency {conc}, "
+                                     f"acceptance length {data.get('spec_decode_acceptance_length')})",
+                "baseline_tpot_ms": None, "concurrency": conc}
+    if "spec_decode_acceptance_length" in data or "spec_decode_num_drafts" in data:
+        raise TuneError("--from-tune: the vllm bench serve result has no per-position acceptance (no drafts measured)")
+    if tpot is None:
+        raise TuneError("--from-tune: the vllm bench serve result has neither acceptance nor mean_tpot_ms")
+    return {"per_position": None, "acceptance_source": None, "baseline_tpot_ms": tpot, "concurrency": conc}
+
+
 def plan_inputs_from_results(data: dict[str, Any] | str | Path, *, raise_errors: bool = True) -> dict[str, Any] | None:
     """What a tune result tells the planner: ``per_position`` (cumulative acceptance from the run
     with the most measured positions), ``acceptance_source``, ``baseline_tpot_ms`` and
-    ``concurrency`` (the plain-decode calibration).
+    ``concurrency`` (the plain-decode calibration). ``data`` may also be one ``vllm bench serve``
+    result JSON (:func:`_from_bench_serve`).
 
     Raises:
         TuneError: not a tune result / no measured acceptance (only when ``raise_errors``).
@@ -374,6 +401,8 @@ def plan_inputs_from_results(data: dict[str, Any] | str | Path, *, raise_errors:
     try:
         if not isinstance(data, dict):
             data = json.loads(Path(data).read_text(encoding="utf-8"))
+        if "runs" not in data and ("model_id" in data or "spec_decode_per_position_acceptance_rates" in data):
+            return _from_bench_serve(data)
         runs = [r for r in data.get("runs") or [] if isinstance(r, dict) and r.get("ok") and r.get("per_position")]
         if not runs:
             raise TuneError("--from-tune: the tune result has no run with measured per-position acceptance")

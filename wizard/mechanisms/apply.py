@@ -165,7 +165,10 @@ def layouts(ctx: "CheckContext") -> tuple[AB.AttentionLayout | None, AB.Attentio
         d = None
         info = ctx.view.drafter if (ctx.spec is not None and M.uses_draft_kv_cache(m)) else None
         if info is not None:
-            d = AB.layout_for(info, kv_cache_dtype=ctx.drafter_kv_dtype(), dtype=cfg.dtype, block_size=cfg.block_size,
+            # the draft model runs in the target's dtype (ctx.view.drafter_dtype: vllm/config/speculative.py
+            # 0.32 L1301), not in its checkpoint's torch_dtype
+            d = AB.layout_for(info, kv_cache_dtype=ctx.drafter_kv_dtype(), dtype=ctx.view.drafter_dtype or cfg.dtype,
+                              block_size=cfg.block_size,
                               tensor_parallel_size=ctx.tp, role="drafter", method=m)
             if d is not None and (m == M.DSPARK or every):
                 d = replace(d, use_non_causal=True)

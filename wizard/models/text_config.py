@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["SUB_CONFIG_KEYS", "TEXT_DEFAULTS", "merge_text", "apply_text_defaults", "hf_text_config"]
+__all__ = ["SUB_CONFIG_KEYS", "TEXT_DEFAULTS", "merge_text", "apply_text_defaults", "hf_text_config", "speculators_layer_config"]
 
 #: sub-configs that hold the language model, in the order they are looked for
 SUB_CONFIG_KEYS = ("text_config", "llm_config", "language_config", "transformer_layer_config")
@@ -109,3 +109,9 @@ def hf_text_config(raw: Any) -> dict[str, Any]:
     merged, _, _ = merge_text(raw, notes)
     apply_text_defaults(merged, raw, notes)
     return merged
+
+
+def speculators_layer_config(raw: Any) -> Any:
+    """A speculators checkpoint's ``transformer_layer_config`` as written (any type: its updater
+    refuses a missing or non-object one, :mod:`wizard.engine.speculators`); None when absent."""
+    return raw.get("transformer_layer_config") if isinstance(raw, dict) else None

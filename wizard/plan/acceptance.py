@@ -32,8 +32,8 @@ from wizard.vllm.methods import (
     DFLASH, DRAFT_MODEL, DSPARK, EAGLE, EAGLE3, MEDUSA, MLP_SPECULATOR, MTP, NGRAM, NGRAM_GPU, SUFFIX,
 )
 
-__all__ = ["AcceptanceProfile", "FAMILY_DEFAULTS", "family_default", "from_catalog_entry", "parse_rates",
-           "AcceptanceInputError", "expected_tokens_per_step"]
+__all__ = ["AcceptanceProfile", "FAMILY_DEFAULTS", "TASKS", "TASK_PRIORS", "family_default", "task_prior",
+           "task_of_dataset", "from_catalog_entry", "parse_rates", "AcceptanceInputError", "expected_tokens_per_step"]
 
 GivenAs = Literal["cumulative", "conditional", "mean_acceptance_length"]
 
@@ -202,9 +202,10 @@ FAMILY_DEFAULTS: dict[str, tuple[tuple[float, ...], str, str]] = {
     DSPARK: ((0.630, 0.389, 0.243, 0.158, 0.097, 0.064, 0.040, 0.025),
              "speculators issue #1135 (https://github.com/vllm-project/speculators/issues/1135)",
              "Llama-3.2-1B-Instruct + rasyosef/Llama-3.2-1B-Instruct-DSpark, 'question' subset, k=8, MAL 2.646"),
-    DFLASH: ((0.630, 0.389, 0.243, 0.158, 0.097, 0.064, 0.040, 0.025),
-             "assumed: the DSpark block-drafter figures (speculators issue #1135); no public DFlash per-position "
-             "figure found", "block drafter, k=8"),
+    DFLASH: (tuple(round(x, 4) for x in AcceptanceProfile.from_mean_length(2.93, 8, "").cumulative_rates),
+             "vLLM PR #32206 (https://github.com/vllm-project/vllm/pull/32206)",
+             "Qwen3-8B + z-lab/Qwen3-8B-DFlash-b16, MT-bench, k=8, reasoning off, MAL 2.93 (SGLang 2.95); the PR "
+             "prints the mean length only: geometric per-position profile with that MAL"),
     DRAFT_MODEL: ((0.70, 0.45, 0.28), "assumed (no public per-position figure found); measure with wizard tune", ""),
     MEDUSA: ((0.60, 0.30, 0.15), "assumed (no public per-position figure found); measure with wizard tune", ""),
     MLP_SPECULATOR: ((0.60, 0.30, 0.15), "assumed (no public per-position figure found); measure with wizard tune", ""),
@@ -217,14 +218,105 @@ FAMILY_DEFAULTS: dict[str, tuple[tuple[float, ...], str, str]] = {
 }
 
 
-def family_default(method: str | None) -> AcceptanceProfile | None:
-    """The published (or assumed, labelled) default profile for ``method``, None when unknown."""
+def _diffs(mals: Sequence[float]) -> tuple[float, ...]:
+    """Cumulative p_1..p_n from the mean acceptance lengths measured at k = 1..n
+    (p_k = MAL(k) - MAL(k-1), MAL(0) = 1)."""
+    out, prev = [], 1.0
+    for m in mals:
+        out.append(round(max(0.0, m - prev), 4))
+        prev = m
+    return tuple(out)
+
+
+#: The tasks a plan can be made for (``plan --task``, the UI's Plan step).
+TASKS: tuple[str, ...] = ("chat", "code", "math", "summarization")
+
+#: method -> task -> (cumulative per-position rates, source, setup): published acceptance by task.
+#: A method/task without a row uses the method's own default (:data:`FAMILY_DEFAULTS`), said so in
+#: the source; never another method's figures.
+TASK_PRIORS: dict[str, dict[str, tuple[tuple[float, ...], str, str]]] = {
+    EAGLE3: {
+        "chat": FAMILY_DEFAULTS[EAGLE3],
+        "code": (_diffs([1.83, 2.45, 2.94, 3.26, 3.47, 3.57, 3.62]),
+                 "RedHatAI/Llama4-Maverick-17B-128E-Instruct-speculator.eagle3 model card "
+                 "(https://huggingface.co/RedHatAI/Llama4-Maverick-17B-128E-Instruct-speculator.eagle3)",
+                 "Llama-4-Maverick + EAGLE-3, HumanEval, vLLM 0.11.0, temperature 0.6; acceptance lengths at k=1..7 "
+                 "1.83-3.62 (positions = successive differences)"),
+        "math": (_diffs([1.86, 2.56, 3.08, 3.53, 3.73, 3.91, 4.02]),
+                 "RedHatAI/Llama4-Maverick-17B-128E-Instruct-speculator.eagle3 model card "
+                 "(https://huggingface.co/RedHatAI/Llama4-Maverick-17B-128E-Instruct-speculator.eagle3)",
+                 "Llama-4-Maverick + EAGLE-3, GSM8K, vLLM 0.11.0, temperature 0.6; acceptance lengths at k=1..7 "
+                 "1.86-4.02"),
+        "summarization": (_diffs([1.69, 2.12, 2.37, 2.52, 2.60, 2.63, 2.63]),
+                          "RedHatAI/Llama4-Maverick-17B-128E-Instruct-speculator.eagle3 model card "
+                          "(https://huggingface.co/RedHatAI/Llama4-Maverick-17B-128E-Instruct-speculator.eagle3)",
+                          "Llama-4-Maverick + EAGLE-3, CNN/Daily Mail, vLLM 0.11.0, temperature 0.6; acceptance "
+                          "lengths at k=1..7 1.69-2.63"),
+    },
+    DSPARK: {
+        "chat": FAMILY_DEFAULTS[DSPARK],
+        "code": ((0.837, 0.685, 0.562, 0.460, 0.368, 0.283, 0.217, 0.161),
+                 "speculators issue #1135 (https://github.com/vllm-project/speculators/issues/1135)",
+                 "Llama-3.2-1B-Instruct + rasyosef/Llama-3.2-1B-Instruct-DSpark, HumanEval, k=8, MAL 4.573"),
+    },
+    DFLASH: {
+        "chat": FAMILY_DEFAULTS[DFLASH],
+        "math": (tuple(round(x, 4) for x in AcceptanceProfile.from_mean_length(6.36, 15, "").cumulative_rates),
+                 "sglang PR #16818 (https://github.com/sgl-project/sglang/pull/16818)",
+                 "Qwen3-8B + z-lab/Qwen3-8B-DFlash-b16 (block 16, k=15), the PR's GSM8K sweep (its accuracy tables "
+                 "and benchmark/dflash/bench_dflash_gsm8k_sweep.py), TP1 concurrency 1, average accept length 6.36; "
+                 "geometric profile with that MAL"),
+    },
+    MTP: {
+        "chat": FAMILY_DEFAULTS[MTP],
+        "math": ((0.7568, 0.6011, 0.4976, 0.4113, 0.3538, 0.2980, 0.2608, 0.2229),
+                 "vLLM PR #48892 (https://github.com/vllm-project/vllm/pull/48892)",
+                 "multi-layer MTP (8 layers), GSM8K, concurrency 64, temperature 0, model runner V2; acceptance "
+                 "length 4.40"),
+    },
+}
+
+
+_TASK_WORDS = (("code", ("humaneval", "mbpp", "code", "swe")), ("math", ("gsm8k", "math", "aime")),
+               ("summarization", ("cnn", "dailymail", "daily mail", "summar", "xsum")),
+               ("chat", ("mt-bench", "mt_bench", "mtbench", "question", "sharegpt", "chat", "alpaca")))
+
+
+def task_of_dataset(text: str | None) -> str | None:
+    """The task a dataset name stands for ('philschmid/mt-bench' -> 'chat', 'HumanEval' -> 'code' ...)."""
+    t = (text or "").lower()
+    for task, words in _TASK_WORDS:
+        if any(w in t for w in words):
+            return task
+    return None
+
+
+def task_prior(method: str | None, task: str | None) -> AcceptanceProfile | None:
+    """The published acceptance of ``method`` on ``task`` (:data:`TASK_PRIORS`), None without one."""
+    row = TASK_PRIORS.get(method or "", {}).get(task or "")
+    if row is None:
+        return None
+    rates, source, setup = row
+    return AcceptanceProfile.from_cumulative(rates, f"published {task} prior for {method}: {source}", setup=setup)
+
+
+def family_default(method: str | None, task: str | None = None) -> AcceptanceProfile | None:
+    """The published (or assumed, labelled) default profile for ``method``, None when unknown;
+    with ``task`` the method's published figure for that task when there is one, else the method's
+    own default with a note that says so."""
+    if task:
+        prof = task_prior(method, task)
+        if prof is not None:
+            return prof
     row = FAMILY_DEFAULTS.get(method or "")
     if row is None:
         return None
     rates, source, setup = row
     label = source if source.startswith("assumed") else f"published default for {method}: {source}"
-    return AcceptanceProfile.from_cumulative(rates, label, setup=setup or None)
+    prof = AcceptanceProfile.from_cumulative(rates, label, setup=setup or None)
+    if task:
+        prof.notes.append(f"no published {task} acceptance for {method} found: its default ({setup or source}) is used")
+    return prof
 
 
 def from_catalog_entry(acc: Any, model_id: str) -> AcceptanceProfile | None:

@@ -6,7 +6,20 @@ One forward over ``batch`` sequences with ``tokens`` tokens each (decode: 1; ver
 
     bytes = dense weights + routed-expert weights x coverage(batch) + KV read (batch x context)
     flops = batch x tokens x (2 x active parameters + attention over the context)
-    time  = overhead + max(bytes / (bandwidth x ETA_BW), flops / (dense FLOP/s x ETA_FLOPS))
+    t_mem = bytes / (bandwidth x ETA_BW);  t_cmp = flops / (dense FLOP/s x ETA_FLOPS)
+    time  = overhead + max(t_mem, t_cmp) + GEMM_SERIAL_FRACTION x min(t_mem, t_cmp)
+
+Load-dependent terms (issue 24), fitted by ``scripts/fit_speedup_cost.py`` on the ``split: fit``
+rows of tests/data/spec_decode_published.yaml plus the EAGLE-3 paper's batch-64 / batch-1 shape
+(docs/plan.md, "The fitted constants"):
+
+* ``GEMM_SERIAL_FRACTION`` = 0.7: small-M GEMMs do not hide their math under the weight
+  streaming (nor the reverse); 0 would be the ideal roofline. The pass's achieved GEMM efficiency
+  ``t_cmp / body`` (:func:`gemm_efficiency`) is a saturating curve in the token count.
+* ``PER_DRAFT_TOKEN_S`` = 20 us per drafted token per step (rejection sampling, the drafter's
+  sampling row, draft bookkeeping), added by :class:`wizard.plan.speedup.SpeedModel`.
+* The drafter's KV share and weights lower the number of requests that fit at saturation
+  (:func:`wizard.plan.estimate._kv_caps`).
 
 * Weights are read once per pass whatever the number of tokens (decode is memory-bound at
   small batch, so verifying 1 + k tokens costs about as much as decoding 1); as
@@ -59,7 +72,9 @@ from wizard.models.info import ModelInfo
 from wizard.plan.kv import KvLayout, dtype_bytes
 
 __all__ = ["ETA_BW", "ETA_FLOPS", "OVERHEAD_BASE_S", "OVERHEAD_PER_LAYER_S", "EAGER_LAYER_FACTOR", "SPEC_STEP_S", "DRAFT_PASS_HOST_S", "DRAFT_TOKEN_EXPERT_SHARE",
-           "Roofline", "PassShape", "model_shape", "pass_time", "overhead_s", "eager_launch_s", "draft_pass_costs", "moe_facts"]
+           "GEMM_SERIAL_FRACTION", "PER_DRAFT_TOKEN_S", "FITTED",
+           "Roofline", "PassShape", "model_shape", "pass_time", "gemm_efficiency", "overhead_s", "eager_launch_s", "draft_pass_costs",
+           "moe_facts"]
 
 ETA_BW = 0.85
 ETA_FLOPS = 0.6
@@ -69,6 +84,19 @@ EAGER_LAYER_FACTOR = 3.0
 SPEC_STEP_S = 0.9e-3
 DRAFT_PASS_HOST_S = 0.70e-3
 DRAFT_TOKEN_EXPERT_SHARE = 0.25
+# ---- load-dependent terms (issue 24), fitted by scripts/fit_speedup_cost.py on the `fit` rows of
+# tests/data/spec_decode_published.yaml; see the module docstring and docs/plan.md ----------------
+#: How much of the shorter of (weight/KV streaming, math) a pass fails to hide under the longer:
+#: ``body = max(t_mem, t_cmp) + GEMM_SERIAL_FRACTION x min(t_mem, t_cmp)``. 0 is the ideal roofline
+#: (perfect overlap); 1 adds the two. Equivalently the pass's GEMMs reach the saturating efficiency
+#: ``eta(n) = t_cmp / body`` of the large-M figure: far below peak for small-M GEMMs (a few tokens),
+#: approaching it once ``n`` tokens make the pass compute-bound (:func:`gemm_efficiency`).
+GEMM_SERIAL_FRACTION = 0.7
+#: Per drafted token per step (rejection sampling over the vocabulary, the drafter's own sampling
+#: row, draft-token bookkeeping): what makes a speculative step grow with batch x k.
+PER_DRAFT_TOKEN_S = 20e-6
+#: Names of the constants the fit script may set (the rest are physical or fitted elsewhere).
+FITTED = ("GEMM_SERIAL_FRACTION", "PER_DRAFT_TOKEN_S")
 
 
 @dataclass(frozen=True)
@@ -212,6 +240,14 @@ def eager_launch_s(layers: int) -> float:
     return OVERHEAD_PER_LAYER_S * EAGER_LAYER_FACTOR * max(1, layers)
 
 
+def gemm_efficiency(t_mem: float, t_cmp: float) -> float:
+    """Fraction of the large-M FLOP/s a pass reaches: ``t_cmp / body`` with ``body`` as in
+    :func:`pass_time` (tends to 1 as the tokens of the pass grow, ~ n / (n + n_ridge) for a dense
+    pass whose ridge point is n_ridge tokens)."""
+    body = max(t_mem, t_cmp) + GEMM_SERIAL_FRACTION * min(t_mem, t_cmp)
+    return t_cmp / body if body > 0 else 0.0
+
+
 def pass_time(shape: PassShape, roof: Roofline, *, batch: int, tokens: int, context: int,
               overhead: float, launch_overlap: float = 0.0) -> tuple[float, str]:
     """(seconds, what bounds it: 'memory' | 'compute' | 'overhead') of one pass over ``batch``
@@ -230,7 +266,7 @@ def pass_time(shape: PassShape, roof: Roofline, *, batch: int, tokens: int, cont
     flops = n * (2.0 * shape.active_params + shape.attn_flops_per_ctx * context)
     t_mem = moved / roof.bandwidth if roof.bandwidth else 0.0
     t_cmp = flops / roof.flops if roof.flops else 0.0
-    body = max(t_mem, t_cmp)
+    body = max(t_mem, t_cmp) + GEMM_SERIAL_FRACTION * min(t_mem, t_cmp)
     bound = "overhead" if max(body, launch_overlap) < overhead or launch_overlap > body else (
         "compute" if t_cmp > t_mem else "memory")
     return overhead + max(body, launch_overlap), bound

@@ -15,10 +15,11 @@ from typing import Any, Sequence
 from wizard.hardware.spec import Hardware
 from wizard.models import catalog
 from wizard.models.info import ModelInfo
-from wizard.plan.acceptance import AcceptanceProfile, family_default, from_catalog_entry
+from wizard.plan.acceptance import AcceptanceProfile, family_default, from_catalog_entry, task_of_dataset, task_prior
 from wizard.mechanisms.cudagraph import capture_plan
+from wizard.plan import cost as _cost
 from wizard.plan.cost import (
-    SPEC_STEP_S, PassShape, Roofline, draft_pass_costs, eager_launch_s, model_shape, overhead_s, pass_time,
+    PassShape, Roofline, draft_pass_costs, eager_launch_s, model_shape, overhead_s, pass_time,
 )
 from wizard.plan.kv import KvLayout
 from wizard.plan.speedup import (
@@ -26,8 +27,10 @@ from wizard.plan.speedup import (
     batch_grid,
 )
 from wizard.resolve import mtp_rewrite
+from wizard.vllm.versions import is_known, spec_fields
 from wizard.vllm.methods import (
-    MEDUSA, MLP_SPECULATOR, MTP, is_eagle_head, is_lookup, is_noncausal, repeats_mtp_layer,
+    EXTRACT_HIDDEN_STATES, MEDUSA, MLP_SPECULATOR, MTP, NGRAM_GPU, SUFFIX, is_eagle_head, is_lookup, is_noncausal,
+    repeats_mtp_layer,
 )
 
 __all__ = ["SpeedInputs", "estimate_speedup", "choose_acceptance", "k_limit", "Calibration", "DEFAULT_CONTEXT_TOKENS"]
@@ -100,8 +103,11 @@ def k_limit(method: str | None, target: ModelInfo | None, drafter: ModelInfo | N
 
 def choose_acceptance(spec: Any, method: str | None, drafter_name: str | None, target_name: str,
                       acceptance: AcceptanceProfile | Sequence[float] | float | None,
-                      acceptance_source: str | None, acceptance_kind: str = "cumulative") -> AcceptanceProfile | None:
-    """The acceptance profile to plan with (see the module docstring for the order)."""
+                      acceptance_source: str | None, acceptance_kind: str = "cumulative",
+                      task: str | None = None) -> AcceptanceProfile | None:
+    """The acceptance profile to plan with (see the module docstring for the order). ``task``
+    ('chat', 'code', 'math', 'summarization'): a drafter's catalog figure measured on another
+    task gives way to the method's published figure for ``task`` when there is one."""
     if acceptance is not None:
         if isinstance(acceptance, AcceptanceProfile):
             return acceptance
@@ -129,8 +135,15 @@ def choose_acceptance(spec: Any, method: str | None, drafter_name: str | None, t
         entry = catalog.get_entry(name)
         prof = from_catalog_entry(entry.acceptance, entry.id) if entry is not None else None
         if prof is not None:
+            measured_on = task_of_dataset(prof.setup or "") if prof.setup else None
+            if task and measured_on and measured_on != task:
+                other = task_prior(method, task)
+                if other is not None:
+                    other.notes.append(f"the drafter's catalog figure is for {measured_on} ({prof.source}); "
+                                       f"the method's published {task} figure is used")
+                    return other
             return prof
-    return family_default(method)
+    return family_default(method, task)
 
 
 def _draft_step(inp: SpeedInputs, target_shape: PassShape | None, roof: Roofline, scale: float) -> tuple[DraftStep, str]:
@@ -180,6 +193,23 @@ def _graph_coverage(inp: SpeedInputs, k_top: int) -> dict[int, int | None] | Non
     return out
 
 
+def _kv_caps(inp: SpeedInputs, context: int) -> tuple[int | None, int | None]:
+    """(requests whose KV fits at ``context`` tokens without speculation, with it), None when the
+    capacity is unknown. vLLM sizes one KV pool for target and drafter together ("KV cache size: N
+    tokens" counts tokens of both), so the plain server holds ``N x (t + d) / t`` tokens plus what
+    the drafter's weights would have left (``drafter bytes / t``), t and d the KV bytes per token."""
+    tokens = int(inp.kv_capacity_tokens or 0)
+    if tokens <= 0 or context <= 0:
+        return None, None
+    t = inp.target_kv.bytes_per_token if inp.target_kv is not None else 0
+    d = inp.drafter_kv.bytes_per_token if inp.drafter_kv is not None else 0
+    spec = max(1, tokens // context)
+    if t <= 0:
+        return spec, spec
+    base_tokens = tokens * (t + d) / t + max(0, inp.drafter_weights) / t
+    return max(spec, int(base_tokens // context)), spec
+
+
 def _lm_head_bytes(info: ModelInfo | None, dtype: str) -> float:
     if info is None or not info.vocab_size or not info.hidden_size:
         return 0.0
@@ -198,11 +228,12 @@ def estimate_speedup(
     calibration: Calibration | None = None,
     measured: dict[str, float] | None = None,
     drafter_name: str | None = None,
+    task: str | None = None,
 ) -> SpeedupEstimate:
     """The speed-up estimate of a plan (empty table without speculation or acceptance)."""
     notes: list[str] = []
     prof = choose_acceptance(inp.spec, inp.method, drafter_name, inp.target_model, acceptance, acceptance_source,
-                             acceptance_kind)
+                             acceptance_kind, task)
     k_cap, cap_reason = k_limit(inp.method, inp.target, inp.drafter, inp.n_draft_layers)
     context = int(context_tokens) if context_tokens else min(inp.max_model_len, DEFAULT_CONTEXT_TOKENS)
     est = SpeedupEstimate(method=inp.method, k=inp.k, k_cap=k_cap, k_cap_reason=cap_reason, context_tokens=context,
@@ -210,6 +241,7 @@ def estimate_speedup(
     if inp.spec is None or prof is None:
         return est
     est.acceptance, est.acceptance_source = prof, prof.source
+    est.task = task
     est.acceptance_rates = [round(x, 4) for x in prof.cumulative_rates]
 
     roof = Roofline.of(inp.hardware, inp.weight_dtype)
@@ -237,9 +269,12 @@ def estimate_speedup(
     draft, draft_note = _draft_step(inp, target_shape, roof, scale)
     eager_from = _graph_coverage(inp, max(k_max, min(inp.k or 0, BATCH_TABLE_MAX_K), SPEEDUP_TABLE_MAX_K))
     est.drafter_cost_source = draft_note
+    cap_base, cap_spec = _kv_caps(inp, context)
     model = SpeedModel(acceptance=prof, target=shape, roof=roof, target_overhead=t_over, draft=draft, context=context,
-                       max_num_batched_tokens=max(1, inp.max_num_batched_tokens), spec_overhead=SPEC_STEP_S * scale,
-                       eager_from=eager_from, eager_launch=eager_launch_s(layers) * scale)
+                       max_num_batched_tokens=max(1, inp.max_num_batched_tokens), spec_overhead=_cost.SPEC_STEP_S * scale,
+                       eager_from=eager_from, eager_launch=eager_launch_s(layers) * scale,
+                       per_draft_token=_cost.PER_DRAFT_TOKEN_S * scale,
+                       cap_base=cap_base, cap_spec=cap_spec)
     if eager_from:
         notes.append("CUDA graphs (vLLM " + str(inp.version) + "): plain decode runs eagerly from "
                      f"{eager_from.get(0) or 'no'} requests, k=1 from {eager_from.get(1) or 'no'} requests "
@@ -276,6 +311,7 @@ def estimate_speedup(
         est.batches.append(row)
         est.best_k_by_batch[str(b)] = row.best_k
     est.stops_paying_above = model.break_even(kb, inp.max_num_seqs)
+    _k_schedule(est, model, kb, inp)
     if k_cap:
         notes.append(f"k capped at {k_cap}: {cap_reason}")
     unfit = [r.batch for r in est.batches if not r.fits_kv]
@@ -289,6 +325,50 @@ def estimate_speedup(
         notes.append("--enforce-eager: per-layer launch overhead x3 (no CUDA graphs)")
     est.notes = notes
     return est
+
+
+#: Proposers that assert the runtime draft length equals the configured k, so a schedule that
+#: lowers it crashes them (advisory NGR-0002, vLLM PR #46399; 0.32.0 still asserts).
+_FIXED_K_PROPOSERS = (NGRAM_GPU, SUFFIX, MEDUSA, EXTRACT_HIDDEN_STATES)
+_SCHEDULE_KEY = "num_speculative_tokens_per_batch_size"
+
+
+def _k_schedule(est: SpeedupEstimate, model: SpeedModel, ks: list[int], inp: SpeedInputs) -> None:
+    """Fill ``est.k_schedule`` (vLLM's ``num_speculative_tokens_per_batch_size``) from the best
+    k per batch size, or say in ``k_schedule_note`` why none is emitted: the release's
+    ``SpeculativeConfig`` lacks the field (it exists in 0.28-0.33, vllm/config/speculative.py), the
+    method's proposer needs a fixed k, no k pays anywhere, or one k is best everywhere."""
+    if inp.version is not None:
+        try:
+            known = is_known(inp.version) and _SCHEDULE_KEY in spec_fields(inp.version)
+        except (KeyError, ValueError, TypeError, AttributeError):
+            known = False
+        if not known:
+            est.k_schedule_note = (f"no schedule for vLLM {inp.version}: speculative_config.{_SCHEDULE_KEY} is verified "
+                                   "in 0.28-0.33 (the list of [start, end, k] form; the dynamic-schedule code appears in "
+                                   "0.24, advisory NGR-0002, its field form there is not in the wizard's tables): run the "
+                                   "best k for the expected concurrency")
+            return
+    if inp.method in _FIXED_K_PROPOSERS:
+        est.k_schedule_note = (f"{inp.method}'s proposer asserts a fixed draft length: a per-batch schedule crashes it "
+                               "(advisory NGR-0002); run the best k for the expected concurrency")
+        return
+    sched = model.schedule(ks, inp.max_num_seqs)
+    if all(k == 0 for _, _, k in sched):
+        est.k_schedule_note = "no k pays at any concurrency: run without speculation"
+        return
+    if len(sched) == 1:
+        est.k_schedule_note = f"k={sched[0][2]} is best at every concurrency up to {inp.max_num_seqs}: no schedule needed"
+        return
+    est.k_schedule = sched
+    est.k_schedule_max = max(k for _, _, k in sched)
+    off = [r for r in sched if r[2] == 0]
+    est.k_schedule_note = (
+        f"speculative_config.{_SCHEDULE_KEY} = {sched} with num_speculative_tokens = {est.k_schedule_max}"
+        + (f"; speculation off (k=0) from {off[0][0]} concurrent requests" if off else "")
+        + ". vLLM runs the V1 model runner's full CUDA graphs as PIECEWISE when a schedule is set "
+          "(vllm/config/vllm.py 0.32 _maybe_override_dynamic_sd_cudagraph_mode) and ignores the schedule with "
+          "data parallelism; measure it with wizard tune")
 
 
 def pass_time_body(shape: PassShape, roof: Roofline, batch: int, context: int) -> float:

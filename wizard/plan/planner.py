@@ -14,10 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from wizard.context import CheckContext
 from wizard.hardware.spec import Hardware
-from wizard.plan.acceptance import AcceptanceProfile
+from wizard.config import Patch
+from wizard.plan.acceptance import TASKS, AcceptanceProfile
 from wizard.plan.capacity import KvVariant, capacity
 from wizard.plan.estimate import Calibration, SpeedInputs, estimate_speedup
-from wizard.plan.inputs import as_context, check_plannable
+from wizard.plan.inputs import PlanInputError, as_context, check_plannable
 from wizard.plan.kv import GiB, KvLayout, kv_dtype_bytes, kv_layout
 from wizard.plan.memory import (
     drafter_kv_layers, platform_of, reserve_bytes, weights_bytes,
@@ -26,7 +27,7 @@ from wizard.plan.speedup import SpeedupEstimate
 from wizard.resolve import drafter_model_name, model_dtype, supported_dtypes
 from wizard.vllm.methods import MTP
 
-__all__ = ["SideMemory", "MemoryPlan", "Plan", "plan", "plan_memory"]
+__all__ = ["SideMemory", "MemoryPlan", "Plan", "plan", "plan_memory", "schedule_patch"]
 
 
 class SideMemory(BaseModel):
@@ -223,8 +224,8 @@ def _variant(s: _State, label: str, tkv: str, dkv: str | None, note: str = "") -
     a, b = _layouts(s, tkv, dkv)
     lays = [a] + ([b] if b is not None else [])
     row, nb, per_req, conc, toks = capacity(lays, max(0, s.kv_bytes), s.bs, s.max_len, s.in_flight)
-    hw = s.ctx.hardware
-    supported = not (hw is not None and any(dt and dt.startswith("fp8") and not hw.fp8_kv for dt in (tkv, dkv)))
+    dev = s.ctx.view.device_kv
+    supported = not (dev is not None and any(dt and dt.startswith("fp8") and not dev.fp8 for dt in (tkv, dkv)))
     return KvVariant(
         label=label, target_kv_dtype=tkv, drafter_kv_dtype=dkv,
         kv_bytes_per_token={"target": a.bytes_per_token, "drafter": b.bytes_per_token if b else 0},
@@ -284,6 +285,7 @@ def plan(
     baseline_step_s: float | None = None,
     baseline_batch: int = 1,
     measured: dict[str, float] | None = None,
+    task: str | None = None,
 ) -> Plan:
     """Plan memory and speed-up for a configuration.
 
@@ -303,11 +305,15 @@ def plan(
         baseline_step_s / baseline_batch: a measured plain-decode time per output token (s) at
             ``baseline_batch`` concurrent sequences; calibrates the per-pass overhead.
         measured: a measured point from a running server, e.g. {"k": 3, "mean_acceptance_length": 2.4}.
+        task: 'chat' | 'code' | 'math' | 'summarization': the published acceptance for that task
+            (:data:`wizard.plan.acceptance.TASK_PRIORS`) when no measured or configured one is given.
 
     Raises:
         HardwareError: unknown hardware name. TypeError: wrong input type. PlanInputError: a
             size beyond 10**100 (see :func:`wizard.plan.inputs.check_plannable`).
     """
+    if task is not None and task not in TASKS:
+        raise PlanInputError(f"task {str(task)[:40]!r}: choose one of {', '.join(TASKS)}")
     ctx = as_context(ctx_or_cfg, hardware)
     s, mp, tl, dl, main = _memory(ctx, kv_cache_space_gib)
     cfg = ctx.config
@@ -322,7 +328,7 @@ def plan(
             eager=bool(cfg.enforce_eager), version=ctx.version, kv_capacity_tokens=main.kv_capacity_tokens,
         ),
         acceptance=acceptance, acceptance_source=acceptance_source, acceptance_kind=acceptance_kind, k_max=k_max,
-        context_tokens=context_tokens, measured=measured, drafter_name=drafter_model_name(ctx),
+        context_tokens=context_tokens, measured=measured, drafter_name=drafter_model_name(ctx), task=task,
         calibration=Calibration(baseline_step_s, max(1, baseline_batch)) if baseline_step_s else None,
     )
     return Plan(**dict(mp), speedup=speed)
@@ -369,3 +375,16 @@ def plan_memory(ctx_or_cfg, *, hardware: Hardware | str | None = None,
     """The memory part of :func:`plan` alone (no speed-up estimate): what the fit rules read.
     Same arguments and errors as :func:`plan`."""
     return _memory(as_context(ctx_or_cfg, hardware), kv_cache_space_gib)[1]
+
+
+def schedule_patch(p: Plan):
+    """The Patch that puts the plan's k schedule into the configuration
+    (``speculative_config.num_speculative_tokens_per_batch_size`` and ``num_speculative_tokens`` =
+    its largest k, the maximum vLLM sizes the drafter for), None when the plan emitted none. Apply
+    it with :func:`wizard.config.apply_patch`; every export form then carries it."""
+    s = p.speedup
+    if not s.k_schedule or not s.k_schedule_max:
+        return None
+    return Patch(description="Run the planned k schedule (best k per batch size)",
+                 set={"speculative_config.num_speculative_tokens_per_batch_size": [list(r) for r in s.k_schedule],
+                      "speculative_config.num_speculative_tokens": int(s.k_schedule_max)})

@@ -8,8 +8,11 @@ For ``batch`` concurrent sequences and ``k`` drafted tokens per step::
     t_spec(b, k) = target pass over b x (1 + k) tokens + the speculative step's overhead
                    + the drafter's passes (EAGLE/MTP/draft model: k passes, the first over the
                    1 + k verified tokens; DFlash/DSpark: one pass of k tokens; n-gram/suffix: none)
-    b_k          = min(batch, max_num_batched_tokens // (1 + k))   (vLLM schedules 1 + k tokens
-                   per decoding sequence; the rest wait for the next step)
+    b_k          = min(batch, max_num_batched_tokens // (1 + k), KV capacity with the drafter / context)
+                   (vLLM schedules 1 + k tokens per decoding sequence; the rest wait for the next
+                   step; at saturation the drafter's weights and KV leave room for fewer requests)
+    b_0          = min(batch, max_num_batched_tokens, KV capacity without the drafter / context)
+    per drafted token and step: PER_DRAFT_TOKEN_S (rejection sampling, the drafter's sampling row)
 
 Output: rows per k at batch 1 (``table``), a row per batch size 1, 2, 4 ... max_num_seqs with
 the speed-up of every k and the best k, and the concurrency above which no k pays (> 1x).
@@ -85,6 +88,7 @@ class SpeedupEstimate(BaseModel):
     acceptance_rates: list[float] = Field(default_factory=list,
                                           description="Cumulative per-position acceptance p_1..p_n used (vLLM's metric).")
     acceptance_source: str = "none"
+    task: str | None = Field(None, description="The task the acceptance was chosen for (plan --task), None: not given.")
     drafter_cost: float = Field(0.0, description="Drafting one token at batch 1 / one plain decode step.")
     drafter_cost_source: str = ""
     context_tokens: int | None = Field(None, description="KV tokens per sequence assumed in the cost model.")
@@ -95,6 +99,12 @@ class SpeedupEstimate(BaseModel):
     best_k_by_batch: dict[str, int | None] = Field(default_factory=dict)
     stops_paying_above: int | None = Field(
         None, description="Concurrency above which no k speeds up (None: pays up to max_num_seqs; 0: never pays).")
+    k_schedule: list[list[int]] | None = Field(
+        None, description="vLLM's speculative_config.num_speculative_tokens_per_batch_size from the best k per batch "
+                          "size: inclusive [range_start, range_end, k] entries, k = 0 where no k pays (None: not "
+                          "emitted, see k_schedule_note).")
+    k_schedule_max: int | None = Field(None, description="num_speculative_tokens to run the schedule with (its largest k).")
+    k_schedule_note: str = ""
     notes: list[str] = Field(default_factory=list)
     measured: dict[str, float] | None = Field(None, description="Measured point from a running server (k, speedup...).")
 
@@ -137,14 +147,18 @@ class SpeedModel:
     spec_overhead: float
     eager_from: dict[int, int | None] | None = None  # k (0 = no speculation) -> first request count without a graph
     eager_launch: float = 0.0
+    per_draft_token: float = 0.0  # per drafted token per step (wizard.plan.cost.PER_DRAFT_TOKEN_S)
+    cap_base: int | None = None  # requests whose KV fits without the drafter (None: unknown / unlimited)
+    cap_spec: int | None = None  # ... with the drafter's weights and KV taking their share
 
     def _launch(self, batch: int, k: int) -> float:
         first = (self.eager_from or {}).get(k)
         return self.eager_launch if first is not None and batch >= first else 0.0
 
     def base(self, batch: int) -> tuple[float, str]:
-        return pass_time(self.target, self.roof, batch=batch, tokens=1, context=self.context,
-                         overhead=self.target_overhead, launch_overlap=self._launch(batch, 0))
+        t, bound = pass_time(self.target, self.roof, batch=batch, tokens=1, context=self.context,
+                             overhead=self.target_overhead, launch_overlap=self._launch(batch, 0))
+        return t, bound
 
     def draft_time(self, batch: int, k: int) -> float:
         d = self.draft
@@ -162,12 +176,13 @@ class SpeedModel:
     def spec(self, batch: int, k: int) -> tuple[float, str]:
         t, bound = pass_time(self.target, self.roof, batch=batch, tokens=1 + k, context=self.context,
                              overhead=self.target_overhead, launch_overlap=self._launch(batch, k))
-        return t + self.spec_overhead + self.draft_time(batch, k), bound
+        rows = self.per_draft_token * max(1, batch) * k
+        return t + self.spec_overhead + rows + self.draft_time(batch, k), bound
 
     def speedup(self, batch: int, k: int) -> tuple[float, float, str]:
         """(speed-up, speculative step seconds, bound) at ``batch`` concurrent sequences."""
-        b0 = max(1, min(batch, self.max_num_batched_tokens))
-        bk = max(1, min(batch, self.max_num_batched_tokens // (1 + k)))
+        b0 = max(1, min(batch, self.max_num_batched_tokens, self.cap_base or batch))
+        bk = max(1, min(batch, self.max_num_batched_tokens // (1 + k), self.cap_spec or batch))
         t0 = self.base(b0)[0]
         tk, bound = self.spec(bk, k)
         mal = self.acceptance.mean_acceptance_length(k)
@@ -181,6 +196,43 @@ class SpeedModel:
             if s > best_s + 1e-12:
                 best_k, best_s = k, s
         return (best_k, best_s) if best_s > 1.0 else (None, best_s)
+
+    def schedule(self, ks: list[int], max_num_seqs: int) -> list[list[int]]:
+        """The best k (0: none pays) for every batch size 1..max_num_seqs as inclusive
+        ``[start, end, k]`` ranges (vLLM's ``num_speculative_tokens_per_batch_size`` form): the
+        grid 1, 2, 4 ... is evaluated and each change of k is located by bisection between grid
+        points (the best k falls with concurrency)."""
+        top = max(1, int(max_num_seqs))
+        memo: dict[int, int] = {}
+
+        def k_at(b: int) -> int:
+            if b not in memo:
+                memo[b] = self.best(b, ks)[0] or 0
+            return memo[b]
+
+        grid = batch_grid(top)
+        cuts: list[int] = []  # first batch size of each new k
+        for lo, hi in zip(grid, grid[1:]):
+            if k_at(lo) == k_at(hi):
+                continue
+            a, b = lo, hi  # k_at(a) != k_at(b): find the first b' in (a, b] with k_at(b') == k_at(b)
+            while b - a > 1:
+                mid = (a + b) // 2
+                if k_at(mid) == k_at(hi):
+                    b = mid
+                else:
+                    a = mid
+            cuts.append(b)
+        starts = [1] + cuts
+        out: list[list[int]] = []
+        for i, start in enumerate(starts):
+            end = (starts[i + 1] - 1) if i + 1 < len(starts) else top
+            k = k_at(start)
+            if out and out[-1][2] == k:
+                out[-1][1] = end
+            else:
+                out.append([start, end, k])
+        return out
 
     def break_even(self, ks: list[int], max_num_seqs: int) -> int | None:
         """Largest concurrency <= max_num_seqs at which some k still pays (None: pays at every

@@ -230,3 +230,17 @@ def remove_extra_patch(ctx, key: str, description: str) -> Patch:
     rest = {k: v for k, v in ctx.config.extra_args.items() if k != key}
     return Patch(description=description, set={"extra_args": rest}) if rest else \
         Patch(description=description, unset=["extra_args"])
+
+
+#: architectures in vLLM's registry that drafter wrapping can produce (SD046, SD237;
+#: vllm/model_executor/models/registry.py, 0.32)
+REGISTERED_DRAFT_ARCHS = frozenset(
+    "ExtractHiddenStatesModel MiMoMTPModel MiMoV2MTPModel MiMoV2OmniMTPModel EagleCohereForCausalLM "
+    "EagleLlamaForCausalLM EagleLlama4ForCausalLM EagleMiniCPMForCausalLM DFlashDraftModel LiLiCorrDraftModel "
+    "DFlash2DraftModel MuseGlimmerAssistantModel DFlashMuseGlimmerAssistantModel DSparkDraftModel DSparkV41DraftModel "
+    "Qwen3DSparkModel Qwen3OmniDSparkModel K3DSparkModel DFlashLagunaForCausalLM Gemma4DSparkModel PEagleDraftModel "
+    "PeagleLlamaForCausalLM Eagle3LlamaForCausalLM Eagle3MiniMaxM2ForCausalLM LlamaForCausalLMEagle3 "
+    "Eagle3Qwen2_5vlForCausalLM Eagle3Qwen3vlForCausalLM Eagle3Qwen3ForCausalLM PeagleQwen3ForCausalLM "
+    "EagleMistralForCausalLM EagleMistralLarge3ForCausalLM Eagle3DeepseekV2ForCausalLM Eagle3DeepseekV3ForCausalLM "
+    "EagleDeepSeekMTPModel DeepSeekMTPModel".split()
+)

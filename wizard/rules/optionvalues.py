@@ -31,7 +31,7 @@ from typing import Any
 from wizard.config import SERVE_FIELDS, Patch
 from wizard.engine.options import parse_text as _parse_text
 from wizard.engine.options import truthy
-from wizard.vllm.constraints import FieldSpec, engine_arg, field_spec
+from wizard.vllm.constraints import FieldSpec, engine_arg, field_spec, required_fields
 
 __all__ = ["OptionProblem", "user_options", "option", "option_problems", "option_path", "set_option_patch",
            "truthy"]
@@ -50,19 +50,39 @@ def option(ctx, name: str, default: Any = None) -> Any:
     return ctx.view.option(name, default)
 
 
+def _spellings(ctx, name: str) -> list[str]:
+    """The ``extra_args`` keys (heads of dotted keys) the release's parser reads as option
+    ``name``: aliases and abbreviations (``gp`` for ``gpu_memory_utilization``)."""
+    return [k for k, n in ctx.view.option_names.items() if n == name]
+
+
 def option_path(ctx, name: str) -> str:
-    """The ServeConfig dotted path of a top-level option: the field when modelled, else ``extra_args.<name>``."""
+    """The ServeConfig dotted path of a top-level option: the field when modelled, else
+    ``extra_args.<name>``; where the user spelled it otherwise (``--gp``), that key."""
+    spelled = _spellings(ctx, name)
+    if spelled:
+        return f"extra_args.{spelled[0]}"
     return name if name in SERVE_FIELDS else f"extra_args.{name}"
 
 
 def set_option_patch(ctx, name: str, value: Any, description: str) -> Patch:
-    """A Patch setting option ``name`` to ``value`` (None: unset), wherever the user wrote it."""
-    if name in SERVE_FIELDS:
-        return Patch(description=description, set={name: value}) if value is not None else \
-            Patch(description=description, unset=[name])
+    """A Patch setting option ``name`` to ``value`` (None: unset), wherever the user wrote it
+    (also under an alias or abbreviation, which the patch removes: vLLM's parser would read
+    both spellings into one option, the later one winning)."""
+    heads = {name, *_spellings(ctx, name)}
     extra = dict(ctx.config.extra_args)
-    for k in [k for k in extra if isinstance(k, str) and (k == name or k.startswith(name + "."))]:
+    for k in [k for k in extra if isinstance(k, str) and k.partition(".")[0] in heads]:
         extra.pop(k)
+    changed_extra = len(extra) != len(ctx.config.extra_args)
+    if name in SERVE_FIELDS:
+        field_set = {name: value} if value is not None else {}
+        unset = [] if value is not None else [name]
+        if changed_extra:
+            if extra:
+                field_set["extra_args"] = extra
+            else:
+                unset.append("extra_args")
+        return Patch(description=description, set=field_set, unset=unset)
     if value is not None:
         extra[name] = value
     return Patch(description=description, set={"extra_args": extra}) if extra else \
@@ -98,6 +118,10 @@ def _built(ctx, cls: str, opts: dict[str, Any]) -> bool:
 
 
 def _check_object(cls: str, obj: dict, prefix: str, option_name: str, version, out: list, depth: int = 0) -> None:
+    for key in required_fields(cls, version):
+        if key not in obj:
+            out.append(OptionProblem(f"{prefix}.{key}", option_name, None, "missing",
+                                     f"{cls} needs '{key}' (pydantic: Field required)", None, f"{cls}.{key}"))
     for key, val in obj.items():
         path = f"{prefix}.{key}"
         spec = field_spec(cls, str(key), version)
@@ -129,16 +153,24 @@ def option_problems(ctx) -> list[OptionProblem]:
         if name in OWNED or name in invalid or value is None:
             continue
         spec = engine_arg(name, ctx.version)
-        if spec is None or (spec.config_class and not _built(ctx, spec.config_class, opts)):
+        if spec is None:
             continue
+        # a config class vLLM does not build checks nothing, except MultiModalConfig's options:
+        # ModelConfig takes each as a typed InitVar (vllm/config/model.py, 0.28-0.33), which
+        # pydantic validates for every model, multimodal or not; their bounds are MultiModalConfig's
+        types_only = False
+        if spec.config_class and not _built(ctx, spec.config_class, opts):
+            if spec.config_class != "MultiModalConfig":
+                continue
+            types_only = True
         if name == "max_cpu_loras" and isinstance(spec._number(value, True), int) and spec._number(value, True) <= 0:
             continue  # EngineArgs passes max_cpu_loras <= 0 as None (arg_utils.py create_engine_config)
         nested = [k[6:] for k in spec.kinds if k.startswith("class:")]
-        if nested and isinstance(value, dict):
+        if nested and isinstance(value, dict) and not types_only:
             _check_object(nested[0], value, name, name, ctx.version, out)
             continue
         p = spec.problem(value)
-        if p is not None:
+        if p is not None and not (types_only and p.kind != "type"):
             out.append(OptionProblem(name, name, value, p.kind, p.message, p.fix,
                                      f"{spec.config_class or 'EngineArgs'}.{name}", spec))
     ctx.option_problems_memo = out

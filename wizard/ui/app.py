@@ -21,7 +21,7 @@ from starlette.middleware import Middleware
 from wizard import privacy, security
 from wizard.ui import findings as fp
 from wizard.ui import guard, header, panel
-from wizard.ui.core import WizardUI
+from wizard.ui.core import WizardUI, sess_of
 from wizard.ui.state import new_state
 from wizard.ui.steps import hardware, kv, launch, plan, review, speculation, target
 from wizard.ui.theme import CSS
@@ -79,10 +79,27 @@ def build_app(*, allow_launch: bool = True, title: str = "SpecWizard",
         # every part wires its own events, once all components exist
         for part in (panel, header, *STEP_MODULES.values()):
             part.wire(ui)
+        _wire_step_tabs(ui)
 
     demo.wizard_ui = ui  # for tests and benchmarks
     _default_launch_kwargs(demo)
     return demo
+
+
+def _wire_step_tabs(ui: WizardUI) -> None:
+    """Each tab's select tells the UI which step is on screen (:meth:`WizardUI.step_opened`): the
+    sync after a pause computes only the views of the step shown (the exports of Review are the
+    costly ones), and a step's views left while it was hidden follow when it opens."""
+    c = ui.c
+    for step_id, _label in fp.STEPS:
+        outs = ui.step_outputs(step_id)
+
+        def opened(state, request: gr.Request = None, _step=step_id):
+            sess = sess_of(request)
+            return ui.step_opened(sess, _step, ui.base(sess, state)) or None
+
+        opened.__name__ = f"open_step_{step_id}"
+        ui.on(c[f"tab_{step_id}"].select, opened, [c["state"]], outs)
 
 
 def _default_launch_kwargs(demo: gr.Blocks) -> None:

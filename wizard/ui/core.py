@@ -39,6 +39,7 @@ import gradio as gr
 from wizard import privacy, security
 from wizard.ui import findings as fp
 from wizard.ui import guard, services
+from wizard.ui.delta import SentValues
 from wizard.ui.state import box_problem, browser_safe, field_value, redact_state, same_inputs, session_json, set_field
 
 __all__ = ["WizardUI", "Reactor", "sess_of", "QUIET", "CHANGE_NOTE"]
@@ -114,6 +115,14 @@ class WizardUI:
         self._rev = itertools.count(1)
         # per session: typed fields whose widgets follow in the next sync (path -> hub setting)
         self._pending: dict[str, dict[str, bool | None]] = {}
+        #: per session, what each output last received: unchanged outputs are skipped (wizard.ui.delta)
+        self.sent = SentValues()
+        # per session: one pick at a time (Gradio 6.31 sends a dropdown's input event twice per pick)
+        self._pick_locks: OrderedDict[str, threading.Lock] = OrderedDict()
+        # per session: the step on screen (its tab's select event) and the sync-only views of other
+        # steps left for when their step opens (they are not computed while nobody sees them)
+        self._step: dict[str, str] = {}
+        self._deferred: dict[str, set[int]] = {}
 
     # ---- what this UI may do ------------------------------------------------------------------
     def launch_block(self) -> str | None:
@@ -180,6 +189,21 @@ class WizardUI:
         with self._lock:
             self._latest.pop(sess or "", None)
             self._pending.pop(sess or "", None)
+            self._pick_locks.pop(sess or "", None)
+            self._step.pop(sess or "", None)
+            self._deferred.pop(sess or "", None)
+        self.sent.forget(sess)
+
+    def pick_lock(self, sess: str | None) -> threading.Lock:
+        """The lock that runs one tab's picks one at a time, so the duplicate of a pick finds the
+        state it set and is answered with a skip instead of a second check and render."""
+        with self._lock:
+            lk = self._pick_locks.get(sess or "")
+            if lk is None:
+                lk = self._pick_locks[sess or ""] = threading.Lock()
+                while len(self._pick_locks) > SESSIONS_KEPT:
+                    self._pick_locks.popitem(last=False)
+            return lk
 
     def mark_pending(self, sess: str | None, path: str, hub: bool | None = None) -> None:
         """Remember that typed field ``path`` changed in ``sess``; its widgets follow in the next sync."""
@@ -344,6 +368,8 @@ class WizardUI:
             # first progress line; tests/test_ui_tune_browser.py)
             return listener(safe_gen, inputs, outputs or None, **{**QUIET, "queue": True, **kw})
 
+        ins = list(inputs) if isinstance(inputs, (list, tuple, set)) else ([inputs] if inputs is not None else [])
+
         @functools.wraps(fn)
         def safe(*args, **kwargs):
             try:
@@ -355,7 +381,8 @@ class WizardUI:
                 return None
             if out is None or (isinstance(out, dict) and not out):
                 return {first: gr.skip()}
-            return out
+            req = next((a for a in (*args, *kwargs.values()) if isinstance(a, gr.Request)), None)
+            return self.sent.prune(sess_of(req), out, ins)  # what the tab already shows: skipped
 
         opts = {**QUIET, **kw}
         return listener(safe, inputs, outputs or None, **opts)
@@ -369,7 +396,12 @@ class WizardUI:
         text = m.kind == "text"
         state_c, panel_c = self.c["state"], self.c["panel"]
         now = [] if text else reactors
-        outs = self.unique([state_c, panel_c, *[o for r in now for o in r.outputs]])
+        # a field with an ``after`` hook (method, target) may rewrite other fields (drop the fields the
+        # new method does not read, replace the drafter): those fields are outputs too, and the event
+        # sends the new value of each one it changed (:meth:`rewritten`), so no field keeps showing a
+        # value the state no longer holds
+        others = [c for p, c in self.fields.items() if p != path] if m.after is not None else []
+        outs = self.unique([state_c, panel_c, *[o for r in now for o in r.outputs], *others])
         setter = m.setter or (lambda st, v: set_field(st, path, v))
 
         def change(st: dict, value) -> dict:
@@ -389,6 +421,12 @@ class WizardUI:
 
         def make(hub: bool | None, force: bool, rs: list[Reactor]):
             def field_changed(state, value, request: gr.Request = None):
+                if not text:  # a pick: one at a time per tab (its duplicate then finds nothing to do)
+                    with self.pick_lock(sess_of(request)):
+                        return changed(state, value, request)
+                return changed(state, value, request)
+
+            def changed(state, value, request):
                 sess = sess_of(request)
                 base = self.base(sess, state)
                 too_big = box_problem(self.field_name(path), value)
@@ -402,7 +440,10 @@ class WizardUI:
                     self.mark_pending(sess, path, hub)
                 why = check(value) if check is not None else None
                 notes = [f"⚠ {why}" if why else None, holder.get("note")]  # why names the field
-                return self.render(sess, st, rs, hub, note=" ".join(n for n in notes if n) or None)
+                out = self.render(sess, st, rs, hub, note=" ".join(n for n in notes if n) or None)
+                if m.after is not None:
+                    out.update(self.rewritten(base, out[state_c], out, skip=path))
+                return out
             field_changed.__name__ = f"field_{path.replace('.', '_')}"
             return field_changed
 
@@ -411,7 +452,7 @@ class WizardUI:
                 trigger_mode="always_last")
         if path == "model":
             # leaving the box or Enter: the Hub lookup (when allowed) and the target's widgets
-            full_outs = self.unique([state_c, panel_c, *[o for r in reactors for o in r.outputs]])
+            full_outs = self.unique([state_c, panel_c, *[o for r in reactors for o in r.outputs], *others])
 
             def hub_wanted(state, value, request: gr.Request = None):
                 st = self.base(sess_of(request), state)
@@ -422,6 +463,22 @@ class WizardUI:
 
             for ev in (comp.blur, comp.submit):
                 self.on(ev, hub_wanted, [state_c, comp], full_outs, trigger_mode="always_last")
+
+    def rewritten(self, before: dict, after: dict, out: dict, *, skip: str | None = None) -> dict:
+        """Form values of the fields whose shown value differs between states ``before`` and
+        ``after`` and that ``out`` does not already update (``skip``: the field being edited,
+        which shows what the user typed)."""
+        upd: dict = {}
+        for p, comp in self.fields.items():
+            if p == skip or comp in out:
+                continue
+            try:
+                new = self.form_value(after, p)
+                if new != self.form_value(before, p):
+                    upd[comp] = new
+            except Exception as err:  # one field must not take the event down
+                log.warning("field %s: %s: %s", p, type(err).__name__, err)
+        return upd
 
     # ---- what follows a pause -------------------------------------------------------------------
     def sync_reactors(self) -> list[Reactor]:
@@ -437,12 +494,36 @@ class WizardUI:
         exports, and the widgets of the typed fields changed since the last sync."""
         pending = self.take_pending(sess)
         hub = None if pending and any(h is None for h in pending.values()) else False
-        ev = self.evaluate(state, allow_hub=hub)
         # the browser's copy (localStorage) holds credentials as $VAR references, like saved sessions
         out = {self.c["bstate"]: browser_safe(redact_state(state)), self.c["session_dl"]: self.session_file(state)}
         rs = [r for r in self.reactors if r.sync or any(r.matches(p) for p in pending)]
-        out.update(self.run_reactors(rs, state, ev))
+        with self._lock:
+            step = self._step.get(sess or "")
+            later = [r for r in rs if step is not None and r.sync_only and r.owner != step]
+            if later:  # views of a step not on screen: computed when it opens (step_opened)
+                self._deferred.setdefault(sess or "", set()).update(id(r) for r in later)
+        now = [r for r in rs if r not in later]
+        if now:  # the check runs only for views that need it
+            out.update(self.run_reactors(now, state, self.evaluate(state, allow_hub=hub)))
         return out
+
+    def step_outputs(self, step: str) -> list:
+        """What opening ``step`` may update: its sync-only views (see :meth:`step_opened`)."""
+        return self.unique([o for r in self.reactors if r.sync_only and r.owner == step for o in r.outputs])
+
+    def step_opened(self, sess: str | None, step: str, state: dict) -> dict:
+        """Step ``step`` is on screen in ``sess``: from now on the sync computes its sync-only views
+        (exports) and leaves other steps' for when they open; the ones left for ``step`` while it was
+        hidden are computed now. Before any step is opened (a fresh tab, an API client) every view
+        is computed."""
+        with self._lock:
+            self._step[sess or ""] = step
+            ids = self._deferred.get(sess or "", set())
+            rs = [r for r in self.reactors if id(r) in ids and r.owner == step]
+            ids.difference_update(id(r) for r in rs)
+        if not rs:
+            return {}
+        return self.run_reactors(rs, state, self.evaluate(state))
 
     def session_file(self, state: dict) -> str:
         """The "Save session" file: credentials redacted (:func:`session_json`), mode 0600 in the

@@ -14,6 +14,7 @@ from wizard.privacy import scrub, secret_values
 
 import html
 import json
+import re
 from typing import Any
 
 __all__ = ["STEPS", "step_of", "elem_id", "panel_html", "summary_html", "card_html", "MAX_CARDS", "MAX_FIXES",
@@ -42,9 +43,19 @@ _KV_FIELDS = {
 _HW_FIELDS = {"tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "gpu", "vllm_version"}
 _TARGET_FIELDS = {"model", "tokenizer", "revision", "dtype", "quantization", "max_model_len", "allow_hub"}
 
-#: what the CLI says about the model list, and what a web user is told instead
-_CLI_POINTERS = (("(python -m wizard models to list)", "(see the Catalog list in step 2)"),
-                 ("(python -m wizard models)", "(the Catalog list in step 2)"))
+#: what the CLI says (its commands and options), and what a web user is told instead: where the same
+#: choice is made in the UI. Regular expressions over the shared cores' text (model lookups, rules,
+#: the machine comparison, the planner), applied by :func:`face_text`.
+_CLI_POINTERS = ((r"\(python -m wizard models to list\)", "(see the Catalog list in step 2)"),
+                 (r"\(python -m wizard models\)", "(the Catalog list in step 2)"),
+                 (r"\s*\(CLI: --gpu cpu\)", " in step 1 (Hardware)"),
+                 (r"\buse --gpu cpu\b", "choose the hardware 'cpu' in step 1"),
+                 (r"\b(?:give|pass) --gpu(?: NAME\[xN\])?", "choose the hardware in step 1"),
+                 (r"\(--gpu\)", "(step 1)"),
+                 (r"\bfollow --gpu\b", "follow the hardware of step 1"),
+                 (r"\s*\(--kv-cache-space-gib\)", ""),
+                 (r"\b(?:python -m )?wizard tune\b", "Tune k (step 7)"))
+_CLI_POINTER_RES = tuple((re.compile(a), b) for a, b in _CLI_POINTERS)
 
 
 def step_of(path: str) -> str:
@@ -72,8 +83,8 @@ def ordered(findings: list[Any]) -> list[Any]:
 
 def face_text(text: str) -> str:
     """A finding's text for the web face: pointers to CLI commands become pointers into the UI."""
-    for cli, ui in _CLI_POINTERS:
-        text = text.replace(cli, ui)
+    for cli, ui in _CLI_POINTER_RES:
+        text = cli.sub(ui, text)
     return text
 
 

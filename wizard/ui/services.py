@@ -133,7 +133,7 @@ def versions() -> tuple[list[str], str]:
 # ---- export --------------------------------------------------------------------------------
 
 EXPORT_FORMS = ("command", "dotted", "yaml", "python")
-SCALEOUT_FORMS = ("multi-gpu", "docker", "k8s", "helm", "ray")
+SCALEOUT_FORMS = ("multi-gpu", "multinode", "docker", "k8s", "helm", "kserve", "llm-d", "ray")
 
 
 def export_forms(cfg: ServeConfig, forms: tuple[str, ...] = EXPORT_FORMS) -> dict[str, str]:
@@ -191,11 +191,13 @@ def parse_acceptance(text: Any) -> tuple[list[float] | None, str | None]:
     return (out or None), None
 
 
-def plan_for(ctx: Any, acceptance: list[float] | None = None, source: str | None = None) -> Any:
-    """:func:`wizard.api.plan` of a context, with measured/entered per-position ``acceptance``."""
+def plan_for(ctx: Any, acceptance: list[float] | None = None, source: str | None = None,
+             task: str | None = None) -> Any:
+    """:func:`wizard.api.plan` of a context, with measured/entered per-position ``acceptance``,
+    else the method's published acceptance for ``task`` (chat / code / math / summarization)."""
     if acceptance:
         return api.plan(ctx, acceptance=acceptance, acceptance_kind="cumulative", acceptance_source=source or "entered")
-    return api.plan(ctx)
+    return api.plan(ctx, task=task)
 
 
 # ---- presets -------------------------------------------------------------------------------

@@ -33,6 +33,8 @@ from wizard.io.argv import MAX_COMMAND_CHARS
 from wizard.io.collector import MAX_OPTIONS
 from wizard.io.safeio import json_loads_bounded
 from wizard.privacy import redact_dict
+from wizard.vllm.cli_parse import convert
+from wizard.vllm.options import cli_vocabulary
 from wizard.vllm.versions import default_version
 
 __all__ = [
@@ -181,7 +183,7 @@ def coerce(path: str, value: Any) -> Any:
                     f = float(v)  # '5.0' / '1e3' -> int only when exact, so the typed value is never changed
                     return int(f) if f.is_integer() and abs(f) <= JS_SAFE_INT else value
                 except (ValueError, OverflowError):
-                    return value
+                    return _cli_number(path, v, value)
         if path in FLOAT_FIELDS:
             try:
                 return float(v)
@@ -197,6 +199,23 @@ def coerce(path: str, value: Any) -> Any:
     if path in INT_FIELDS and isinstance(value, float) and value.is_integer() and abs(value) <= JS_SAFE_INT:
         return int(value)
     return value
+
+
+def _cli_number(path: str, text: str, value: Any) -> Any:
+    """``text`` of a top-level number option read by the option's own argparse ``type``, as the
+    ``vllm serve`` importer reads it (:mod:`wizard.io.collector`): ``--max-model-len 32k`` is
+    32000 (``human_readable_int``, vllm/utils/argparse_utils.py), so the box takes what vLLM
+    takes; ``value`` unchanged when that type refuses it too (kept, reported by the rules)."""
+    if "." in path:
+        return value
+    kind = cli_vocabulary().number_types.get(path)
+    if kind is None:
+        return value
+    try:
+        got = convert(kind, text)
+    except ValueError:
+        return value
+    return got if isinstance(got, int) and not isinstance(got, bool) else value
 
 
 #: most GPUs one deployment is modelled with (a sanity bound of the form, not a vLLM rule)
@@ -284,9 +303,11 @@ def set_field(state: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         if cfg.get("speculative_config"):
             st.setdefault("stash", {})["speculative_config"] = cfg.pop("speculative_config")
         return st
-    if path.startswith("speculative_config.") and not cfg.get("speculative_config") and st.get("stash", {}).get("speculative_config"):
-        cfg["speculative_config"] = st["stash"].pop("speculative_config")
     v = coerce(path, value)
+    if path.startswith("speculative_config.") and not cfg.get("speculative_config") and st.get("stash", {}).get("speculative_config"):
+        if v is None:  # clearing a field of the configuration put aside (a hidden box emptied): nothing to do
+            return st
+        cfg["speculative_config"] = st["stash"].pop("speculative_config")
     if path == "model":
         cfg["model"] = "" if v is None else str(v).strip()
         return st

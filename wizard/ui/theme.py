@@ -90,10 +90,23 @@ element.addEventListener('click', (e) => {
   if (b.dataset.swFix) { b.disabled = true; trigger('click', {act: 'fix', rule: b.dataset.swRule, fix: b.dataset.swFix}); return; }
   if (b.dataset.swUndo) { b.disabled = true; trigger('click', {act: 'undo'}); return; }
 });
-watch('value', () => {
+// the sync follows a pause: SYNC_DELAY_MS after the last panel update *and* the last key or
+// pointer press, so it never lands in the middle of the next pick or keystroke (a sync that
+// overlapped a pick doubled its latency: benchmarks/ui_latency.py)
+const swArm = () => {
   clearTimeout(window.__swSync);
-  window.__swSync = setTimeout(() => { const s = document.getElementById('sw-sync'); if (s) s.click(); }, %d);
-});
+  window.__swSync = setTimeout(() => {
+    window.__swSyncDue = false;
+    const s = document.getElementById('sw-sync'); if (s) s.click();
+  }, %d);
+};
+watch('value', () => { window.__swSyncDue = true; swArm(); });
+if (!window.__swSyncListen) {
+  window.__swSyncListen = true;
+  for (const ev of ['pointerdown', 'keydown']) {
+    document.addEventListener(ev, () => { if (window.__swSyncDue) swArm(); }, {capture: true, passive: true});
+  }
+}
 """ % SYNC_DELAY_MS
 
 #: toggles the import row (no request): the "Import…" button of the header

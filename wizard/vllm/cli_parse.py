@@ -35,7 +35,7 @@ from wizard.io.spec_json import human_readable_int, parse_dotted_value
 from wizard.vllm.options import serve_options
 from wizard.vllm.releases import nearest_release
 
-__all__ = ["ParsedOption", "ParsedArgv", "parse_serve_argv", "preprocess", "ValueProblem", "value_problems",
+__all__ = ["option_dest", "ParsedOption", "ParsedArgv", "parse_serve_argv", "preprocess", "ValueProblem", "value_problems",
            "convert", "dotted_value", "shortest_prefix"]
 
 
@@ -139,6 +139,23 @@ def _parser(release: str) -> _Parser:
         neg = [o for o in opts if data["options"][o].get("negative") or o.startswith("--no-")] if nargs == 0 else []
         p.add_argument(*opts, dest=key[0], nargs=nargs, action=_Record, negative=neg)
     return p
+
+
+def option_dest(spelled: str, version: Any) -> str | None:
+    """The dest ``version``'s parser stores option ``spelled`` in: an exact option string, an alias
+    (``--device-memory-utilization``, ``-tp``) or an abbreviation argparse resolves to one option
+    (``--gp`` -> ``gpu_memory_utilization``); ``_`` in the name read as ``-`` like
+    FlexibleArgumentParser. None when the parser does not know it or the prefix is ambiguous."""
+    p = _parser(nearest_release(version))
+    opt = spelled.split("=", 1)[0]
+    if opt.startswith("--"):
+        opt = "--" + opt[2:].replace("_", "-")
+    act = p._option_string_actions.get(opt)
+    if act is None and opt.startswith("--") and p.allow_abbrev:
+        tuples = p._get_option_tuples(opt)
+        if len(tuples) == 1:
+            act = tuples[0][0]
+    return None if act is None else act.dest
 
 
 def shortest_prefix(opt: str, version: Any) -> str | None:

@@ -100,6 +100,10 @@ class FieldSpec:
     def _type_ok(self, value: Any) -> tuple[bool, Any]:
         """(accepted, the value as pydantic would coerce it) for the plain kinds."""
         k = set(self.kinds)
+        if isinstance(value, (list, tuple)) and "list" not in k and k and all(x.startswith("class:") or x == "none" for x in k):
+            # a config class is built from a JSON object only: ``Cls(**value)`` / pydantic's
+            # "Input should be a valid dictionary or instance of Cls"
+            return False, value
         opaque = any(x.startswith(("type:", "class:", "unresolved:", "other:")) for x in k)
         if "any" in k or (opaque and not isinstance(value, (bool, int, float, str, type(None)))):
             return True, value
@@ -245,6 +249,19 @@ def _field_spec(release: str, cls: str, name: str) -> FieldSpec | None:
     data = load(release, "constraints.json")
     e = data["classes"].get(cls, {}).get("fields", {}).get(name)
     return None if e is None else FieldSpec.from_entry(name, e, cls, data["vllm_version"])
+
+
+def required_fields(cls: str, version: Any) -> tuple[str, ...]:
+    """Fields of config class ``cls`` without a default (pydantic ``Field(...)``, recorded as
+    ``required=True`` by the generator): building it without them is pydantic's "Field required"."""
+    return _required(nearest_release(version), cls)
+
+
+@functools.lru_cache(maxsize=None)
+def _required(release: str, cls: str) -> tuple[str, ...]:
+    fields = load(release, "constraints.json")["classes"].get(cls, {}).get("fields", {})
+    return tuple(n for n, e in fields.items()
+                 if isinstance(e.get("default"), dict) and "required=True" in str(e["default"].get("repr", "")))
 
 
 def field_spec(cls: str, name: str, version: Any) -> FieldSpec | None:

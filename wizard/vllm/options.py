@@ -17,7 +17,8 @@ Source of every fact: the release's real parser (``ServeSubcommand().subparser_i
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +127,15 @@ class CliVocabulary:
     #: dests that need a value on the command line (a bare ``--X`` is argparse's "expected one
     #: argument", exit 2): every option that takes a value, except ``nargs`` ``?`` / ``*``
     takes_value: frozenset[str] = frozenset()
+    #: dest -> the argparse ``type`` of its number-valued options (``int``, ``float``,
+    #: ``human_readable_int``, ``human_readable_int_or_auto``), as serve_options.json names it:
+    #: the importer converts command-line text with it (:func:`wizard.vllm.cli_parse.convert`),
+    #: so ``-tp 1.0`` is refused as argparse refuses it instead of read by pydantic as 1
+    number_types: dict[str, str] = field(default_factory=dict)
+    #: dests that carry a credential (their name ends in api_key/token/secret/password, in any
+    #: release: api_key, hf_token in 0.32) and every ``--`` option string storing one
+    secret_dests: frozenset[str] = frozenset()
+    secret_options: tuple[str, ...] = ()
 
 
 @functools.lru_cache(maxsize=1)
@@ -144,17 +154,25 @@ def cli_vocabulary() -> CliVocabulary:
                             build=_build_cli_vocabulary)
 
 
+_SECRET_DEST = re.compile(r"(?:^|_)(?:api_key|token|secret|password)$")
+
+
 def _build_cli_vocabulary() -> CliVocabulary:
     kind: dict[str, dict] = {}
     for action, dests in (("_StoreTrueAction", legacy_parser()["store_true"]),
                           ("StoreBoolean", legacy_parser()["store_boolean"])):
         kind.update({d: {"kind": action, "source": LEGACY_VLLM_VERSION} for d in dests})
     aliases: dict[str, str] = {}
+    secret_opts: set[str] = set()
     for rel in sorted(known_releases(), key=Version):  # oldest first: newer releases overwrite
         aliases.update(_short_aliases(rel))
         for o, e in load(rel, "serve_options.json")["options"].items():
             if o.startswith("--") and not o.startswith("--no-"):
                 kind[e["dest"]] = e
+            if o.startswith("--") and _SECRET_DEST.search(e.get("dest", "")):
+                secret_opts.add(o)
+    secret = frozenset(e["dest"] for e in kind.values() if _SECRET_DEST.search(e.get("dest", ""))) or \
+        frozenset({"api_key", "hf_token"})
 
     def dests(pred) -> frozenset[str]:
         return frozenset(d for d, e in kind.items() if pred(e))
@@ -170,4 +188,8 @@ def _build_cli_vocabulary() -> CliVocabulary:
         human_int=dests(lambda e: "human_readable_int" in str(e.get("type"))),
         human_int_or_auto=dests(lambda e: e.get("type") == "human_readable_int_or_auto"),
         takes_value=dests(lambda e: e.get("takes_value") and e.get("nargs") not in ("?", "*")),
+        number_types={d: str(e["type"]) for d, e in kind.items()
+                      if str(e.get("type")) in ("int", "float", "human_readable_int", "human_readable_int_or_auto")},
+        secret_dests=secret,
+        secret_options=tuple(sorted(secret_opts)),
     )

@@ -174,7 +174,10 @@ def worker(patch_cpu_platform: bool = False) -> int:  # pragma: no cover - exerc
         if _as_int(getattr(ns, "tensor_parallel_size", 1)) * _as_int(getattr(ns, "pipeline_parallel_size", 1)) > 1 \
                 and getattr(ns, "distributed_executor_backend", None) is None:
             ns.distributed_executor_backend = "mp"
-        return _Args.from_cli_args(ns)
+        args = _Args.from_cli_args(ns)
+        # `vllm serve --headless` builds its config with headless=True (entrypoints/cli/serve.py run_headless)
+        args._oracle_headless = bool(getattr(ns, "headless", False))
+        return args
 
     class _Grab(logging.Handler):
         def emit(self, record):
@@ -222,7 +225,10 @@ def worker(patch_cpu_platform: bool = False) -> int:  # pragma: no cover - exerc
                     if isinstance(kwargs.get(k), dict):
                         kwargs[k] = cls(**kwargs[k])
                 args = EngineArgs(**kwargs)
-            c = args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
+            if getattr(args, "_oracle_headless", False):
+                c = args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER, headless=True)
+            else:
+                c = args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
             sc = c.speculative_config
             out["verdict"] = "accepted"
             out["resolved"] = {

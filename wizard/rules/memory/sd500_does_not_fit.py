@@ -47,7 +47,8 @@ class DoesNotFit(Rule):
 
     ## Use instead
 
-    Split the model (`--tensor-parallel-size`), store the KV cache in fp8,
+    Split the model (`--tensor-parallel-size`; over more GPUs than chosen when the chosen
+    ones cannot hold it: the message states the TP it planned with), store the KV cache in fp8,
     shorten `--max-model-len`, or switch to a drafter-free method.
 
     ```sh
@@ -90,12 +91,20 @@ class DoesNotFit(Rule):
                 continue  # the smallest TP that works is enough
             if self._fixes(ctx, f):
                 fixes.append(f)
+        if not any("tensor_parallel_size" in g.set for g in fixes):
+            more = self._more_gpus(ctx)  # the chosen GPUs cannot hold it: the smallest split over more that can
+            if more is not None:
+                fixes.append(more)
         drafter = ""
         if p.drafter is not None and (p.weights_bytes.get("drafter") or p.kv_bytes_per_token.get("drafter")):
             drafter = (f" (drafter: {gib(p.weights_bytes['drafter'])} weights, "
                        f"{p.kv_bytes_per_token['drafter']:,} KV bytes/token)")
+        tp, pp = p.tensor_parallel_size, max(1, ctx.config.pipeline_parallel_size or 1) \
+            if isinstance(ctx.config.pipeline_parallel_size, int) else 1
+        split = (f"tensor_parallel_size {tp}" + (f", pipeline_parallel_size {pp}" if pp > 1 else "")
+                 + (": one GPU holds the whole model" if tp * pp == 1 else f": each GPU holds 1/{tp * pp} of the weights"))
         yield self.finding(
-            f"Does not fit on {p.device_count} x {p.hardware}: {p.fit_problem}{drafter}. "
+            f"Does not fit on {p.device_count} x {p.hardware} with {split}: {p.fit_problem}{drafter}. "
             f"Target KV {p.kv_bytes_per_token['target']:,} bytes/token ({p.target.kv.kv_dtype}).",
             fixes=fixes,
         )
@@ -107,13 +116,43 @@ class DoesNotFit(Rule):
         except Exception:
             return False
 
+    #: most GPUs a tensor-parallel split is proposed over (one node of the common 8-GPU servers)
+    MAX_TP = 8
+
+    @classmethod
+    def _more_gpus(cls, ctx) -> Patch | None:
+        """The smallest --tensor-parallel-size beyond the chosen GPU count (a divisor of the
+        attention heads, at most :data:`MAX_TP`) with which the plan fits on that many GPUs of the
+        same kind; the UI's Apply raises the GPU count with it (wizard/ui/panel.py _hardware_for)."""
+        hw = ctx.hardware
+        if hw is None or hw.vendor == "cpu" or ctx.target is None:
+            return None
+        cfg = ctx.config
+        tp = cfg.tensor_parallel_size if isinstance(cfg.tensor_parallel_size, int) and cfg.tensor_parallel_size > 0 else 1
+        pp = cfg.pipeline_parallel_size if isinstance(cfg.pipeline_parallel_size, int) and cfg.pipeline_parallel_size > 0 else 1
+        heads = ctx.target.num_attention_heads or 0
+        t = tp * 2
+        while t <= cls.MAX_TP:
+            if heads and heads % t == 0 and t * pp > hw.count:
+                patch = Patch(description=f"Split the model over {t} GPUs (--tensor-parallel-size {t}; needs {t * pp} x "
+                                          f"{hw.name}, {hw.count} chosen)", set={"tensor_parallel_size": t})
+                try:
+                    more = patched_ctx(ctx, patch)
+                    more.hardware = hw.model_copy(update={"count": t * pp})
+                    if plan_memory(more).fits:
+                        return patch
+                except Exception:
+                    return None
+            t *= 2
+        return None
+
     @staticmethod
     def _candidates(ctx, p):
         cfg = ctx.config
         hw = ctx.hardware
         out: list[Patch] = []
         tkv = ctx.target_kv_dtype()
-        if hw.fp8_kv and not tkv.startswith("fp8") and not tkv.startswith("nvfp4"):
+        if ctx.view.device_kv.fp8 and not tkv.startswith("fp8") and not tkv.startswith("nvfp4"):
             out.append(Patch(description="Store the KV cache in fp8 (--kv-cache-dtype fp8)", set={"kv_cache_dtype": "fp8"}))
         # the longest max_model_len that fits (full-attention rows; rounded down to 1024)
         weights_fit = p.fit_problem is None or "exceed" not in p.fit_problem

@@ -4,21 +4,9 @@ from wizard import resolve
 from wizard.resolve import wrapped_archs
 from wizard.config import Patch
 from wizard.fixes import ngram_fallback
+from wizard.rules.helpers import REGISTERED_DRAFT_ARCHS as _REGISTERED_DRAFT_ARCHS
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import EAGLE, EAGLE3, arch_prefix
-
-
-# architectures in vLLM's registry that drafter wrapping can produce (vllm/model_executor/models/registry.py, 0.32)
-_REGISTERED_DRAFT_ARCHS = frozenset(
-    "ExtractHiddenStatesModel MiMoMTPModel MiMoV2MTPModel MiMoV2OmniMTPModel EagleCohereForCausalLM "
-    "EagleLlamaForCausalLM EagleLlama4ForCausalLM EagleMiniCPMForCausalLM DFlashDraftModel LiLiCorrDraftModel "
-    "DFlash2DraftModel MuseGlimmerAssistantModel DFlashMuseGlimmerAssistantModel DSparkDraftModel DSparkV41DraftModel "
-    "Qwen3DSparkModel Qwen3OmniDSparkModel K3DSparkModel DFlashLagunaForCausalLM Gemma4DSparkModel PEagleDraftModel "
-    "PeagleLlamaForCausalLM Eagle3LlamaForCausalLM Eagle3MiniMaxM2ForCausalLM LlamaForCausalLMEagle3 "
-    "Eagle3Qwen2_5vlForCausalLM Eagle3Qwen3vlForCausalLM Eagle3Qwen3ForCausalLM PeagleQwen3ForCausalLM "
-    "EagleMistralForCausalLM EagleMistralLarge3ForCausalLM Eagle3DeepseekV2ForCausalLM Eagle3DeepseekV3ForCausalLM "
-    "EagleDeepSeekMTPModel DeepSeekMTPModel".split()
-)
 
 
 @register

@@ -3,7 +3,7 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.rules.helpers import given_keys
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.methods import use_ngram
+from wizard.vllm.methods import NGRAM_MODEL_NAMES, use_ngram
 
 
 @register
@@ -12,9 +12,10 @@ class NgramIgnoredKeys(Rule):
 
     ## What it does
 
-    With method ngram / ngram_gpu, ``max_model_len``, ``draft_tensor_parallel_size``,
-    ``kv_cache_dtype``, ``quantization``, ``attention_backend`` and ``revision`` in
-    ``speculative_config`` have no effect (there is no drafter model).
+    With method ngram / ngram_gpu, ``model`` (a drafter checkpoint: vLLM fills ``model`` with
+    "ngram" only when none is given and never loads one), ``max_model_len``,
+    ``draft_tensor_parallel_size``, ``kv_cache_dtype``, ``quantization``, ``attention_backend``
+    and ``revision`` in ``speculative_config`` have no effect (there is no drafter model).
 
     ## Why it matters
 
@@ -55,14 +56,14 @@ class NgramIgnoredKeys(Rule):
     topic = "ngram"
     phase = "config"
 
-    _KEYS = ("max_model_len", "draft_tensor_parallel_size", "kv_cache_dtype", "quantization", "attention_backend",
+    _KEYS = ("model", "max_model_len", "draft_tensor_parallel_size", "kv_cache_dtype", "quantization", "attention_backend",
              "revision", "code_revision", "moe_backend")
 
     def check(self, ctx):
         if ctx.spec is None or not use_ngram(ctx.method):
             return
         g = given_keys(ctx)
-        keys = [k for k in self._KEYS if k in g]
+        keys = [k for k in self._KEYS if k in g and not (k == "model" and str(g[k]).strip() in NGRAM_MODEL_NAMES)]
         if not keys:
             return
         paths = [f"speculative_config.{k}" for k in keys]

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from wizard.config import Patch, ServeConfig, SpeculativeConfig
-from wizard.rules.optionvalues import fix_patch, option_problems
+from wizard.rules.optionvalues import fix_patch, option_problems, set_option_patch
 from wizard.rules.registry import Rule, Severity, register
 
 
@@ -118,6 +118,14 @@ class IllTypedValue(Rule):
                 fixes=[Patch(description=f"Unset {path} (vLLM's default applies)", unset=[path])],
             )
         for p in option_problems(ctx):
+            if p.kind == "missing":
+                yield self.finding(
+                    f"{p.path}: not given, and {p.owner} has no default in vLLM {ctx.version}; vLLM rejects "
+                    f"{p.option} while building its config ({p.message}).",
+                    fields=[p.path],
+                    fixes=[set_option_patch(ctx, p.option, None, f"Remove {p.option} (vLLM's default applies)")],
+                )
+                continue
             if p.kind != "type":
                 continue
             yield self.finding(

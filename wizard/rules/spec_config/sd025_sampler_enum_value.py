@@ -68,11 +68,19 @@ class SamplerEnumValue(Rule):
             path = f"speculative_config.{key}"
             near = closest(given[key], opts)
             fixes = []
+            # the value of a sibling field written under this key (docs spell "rejection_sample_method:
+            # probabilistic", the draft sampler's value): name the key that takes it
+            other = next((k2 for k2, o2 in allowed.items() if k2 != key and k2 not in given and given[key] in o2), None)
+            hint = ""
+            if other:
+                hint = f" ({given[key]!r} is a value of {other}: did you mean {other}?)"
+                fixes.append(Patch(description=f"Move it to {other}", set={f"speculative_config.{other}": given[key]},
+                                   unset=[path]))
             if near:
                 fixes.append(Patch(description=f"Use {near}", set={path: near}))
             fixes.append(Patch(description=f"Remove {key} (vLLM's default)", unset=[path]))
             yield self.finding(
-                f"{path}={given[key]!r} is not allowed by vLLM {ctx.version}; use one of {', '.join(opts)}.",
+                f"{path}={given[key]!r} is not allowed by vLLM {ctx.version}; use one of {', '.join(opts)}{hint}.",
                 fields=[path],
                 fixes=fixes,
             )

@@ -17,7 +17,7 @@ from wizard.ui import services
 from wizard.ui.core import WizardUI
 from wizard.vllm.methods import is_mtp, uses_draft_kv_cache
 
-__all__ = ["build", "wire", "kv_choices", "backends_md"]
+__all__ = ["build", "wire", "kv_choices", "backends_md", "kv_md", "model_dtypes_md"]
 
 SPEC = "speculative_config."
 CHOICE_PATHS = ("gpu.", "vllm_version", "model", "allow_hub", "dtype", "tensor_parallel_size", SPEC + "method", SPEC + "model")
@@ -38,6 +38,8 @@ def kv_choices(ev, version, role: str = "target") -> list[str]:
         method = ctx.method if ctx.spec is not None else None
         model = ctx.target if role == "target" or is_mtp(method) else ctx.drafter
         dtype = ctx.config.dtype if isinstance(ctx.config.dtype, str) else None
+        if role == "drafter" and ctx.view.drafter_dtype:  # the draft model runs in the target's dtype (core fact)
+            dtype = ctx.view.drafter_dtype
         tp = ctx.config.tensor_parallel_size if isinstance(ctx.config.tensor_parallel_size, int) else 1
     hw = ev.hardware if ev is not None else None
     return suggest.iter_usable(suggest.kv_dtypes(version, hw, model, dtype=dtype, tensor_parallel_size=tp or 1,
@@ -117,6 +119,20 @@ def backends_md(ev) -> str:
     return "**Attention backends** (why a KV-dtype check fired, or did not):\n" + "\n".join(lines) if lines else ""
 
 
+def model_dtypes_md(ctx) -> str:
+    """The dtype the target and the draft model run in, from the core (``ctx.view.model_dtype``,
+    ``ctx.view.drafter_dtype``: vLLM builds the draft model with the target's dtype)."""
+    v = ctx.view
+    t = v.model_dtype or "unknown (the target's checkpoint is not known)"
+    md = f"Model dtype: target **{html.escape(t)}**"
+    if ctx.spec is not None and v.drafter_dtype:
+        own = v.drafter.torch_dtype if v.drafter is not None and v.drafter is not ctx.target else None
+        md += (f", drafter **{html.escape(v.drafter_dtype)}** (vLLM builds the draft model with the target's dtype"
+               + (f"; its checkpoint's own {html.escape(str(own))} is not used" if own and str(own) != v.drafter_dtype else "")
+               + ")")
+    return md
+
+
 def kv_md(ev) -> str:
     if ev is None or ev.ctx is None:
         return "_Choose a target model to see the effective KV dtypes._"
@@ -127,6 +143,7 @@ def kv_md(ev) -> str:
         md = f"Effective KV dtype (as vLLM resolves it): target **{t}**" + (f", drafter **{d}**" if d else "")
     except Exception as err:  # derive needs facts it may not have
         md = f"Effective KV dtype unknown: {html.escape(str(err))}"
+    md += "  \n" + model_dtypes_md(ctx)
     if ev.hardware is None:
         md += "  \n_Hardware unknown: every dtype vLLM knows is listed; choose a GPU in step 1 to narrow them._"
     b = backends_md(ev)

@@ -4,6 +4,7 @@ smoke test, and the startup diagnosis with "apply fix and relaunch"."""
 from __future__ import annotations
 
 import html
+import sys
 import threading
 import uuid
 from typing import Any
@@ -16,9 +17,11 @@ from wizard.config import apply_patch
 from wizard.hardware import nvml
 import wizard.launch as launch_api
 from wizard.launch import compare_machine, metrics
-from wizard.launch.install import install_hint, render_commands, vllm_importable
+from wizard.launch.install import (install_commands, install_hint, refresh_install_state, render_commands,
+                                   suggested_distribution, vllm_importable)
 from wizard.launch.launcher import review_launch
 from wizard.ui import services
+from wizard.ui import findings as fp
 from wizard.ui.core import WizardUI, sess_of
 from wizard.ui.state import config_of, gpu_spec, state_from_config
 
@@ -34,8 +37,33 @@ _SMOKE: dict[str, str] = {}
 _MEASURED: dict[str, list[float]] = {}
 
 
+#: after each poll: keep the live log box at its newest line, unless the user scrolled up to read
+#: (scrolling back to the bottom follows the tail again). Runs in the browser; no request.
+LOG_FOLLOW_JS = """
+() => {
+  const follow = () => {
+    const t = document.querySelector('#sw-ln-logs textarea');
+    if (!t) return;
+    if (!t.__swFollow) {
+      t.__swFollow = {on: true};
+      t.addEventListener('scroll', () => {
+        t.__swFollow.on = t.scrollTop + t.clientHeight >= t.scrollHeight - 24;
+      }, {passive: true});
+    }
+    if (t.__swFollow.on) t.scrollTop = t.scrollHeight;
+  };
+  requestAnimationFrame(follow);
+  setTimeout(follow, 120);
+}
+"""
+
+
 def build(ui: WizardUI) -> None:
     ui.c["ln_hint"] = gr.Markdown(elem_id="sw-ln-hint")
+    # the commands that install vLLM for this Python, whole and copyable (shown while it is missing)
+    ui.c["ln_install"] = gr.Textbox("", label="vLLM is not installed: run these commands in a terminal, then press "
+                                    "Launch again (no restart needed)", lines=2, max_lines=6, interactive=False,
+                                    buttons=["copy"], visible=False, elem_id="sw-ln-install")
     with gr.Row():
         ui.c["ln_launch"] = gr.Button("Launch server", variant="primary", elem_id="sw-ln-launch")
         ui.c["ln_stop"] = gr.Button("Stop", variant="stop", elem_id="sw-ln-stop")
@@ -59,7 +87,10 @@ def build(ui: WizardUI) -> None:
                                                     "series": pd.Series(dtype="str")}), x="seconds", y="acceptance", color="series",
                                       title="Draft acceptance over time", y_lim=[0, 1], elem_id="sw-ln-time", height=260)
     ui.c["ln_metrics"] = gr.Markdown(elem_id="sw-ln-metrics")
-    ui.c["ln_logs"] = gr.Textbox(label="Server log (live)", lines=14, max_lines=14, autoscroll=True, interactive=False,
+    # autoscroll off: Gradio 6.31's Textbox scrolls down once (its effect re-runs only when its
+    # "near the bottom" flag flips, not when the value changes), so the box stayed at the top;
+    # LOG_FOLLOW_JS follows the tail after each poll instead
+    ui.c["ln_logs"] = gr.Textbox(label="Server log (live)", lines=14, max_lines=14, autoscroll=False, interactive=False,
                                  elem_id="sw-ln-logs")
     ui.c["ln_timer"] = gr.Timer(1.0, active=False)
     with gr.Accordion("Tune k: measure output speed vs num_speculative_tokens (one server per k, plus a "
@@ -138,9 +169,31 @@ def no_vllm_hint() -> str:
     return install_hint(gpu_count=len(nvml.discover()))
 
 
+def install_box() -> dict:
+    """The install state, read again now (:func:`wizard.launch.install.refresh_install_state`:
+    a vLLM installed while the UI runs is seen without a restart, and without importing it):
+    ``{"installed": bool, "commands": "one command a line" (empty when installed)}``. The
+    commands are those of :func:`wizard.launch.install.install_commands` for this machine's GPUs,
+    for the Python that starts the servers, shell-quoted, whole (the UI shows them in a box with
+    a copy button)."""
+    refresh_install_state()
+    if vllm_installed():
+        return {"installed": True, "commands": ""}
+    cmds = install_commands(suggested_distribution(len(nvml.discover())))
+    return {"installed": False, "commands": render_commands(cmds, "")}
+
+
+def install_updates(ui) -> dict:
+    """The Launch step's install box for the install state read now (:func:`install_box`)."""
+    box = install_box()
+    return {ui.c["ln_install"]: gr.Textbox(value=box["commands"], visible=not box["installed"])}
+
+
 def gpu_hint(state: dict) -> str:
     """A warning banner before Launch when this machine differs from the hardware chosen for the
-    checks (:func:`wizard.launch.compare_machine`: GPU model, count, no GPU, vLLM build), else ''."""
+    checks (:func:`wizard.launch.compare_machine`: GPU model, count, no GPU, vLLM build), else ''.
+    A missing vLLM is said in one line: its commands are in the install box (:func:`install_box`).
+    Pointers to CLI options are said as what to do in the UI (:func:`wizard.ui.findings.face_text`)."""
     cfg = config_of(state)
     if cfg is None:
         return ""
@@ -150,8 +203,21 @@ def gpu_hint(state: dict) -> str:
         return ""
     if not diffs:
         return ""
-    items = "".join(f"<li>{html.escape(d.message.splitlines()[0])}</li>" for d in diffs[:4])
+    items = "".join(f"<li>{_diff_html(d)}</li>" for d in diffs[:4])
     return f'<div class="sw-hint">⚠ Launch runs on this machine, which differs from the hardware checked:<ul>{items}</ul></div>'
+
+
+def _diff_html(d) -> str:
+    """One machine difference for the web page (HTML): a missing vLLM in one sentence (the commands
+    are in the install box), anything else whole, CLI pointers turned into UI ones, and commands
+    (the message's indented lines) each in a ``<code>`` line of its own, never cut off."""
+    if d.key == "no_vllm":
+        return (f"vLLM is not installed for <code>{html.escape(sys.executable)}</code> (the Python that starts the "
+                "server): the commands that install it are in the box below.")
+    lines = d.message.splitlines()
+    text = html.escape(fp.face_text(" ".join(ln.strip() for ln in lines if not ln.startswith("  "))))
+    cmds = "".join(f"<br><code>{html.escape(ln.strip())}</code>" for ln in lines if ln.startswith("  ") and ln.strip())
+    return text + cmds
 
 
 def vllm_installed() -> bool:
@@ -207,9 +273,11 @@ def launch_refusal(ev: Any, block: Any, policy: security.PathPolicy | None) -> s
     if problems:
         items = "".join(f"<li>{html.escape(p)}</li>" for p in problems)
         return _refused(f"Not launched: this configuration has inputs the UI never launches:<ul>{items}</ul>")
+    refresh_install_state()  # installed while the UI runs: seen now
     if not vllm_installed():
-        return (f'<div class="sw-status sw-st-failed" data-state="no-vllm">'
-                f'<pre style="white-space:pre-wrap">{html.escape(no_vllm_hint())}</pre></div>')
+        return (f'<div class="sw-status sw-st-failed" data-state="no-vllm">Not launched: vLLM is not installed for '
+                f"<code>{html.escape(sys.executable)}</code> (the Python that starts the server). Run the commands in "
+                "the box below in a terminal, then press Launch again; no restart is needed.</div>")
     return None
 
 
@@ -236,6 +304,30 @@ def stop(state: dict) -> None:
     h = HANDLES.get(hid) if hid else None
     if h is not None:
         threading.Thread(target=h.stop, daemon=True).start()
+
+
+_ENDED = {"failed": "failed during startup", "exited": "exited", "stopped": "was stopped"}
+
+
+def stop_status(state: dict) -> str:
+    """Stop, answered as status HTML: 'Stopping…' while the tab's server runs (the poll then shows
+    'stopped'), else what already happened to it -- a server that failed or exited is not
+    stopping, it has ended, with its exit status -- or 'No server running.'."""
+    hid = state.get("server")
+    h = HANDLES.get(hid) if hid else None
+    if h is None:
+        return '<div class="sw-status sw-st-idle" data-state="idle">No server running.</div>'
+    st = h.status()
+    s = st.get("state", "?")
+    if s in _ENDED:
+        code = st.get("exit_code")
+        status = f"exit code {code}" if code is not None else "exit status unknown"
+        if isinstance(code, int) and code < 0:
+            status = f"killed by signal {-code}"
+        return (f'<div class="sw-status sw-st-{s}" data-state="{s}">Nothing to stop: the server already {_ENDED[s]} '
+                f"({html.escape(status)}, pid {st.get('pid')}).</div>")
+    stop(state)
+    return '<div class="sw-status sw-st-stopping" data-state="stopping">Stopping…</div>'
 
 
 def smoke(state: dict, n: int) -> str:
@@ -365,20 +457,24 @@ def wire(ui: WizardUI) -> None:
         if st is not state:
             st = ui.commit(sess, st)
         return {c["state"]: st, c["ln_status"]: msg, c["ln_timer"]: gr.Timer(active=st.get("server") != state.get("server")),
-                c["ln_review"]: review_md(ui, st), c["ln_hint"]: gpu_hint(st)}
+                c["ln_review"]: review_md(ui, st), c["ln_hint"]: gpu_hint(st), **install_updates(ui)}
 
-    ui.on(c["ln_launch"].click, do_launch, [c["state"], c["ln_force"]], ln_outs + [c["ln_review"], c["ln_hint"]])
+    ui.on(c["ln_launch"].click, do_launch, [c["state"], c["ln_force"]],
+          ln_outs + [c["ln_review"], c["ln_hint"], c["ln_install"]])
 
     def open_launch(state, request: gr.Request = None):
+        """Opening the step (its banner): the install state is read again, so a vLLM installed
+        while the UI runs is seen (install box, banner and review) without a restart."""
         st = ui.base(sess_of(request), state)
-        return {c["ln_review"]: review_md(ui, st), c["ln_hint"]: gpu_hint(st)}
+        upd = install_updates(ui)  # first: the banner and the review read the fresh state
+        return {c["ln_review"]: review_md(ui, st), c["ln_hint"]: gpu_hint(st), **upd}
 
-    ui.on(c["tab_launch"].select, open_launch, [c["state"]], [c["ln_review"], c["ln_hint"]])
+    ui.on(c["tab_launch"].select, open_launch, [c["state"]], [c["ln_review"], c["ln_hint"], c["ln_install"]])
 
     def stop_server(state, request: gr.Request = None):
-        stop(ui.base(sess_of(request), state))
-        return {c["ln_status"]: '<div class="sw-status sw-st-stopping" data-state="stopping">Stopping…</div>'
-                if (state or {}).get("server") else '<div class="sw-status sw-st-idle" data-state="idle">No server running.</div>'}
+        msg = stop_status(ui.base(sess_of(request), state))
+        # while it stops, the poll follows it to 'stopped'
+        return {c["ln_status"]: msg, c["ln_timer"]: gr.Timer(active='data-state="stopping"' in msg)}
 
     ui.on(c["ln_stop"].click, stop_server, [c["state"]], ln_outs)
 
@@ -405,7 +501,8 @@ def wire(ui: WizardUI) -> None:
             out[c["state"]] = to_plan(sess, state, rates, "measured on the running server")
         return out
 
-    ui.on(c["ln_timer"].tick, poll_server, [c["state"]], ln_outs)
+    tick = ui.on(c["ln_timer"].tick, poll_server, [c["state"]], ln_outs)
+    ui.on(tick.then, None, None, None, js=LOG_FOLLOW_JS)
 
     def fix_relaunch(state, force, request: gr.Request):
         sess = sess_of(request)

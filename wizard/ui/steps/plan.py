@@ -9,7 +9,7 @@ from typing import Any
 import gradio as gr
 import pandas as pd
 
-from wizard.api import speedup_chart_rows
+from wizard.api import PLAN_TASKS as TASKS, speedup_chart_rows
 from wizard.ui import services
 from wizard.ui.core import QUIET, WizardUI, sess_of
 from wizard.ui.state import browser_safe, redact_state
@@ -238,6 +238,12 @@ def build(ui: WizardUI) -> None:
                                       placeholder="e.g. 0.7, 0.48, 0.31 — filled from the Launch step's measurement",
                                       info=ACCEPTANCE_INFO, elem_id="f-acceptance"),
              source="setting", to_form=lambda v: v or "", setter=_set_acceptance)
+    # the task picks the method's published acceptance when none is measured (wizard.plan.acceptance.TASK_PRIORS)
+    ui.field("plan_task", gr.Dropdown(choices=[("any (the drafter's own figure)", "")] + [(t, t) for t in TASKS],
+                                      value="", label="Workload task (acceptance prior)", elem_id="f-plan-task",
+                                      info="chat, code, math or summarization: the published acceptance of the method "
+                                           "for that task is planned with when no measured acceptance is entered"),
+             source="setting", to_form=lambda v: v or "", setter=_set_task)
     ui.c["plan_md"] = gr.Markdown("_Open this step to compute the plan._", elem_id="sw-plan-md")
     with gr.Row():
         ui.c["plan_mem"] = gr.BarPlot(_empty_mem(), x="part", y="GiB", title="Memory per GPU (GiB)",
@@ -251,6 +257,15 @@ def build(ui: WizardUI) -> None:
                                            height=340, x_label_angle=0, sort=[str(k) for k in range(1, 65)])
     with gr.Accordion("Plan (raw figures)", open=False):
         ui.c["plan_json"] = gr.JSON(label="Plan (raw figures)", visible=False)
+
+
+def _set_task(state: dict, value) -> dict:
+    st = dict(state)
+    if value in TASKS:
+        st["plan_task"] = value
+    else:
+        st.pop("plan_task", None)
+    return st
 
 
 def _set_acceptance(state: dict, value) -> dict:
@@ -271,7 +286,8 @@ def compute(ui, ev, state: dict | None = None) -> dict:
     rates, problem = services.parse_acceptance((state or {}).get("acceptance"))
     source = (state or {}).get("acceptance_source") or "entered in the Plan step"
     try:
-        p = services.plan_for(ev.ctx, rates, source)
+        task = (state or {}).get("plan_task")
+        p = services.plan_for(ev.ctx, rates, source, task=task if task in TASKS else None)
     except Exception as err:
         return {c["plan_md"]: f"The plan could not be computed: {type(err).__name__}: {err}. "
                               "It needs the model's facts (step 2) and the hardware (step 1)."}
@@ -304,9 +320,20 @@ def compute(ui, ev, state: dict | None = None) -> dict:
                                                           for b, k in by_batch.items()))
     if "stops_paying_above" in sp_d and sp_d.get("stops_paying_above") is not None:
         lines.append(f"speculation stops paying above **{_fmt(sp_d['stops_paying_above'])}** concurrent requests")
+    sched = sp_d.get("k_schedule")
+    if isinstance(sched, list) and sched:
+        lines.append("k schedule (`num_speculative_tokens_per_batch_size`, num_speculative_tokens "
+                     f"{_fmt(sp_d.get('k_schedule_max'))}): " + ", ".join(
+                         f"{a}–{b} → {'off' if k == 0 else k}" for a, b, k in sched
+                         if isinstance(a, int) and isinstance(b, int) and isinstance(k, int)))
+    elif sp_d.get("k_schedule_note"):
+        lines.append(f"k schedule: {html.escape(str(sp_d['k_schedule_note']))}")
     if sp_d.get("acceptance_source"):
         rates_txt = ", ".join(f"{x:.2f}" for x in (sp_d.get("acceptance_rates") or [])[:8])
         lines.append(f"acceptance: {sp_d['acceptance_source']}" + (f" ({rates_txt})" if rates_txt else ""))
+        acc_d = sp_d.get("acceptance") if isinstance(sp_d.get("acceptance"), dict) else {}
+        if acc_d.get("setup"):
+            lines.append(f"acceptance measured on: {html.escape(str(acc_d['setup']))}")
     if sp_d.get("measured"):
         lines.append(f"measured on the running server: {sp_d['measured']}")
     if d.get("fits") is False:
@@ -362,4 +389,21 @@ def wire(ui: WizardUI) -> None:
         return out
 
     caption_step(ui.on(acc.change, acceptance_changed, [c["state"], acc], [c["state"], c["bstate"], c["session_dl"], *outs],
+                       trigger_mode="always_last"))
+
+    task = ui.fields["plan_task"]
+
+    def task_changed(state, value, request: gr.Request = None):
+        sess = sess_of(request)
+        base = ui.base(sess, state)
+        if (value or "") == (base.get("plan_task") or ""):
+            return {c["plan_md"]: gr.skip()}
+        st = ui.update_field(sess, state, lambda b: _set_task(b, value))
+        out = compute_safe(ui, st)
+        out[c["state"]] = st
+        out[c["bstate"]] = browser_safe(redact_state(st))
+        out[c["session_dl"]] = ui.session_file(st)
+        return out
+
+    caption_step(ui.on(task.change, task_changed, [c["state"], task], [c["state"], c["bstate"], c["session_dl"], *outs],
                        trigger_mode="always_last"))

@@ -70,9 +70,10 @@ def build(ui: WizardUI) -> None:
         ui.c["exp_python"] = gr.Code(label="Python (vllm.LLM)", language="python", lines=8, max_lines=16, interactive=False,
                                      buttons=["copy"], elem_id="sw-exp-python")
     ui.c["exp_yaml_dl"] = gr.DownloadButton("Download YAML", value=None, elem_id="sw-exp-yaml-dl", size="sm")
-    with gr.Accordion("Scale-out: multi-GPU, Docker, Kubernetes, Helm, Ray", open=False):
+    with gr.Accordion("Scale-out: multi-GPU, multi-node, Docker, Kubernetes, Helm, KServe, llm-d, Ray", open=False):
         for form in services.SCALEOUT_FORMS:
-            ui.c[f"exp_{form}"] = gr.Code(label=form, language="yaml" if form in ("k8s", "helm") else "shell", lines=6, max_lines=20,
+            yaml_form = form in ("k8s", "helm", "kserve", "llm-d")
+            ui.c[f"exp_{form}"] = gr.Code(label=form, language="yaml" if yaml_form else "shell", lines=6, max_lines=20,
                                           interactive=False, buttons=["copy"], elem_id=f"sw-exp-{form}")
     ui.field("extra_args", gr.Code(label="Other options (not modelled by the wizard; kept verbatim, JSON)", language="json",
                                    lines=3, max_lines=10, interactive=True, elem_id="f-extra_args"),

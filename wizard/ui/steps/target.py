@@ -116,7 +116,8 @@ def wire(ui: WizardUI) -> None:
         ui.bind(path)
     model_c = ui.fields["model"]
     rs = ui.reactors_for(["model"])
-    outs = ui.unique([c["state"], c["panel"], model_c, c["catalog_note"], *[o for r in rs for o in r.outputs]])
+    outs = ui.unique([c["state"], c["panel"], model_c, c["catalog_note"], *[o for r in rs for o in r.outputs],
+                      *ui.fields.values()])  # the fields a target change rewrites (ui.rewritten)
 
     def pick_catalog(state, value, request: gr.Request = None):
         value = str(value or "").strip()
@@ -133,9 +134,11 @@ def wire(ui: WizardUI) -> None:
             holder["note"] = new.pop(CHANGE_NOTE, None)
             return new
 
+        base = ui.base(sess, state)
         st = ui.update_field(sess, state, pick)
         out = ui.render(sess, st, rs, note=holder.get("note"))
         out[model_c] = value
+        out.update(ui.rewritten(base, out[c["state"]], out))
         out[c["catalog_note"]] = ""
         return out
 
