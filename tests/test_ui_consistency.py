@@ -168,6 +168,24 @@ def test_k_beyond_the_range_goes_in(srv):
     assert "k = 8 is outside the suggested" in notes
 
 
+def test_drafter_lookup_error_points_into_the_ui_not_the_cli(srv):
+    """A drafter the wizard cannot find: the Speculation step says so in web terms (the model
+    lookup's text names `python -m wizard models`, a CLI command; the web face points at the
+    Catalog list instead, like the target step)."""
+    sess = "c23-drafter-missing"
+    call(srv, "do_preset", [None, "llama31-8b-eagle3-h100"], sess)
+    event, body = srv.call("field_speculative_config_model", ["no-such-org-x/no-such-drafter"], session=sess)
+    assert event == "complete", body[:300]
+    ui = srv.demo.wizard_ui
+    ev = ui.evaluate(state(srv, sess))
+    assert "python -m wizard" in ev.ctx.lookup_errors["speculative_config.model"]  # the core's text
+    from wizard.ui.steps import speculation
+
+    notes = speculation._notes(ui, state(srv, sess), ev)[ui.c["method_md"]]
+    assert "Drafter could not be inspected" in notes
+    assert "python -m wizard" not in notes and "Catalog list" in notes, notes
+
+
 # ---- 4. acceptance: labelled as planned, and part of the saved session -------------------------------
 
 def test_acceptance_label_is_cumulative_and_session_keeps_it(srv):

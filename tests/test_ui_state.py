@@ -548,3 +548,22 @@ def test_tune_section_refuses_like_launch_and_never_raises(tmp_path, monkeypatch
     assert started == []
     assert services.parse_ks("4, 1,2,2") == ([1, 2, 4], None)
     assert services.parse_ks(",".join(["1"] * 17))[1] == "k values: at most 16"
+
+
+def test_target_step_shows_both_models_for_a_speculators_checkpoint():
+    """Issue #25 item 1: a speculators checkpoint given as the model shows the verifier vLLM serves
+    as the target and the checkpoint as the drafter (vLLM's maybe_override_with_speculators)."""
+    from wizard.ui import services
+    from wizard.ui.state import new_state, set_field
+    from wizard.ui.steps.target import speculators_md
+
+    spec = "RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3"
+    ev = services.evaluate(set_field(new_state("0.32.0"), "model", spec))
+    md = speculators_md(ev.ctx)
+    assert "speculators checkpoint" in md and "`meta-llama/Llama-3.1-8B-Instruct`" in md and "method eagle3" in md
+    target, drafter = md.split("**Drafter (the checkpoint)**")
+    assert "**Target (verifier)**" in target and "| layers | 32 |" in target and "LlamaForCausalLM" in target
+    assert "| layers | 1 |" in drafter and "Eagle3Speculator" in drafter
+    # a plain target: no second table
+    assert speculators_md(services.evaluate(set_field(new_state("0.32.0"), "model", "Qwen/Qwen3-8B")).ctx) == ""
+    assert speculators_md(None) == ""

@@ -74,7 +74,7 @@ def test_tune_sweep_from_the_launch_step(tmp_path, capfd, recorded_launches):
         page.locator("#sw-ln-force input[type=checkbox]").check()  # CPU: hardware rules may warn; run anyway
         page.locator("#sw-tune-acc").click()
         type_text(page, "#sw-tune-ks textarea, #sw-tune-ks input", "1,2")
-        type_text(page, "#sw-tune-conc input", "2")
+        type_text(page, "#sw-tune-conc textarea, #sw-tune-conc input", "2")
         type_text(page, "#sw-tune-prompts input", "4")
         page.locator("#sw-tune-run").click()
 

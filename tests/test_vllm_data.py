@@ -18,7 +18,10 @@ from wizard.vllm import versions
 from wizard.vllm import constraints, methods, options, releases
 
 ROOT = Path(__file__).resolve().parent.parent
-SIX = ("0.28", "0.29", "0.30", "0.31", "0.32", "0.33")
+#: releases generated from their own vLLM (newest patch of each minor; scripts/gen_vllm_data.py)
+OLDER = ("0.24", "0.25", "0.26", "0.27")
+SIX = (*OLDER, "0.28", "0.29", "0.30", "0.31", "0.32", "0.33")
+PATCH = {"0.27": "0.27.1", "0.25": "0.25.1", "0.22": "0.22.1", "0.20": "0.20.2"}
 
 
 def test_six_releases_each_with_three_files_naming_version_and_generator():
@@ -34,7 +37,7 @@ def test_six_releases_each_with_three_files_naming_version_and_generator():
 
 
 @pytest.mark.parametrize("typed, nearest", [
-    ("0.10.1", "0.28"), ("0.8.5", "0.28"), ("0.28.0", "0.28"), ("0.31.2", "0.31"), ("0.32.0+cpu", "0.32"),
+    ("0.10.1", SIX[0]), ("0.8.5", SIX[0]), ("0.28.0", "0.28"), ("0.27.0", "0.27"), ("0.31.2", "0.31"), ("0.32.0+cpu", "0.32"),
     ("v0.33", "0.33"), ("0.34.0", "0.33"), ("1.0", "0.33"),
 ])
 def test_nearest_release(typed, nearest):
@@ -75,7 +78,7 @@ def test_versions_tables_follow_each_release():
         ours = {m for m in methods.allowed_methods(versions.parse_version(key))
                 if methods.use_eagle(m) and (m == methods.MTP or not methods.is_mtp(m))}
         assert generated == ours, key
-    assert versions.KNOWN_VERSIONS == ("0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+    assert versions.KNOWN_VERSIONS == tuple(PATCH.get(r, r + ".0") for r in SIX)
     assert versions.NEWEST == "0.33.0"
     # older releases have their own tables (0.28 had fewer methods and KV dtypes)
     v28 = versions.parse_version("0.28")
@@ -100,7 +103,7 @@ def test_serve_options_per_release():
     assert options.short_aliases("0.32")["tp"] == "tensor_parallel_size" and "h" not in options.short_aliases("0.32")
     assert sorted(options.choices("dtype", "0.32")) == sorted(["auto", "half", "float16", "bfloat16", "float", "float32"])
     assert options.option_for_dest("max_num_seqs", "0.33")["option"] == "--max-num-seqs"
-    assert options.serve_options("0.10.1") is options.serve_options("0.28")
+    assert options.serve_options("0.10.1") is options.serve_options(SIX[0])
 
 
 def test_cli_vocabulary_is_the_union_with_newest_winning():

@@ -295,10 +295,28 @@ def plan(
             acceptance, acceptance_source, acceptance_kind = inp["per_position"], inp["acceptance_source"], "cumulative"
         if baseline_tpot_ms is None and inp.get("baseline_tpot_ms"):
             baseline_tpot_ms, baseline_batch = inp["baseline_tpot_ms"], baseline_batch or inp.get("concurrency")
-    return _plan(ctx, kv_cache_space_gib=kv_cache_space_gib, acceptance=acceptance, acceptance_kind=acceptance_kind,
-                 acceptance_source=acceptance_source or ("entered" if acceptance is not None else None), k_max=k_max,
-                 context_tokens=context_tokens, baseline_step_s=baseline_tpot_ms / 1e3 if baseline_tpot_ms else None,
-                 baseline_batch=baseline_batch or 1, task=task)
+    p = _plan(ctx, kv_cache_space_gib=kv_cache_space_gib, acceptance=acceptance, acceptance_kind=acceptance_kind,
+              acceptance_source=acceptance_source or ("entered" if acceptance is not None else None), k_max=k_max,
+              context_tokens=context_tokens, baseline_step_s=baseline_tpot_ms / 1e3 if baseline_tpot_ms else None,
+              baseline_batch=baseline_batch or 1, task=task)
+    if tune_result is not None:
+        p.notes.extend(_measured_notes(inp))
+    return p
+
+
+def _measured_notes(inp: dict[str, Any]) -> list[str]:
+    """Plan notes for what a measured result holds beyond acceptance and the baseline: the fastest
+    k per swept concurrency and the measured schedule (wizard.launch.tune_results)."""
+    rows = [r for r in inp.get("by_concurrency") or [] if r.get("speedup")]
+    out = list(inp.get("notes") or [])
+    if rows:
+        out.append("measured: " + "; ".join(
+            f"concurrency {r['concurrency']}: fastest " + ("no speculation" if r["best_k"] == 0 else f"k={r['best_k']}")
+            + f" ({r['speedup']:.2f}x)" for r in rows))
+    if inp.get("schedule"):
+        out.append(f"measured schedule: num_speculative_tokens_per_batch_size = {inp['schedule']} with "
+                   f"num_speculative_tokens = {inp['schedule_max']}")
+    return out
 
 
 def speedup_chart_rows(p: Plan) -> list[dict[str, Any]]:
@@ -319,14 +337,20 @@ def _plan_inputs(tune_result: dict[str, Any] | str | Path) -> dict[str, Any]:
     return plan_inputs_from_results(tune_result)
 
 
-def tune(config: ServeConfig, *, progress: Any = None, **kwargs: Any):
+def tune(config: ServeConfig, *, progress: Any = None, grid_dir: str | Path | None = None, **kwargs: Any):
     """Measure output speed vs k on real servers (:func:`wizard.launch.tune.tune`; same keyword
     arguments: ks, concurrency, num_prompts, output_len, prompts, url, baseline, out_dir,
     kv_cache_space_gib, allow_hub, force ...). ``progress`` gets one dict per step
     ``{stage, k, index, total, message, run?}``. Returns a TuneResult (``.as_json()``, ``.runs``,
-    ``.baseline``, ``.recommended_k``, ``.json_path``, ``.chart_path``). Raises TuneError for
-    unusable input; a failed run is reported in its ``error``, never raised."""
+    ``.baseline``, ``.recommended_k``, ``.json_path``, ``.chart_path``). ``concurrency`` may be a
+    list (the sweep is k x concurrency; ``.by_concurrency``, ``.schedule``). ``grid_dir``: start
+    nothing, write the same sweep as a ``vllm bench sweep serve`` grid there and return a
+    SweepGrid (:mod:`wizard.launch.sweep_grid`). Raises TuneError for unusable input; a failed
+    run is reported in its ``error``, never raised."""
     # wizard.launch imports this module (check before start): imported here, not at the top
-    from wizard.launch.tune import tune as _tune
+    from wizard.launch.tune import sweep_grid as _grid, tune as _tune
 
+    if grid_dir is not None:
+        keep = ("ks", "concurrency", "baseline", "num_prompts", "output_len", "prompts", "temperature", "chat", "port")
+        return _grid(config, grid_dir, **{k: v for k, v in kwargs.items() if k in keep})
     return _tune(config, progress=progress, **kwargs)

@@ -28,7 +28,12 @@ import os
 import sys
 from typing import Sequence
 
-from wizard import api
+# This process uses no pydantic plugin, and pydantic's plugin discovery reads the entry points of
+# every installed distribution (hundreds beside vLLM) when the first model class is built: ~25-50 ms
+# of a cold `check` (benchmarks/cold_start.py). A PYDANTIC_DISABLE_PLUGINS the user set wins.
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+
+from wizard import api  # noqa: E402
 from wizard import cli_pair, cli_plan
 from wizard.advisories import render_advisories
 from wizard.config import ConfigError
@@ -165,7 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--acceptance", type=cli_plan.rates_arg, default=None, metavar="RATES",
                    help="per-position acceptance, e.g. 0.7,0.5,0.3 (cumulative, as vLLM reports it, unless --acceptance-kind)")
     p.add_argument("--acceptance-kind", choices=("cumulative", "conditional"), default="cumulative")
-    p.add_argument("--from-tune", metavar="FILE", default=None, help="a `wizard tune` result: measured acceptance + baseline")
+    p.add_argument("--from-tune", metavar="FILE", default=None, help="measured results: a `wizard tune` tune.json, a `vllm bench serve` result, a `vllm bench sweep serve` "
+                        "folder, a GuideLLM or AIPerf result (acceptance, baseline, schedule)")
     p.add_argument("--context-tokens", type=_count, default=None, metavar="N", help="KV tokens per sequence in the speed model")
     p.add_argument("--task", choices=api.PLAN_TASKS, default=None,
                    help="plan with the method's published acceptance for this task (source shown)")
@@ -178,12 +184,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("tune", help="measure output speed vs num_speculative_tokens on a real server")
     _add_inputs(p)
     p.add_argument("--k", type=cli_plan.ks_arg, default=[1, 2, 4], help="k values to sweep, e.g. 1,2,4 or 1-5")
-    p.add_argument("--concurrency", type=_count, default=4, help="requests in flight (default 4)")
+    p.add_argument("--concurrency", type=cli_plan.concurrency_arg, default=[4],
+                   help="requests in flight, one value or a list to sweep, e.g. 1,4,16 (default 4)")
     p.add_argument("--num-prompts", type=_count, default=32, help="requests per k (default 32)")
     p.add_argument("--output-len", type=_count, default=128, help="output tokens per request (EOS ignored; default 128)")
     p.add_argument("--prompts", metavar="FILE.jsonl", default=None, help="JSONL of {\"prompt\": ...} (default: built-in set)")
     p.add_argument("--url", default=None, help="measure a running server instead of starting one per k")
     p.add_argument("--no-baseline", action="store_true", help="skip the no-speculation run")
+    p.add_argument("--sweep-grid", metavar="DIR", default=None,
+                   help="start nothing: write the same sweep as a `vllm bench sweep serve` grid in DIR, print its command")
     p.add_argument("--out", metavar="DIR", default=None, help="results folder (default ./wizard-tune-<time>)")
     p.add_argument("--kv-cache-space-gib", type=_gib, default=None, help="CPU build: VLLM_CPU_KVCACHE_SPACE (GiB)")
     p.add_argument("--force", action="store_true", help="launch even with error findings")

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the launch stack is imported by `tune` only (`check` and `p
     from wizard.launch.tune import TuneResult
     from wizard.plan.planner import Plan
 
-__all__ = ["rates_arg", "ks_arg", "k_max_arg", "cmd_plan", "cmd_tune", "render_plan_text", "render_tune_text"]
+__all__ = ["rates_arg", "ks_arg", "concurrency_arg", "k_max_arg", "cmd_plan", "cmd_tune", "render_plan_text", "render_tune_text"]
 
 
 def rates_arg(text: str) -> list[float]:
@@ -50,6 +50,20 @@ def ks_arg(text: str) -> list[int]:
     if not out:
         raise argparse.ArgumentTypeError("give at least one k, e.g. 1,2,4")
     return out
+
+
+def concurrency_arg(text: str) -> list[int]:
+    """argparse type for ``tune --concurrency 1,4,16`` (one value or a list; whole numbers from 1
+    to 4096, the bound ``wizard.launch.tune`` checks again)."""
+    out: list[int] = []
+    for part in [p for p in text.replace(" ", "").split(",") if p]:
+        if not (part.isascii() and part.isdigit()) or len(part) > 5 or not 1 <= int(part) <= 4096:
+            raise argparse.ArgumentTypeError(f"{part[:20]!r}: give concurrencies such as 1,4,16 (1 to 4096)")
+        if int(part) not in out:
+            out.append(int(part))
+    if not out:
+        raise argparse.ArgumentTypeError("give at least one concurrency, e.g. 4 or 1,4,16")
+    return sorted(out)
 
 
 def k_max_arg(text: str) -> int:
@@ -187,6 +201,18 @@ def _progress_printer(err: TextIO):
 def cmd_tune(args: argparse.Namespace, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """``tune``: 0 when at least one k was measured, else 1. Raises TuneError for unusable input."""
     out, err = out or sys.stdout, err or sys.stderr
+    if getattr(args, "sweep_grid", None):
+        g = api.tune(cfg, grid_dir=args.sweep_grid, ks=args.k, concurrency=args.concurrency, num_prompts=args.num_prompts,
+                     output_len=args.output_len, prompts=args.prompts, baseline=not args.no_baseline,
+                     temperature=args.temperature, chat=args.chat)
+        if args.format == "json":
+            json.dump(g.as_json(), out, indent=2)
+            out.write("\n")
+        else:
+            out.write(f"vllm bench sweep serve grid: {g.entries} runs ({g.serve_params}, {g.bench_params})\n"
+                      f"{g.command}\n"
+                      f"then: python -m wizard plan --from-tune results/wizard-tune -- vllm serve ...\n")
+        return 0
     res = api.tune(cfg, ks=args.k, concurrency=args.concurrency, num_prompts=args.num_prompts, output_len=args.output_len,
                prompts=args.prompts, url=args.url, baseline=not args.no_baseline, out_dir=args.out,
                progress=_progress_printer(err), kv_cache_space_gib=args.kv_cache_space_gib,
@@ -202,23 +228,40 @@ def cmd_tune(args: argparse.Namespace, cfg: ServeConfig, out: TextIO | None = No
 
 def render_tune_text(res: "TuneResult") -> str:
     """The sweep as a table, the recommendation, and where the files are."""
-    lines = [f"Tune {res.model} ({res.method}), concurrency {res.concurrency}, {res.num_prompts} prompts x "
+    concs = res.concurrencies or [res.concurrency]
+    lines = [f"Tune {res.model} ({res.method}), concurrency {','.join(map(str, concs))}, {res.num_prompts} prompts x "
              f"{res.output_len} output tokens ({res.prompts})",
-             "     k   tokens/s   mean TPOT   median TPOT    MAL   acceptance per position (cumulative)"]
-    for r in ([res.baseline] if res.baseline else []) + res.runs:
+             "     k   conc   tokens/s   mean TPOT   median TPOT    MAL   acceptance per position (cumulative)"]
+    runs = sorted([*(res.baselines or ([res.baseline] if res.baseline else [])), *res.runs],
+                  key=lambda r: (r.concurrency or res.concurrency, r.k))
+    for r in runs:
         name = "none" if r.k == 0 else str(r.k)
+        c = r.concurrency or res.concurrency
         if not r.ok:
-            lines.append(f"  {name:>4s}   failed: {r.error}")
+            lines.append(f"  {name:>4s}   {c:4d}   failed: {r.error}")
             continue
         mal = f"{r.mean_acceptance_length:5.2f}" if r.mean_acceptance_length else "    -"
         pos = "/".join(f"{x:.2f}" for x in r.per_position) or "-"
-        lines.append(f"  {name:>4s}   {r.output_tokens_per_s or 0:8.1f}   {r.mean_tpot_ms or 0:7.2f} ms   "
+        lines.append(f"  {name:>4s}   {c:4d}   {r.output_tokens_per_s or 0:8.1f}   {r.mean_tpot_ms or 0:7.2f} ms   "
                      f"{r.median_tpot_ms or 0:8.2f} ms   {mal}   {pos}")
+    for b in res.by_concurrency:
+        sp = f", {b['speedup']:.2f}x the baseline" if b.get("speedup") else ""
+        lines.append(f"concurrency {b['concurrency']}: fastest "
+                     + ("no speculation" if b["best_k"] == 0 else f"k={b['best_k']}") + sp)
+    if res.schedule:
+        lines.append(f"measured schedule: speculative_config.num_speculative_tokens_per_batch_size = {res.schedule}, "
+                     f"num_speculative_tokens = {res.schedule_max}")
+    elif res.schedule_note and len(concs) > 1:
+        lines.append(f"schedule: {res.schedule_note}")
     if res.recommended_k is not None:
+        many = len(concs) > 1
+        where = "over the swept concurrencies" if many else "at this concurrency"
+        gm = "geometric mean " if many else ""
         verdict = "" if res.speculation_pays is None else (
-            f", {res.best_speedup:.2f}x the baseline" if res.speculation_pays else
-            f", slower than no speculation ({res.best_speedup:.2f}x): run without it at this concurrency")
-        lines.append(f"recommended k: {res.recommended_k} (highest measured output tokens/s{verdict})")
+            f", {gm}{res.best_speedup:.2f}x the baseline" if res.speculation_pays else
+            f", slower than no speculation ({gm}{res.best_speedup:.2f}x): run without it {where}")
+        what = "best single k over the swept concurrencies" if many else "highest measured output tokens/s"
+        lines.append(f"recommended k: {res.recommended_k} ({what}{verdict})")
     for n in res.notes:
         lines.append(f"note: {n}")
     lines.append(f"results: {res.json_path}" + (f"; chart: {res.chart_path}" if res.chart_path else ""))

@@ -129,6 +129,9 @@ class ImportNote(BaseModel):
       ``shell_syntax``         shell words around the vLLM command were left out: wrappers (nohup, env -u,
                                uv run --with X, docker run IMAGE...), redirections, a background ``&``, other
                                commands (detail: wrappers, redirections, background, other_commands)
+      ``dotted_value_word``    a word vLLM's pre-parser reads as a dotted option: starts with ``-`` and holds a
+                               ``.`` (a negative decimal as its own word, ``--x -0.5``), or a dotted option with
+                               nothing after it (detail: word, option, last); rule SD018
     """
 
     model_config = ConfigDict(extra="forbid")

@@ -152,8 +152,8 @@ def resolved_k(ctx: "CheckContext") -> int | None:
         rw = mtp_rewrite(d)
         if rw is not None and rw[1]:
             return rw[1]
-        if d.n_predict:
-            return d.n_predict
+        if d.draft_n_predict:  # not speculators_config's count: vLLM reads that only for --model (PR #44566)
+            return d.draft_n_predict
     return None
 
 

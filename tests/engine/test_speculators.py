@@ -71,7 +71,7 @@ def test_short_form_equals_long_form_per_algorithm(folders, folder, release):
     short = api.load(command=["vllm", "serve", f"./{folder}"])
     ctx = _ctx(short, release)
     if stype not in speculator_types(parse_version(release)):  # dflash2 before 0.29
-        assert release == "0.28" and stype == "dflash2"
+        assert float(release) < 0.29 and stype == "dflash2"
         assert ctx.speculators is not None and not ctx.speculators.ok
         report = api.check_context(ctx)
         assert any(f.rule == "SD028" and f.severity.value == "error" and "0.29" in f.message for f in report.findings)

@@ -107,6 +107,22 @@ def dflash_no_name() -> dict[str, Any]:
     return dflash_drafter(hidden=4096, vocab_size=151936)
 
 
+def llama4_mm() -> dict[str, Any]:
+    """Llama 4 multimodal target (Llama4ForConditionalGeneration: text_config + vision_config);
+    text fields from the nearest local Llama config."""
+    text = fixture_config("meta-llama--Llama-3.1-8B-Instruct")
+    text.update(model_type="llama4_text")
+    return {"architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4", "text_config": text,
+            "vision_config": {"model_type": "llama4_vision_model", "hidden_size": 1408}}
+
+
+def eagle_llama4() -> dict[str, Any]:
+    """The EAGLE drafter class the report names (EagleLlama4ForCausalLM), on Llama fields."""
+    cfg = fixture_config("meta-llama--Llama-3.1-8B-Instruct")
+    cfg.update(architectures=["EagleLlama4ForCausalLM"], model_type="llama4_text", num_hidden_layers=1)
+    return cfg
+
+
 def dspark_drafter() -> dict[str, Any]:
     cfg = fixture_config("deepseek-ai--DeepSeek-V3")
     cfg.update(architectures=["DeepseekV4DSparkModel"], model_type="deepseek_v4", num_hidden_layers=1)
@@ -195,7 +211,7 @@ CASE: dict[str, tuple] = {
                                                  F_METHOD + ("tensor_parallel_size",), ("allreduce", "mnnvl", "dspark")),
     "vllm-51593-dsv4-flash-mtp-hang-sm120": (dsv4(num_nextn_predict_layers=1), None, "0.26.0", SM120, F_METHOD,
                                              ("hang", "sm120", "deepseek_v4")),
-    "vllm-57630-eagle-llama4-mistral-large3-mm-target": (arch("Llama4ForConditionalGeneration", "llama4"), None, "0.29.0", None,
+    "vllm-57630-eagle-llama4-mistral-large3-mm-target": (llama4_mm, eagle_llama4, "0.29.0", None,
                                                          F_METHOD + ("model",), ("multimodal", "vision", "eagle")),
     "vllm-55425-xpu-qwen38-mtp2-long-context-fault": (qwen_27b, None, None, None, F_METHOD + ("max_model_len",),
                                                       ("xpu", "platform")),
@@ -274,31 +290,25 @@ MISSES: dict[str, str] = {
     'vllm-37150-ngram-gpu-async-acceptance-collapse':
         'mechanism not modelled: ngram_gpu + async scheduling acceptance collapse on 0.17.0rc1; no async x ngram_gpu rule/advisory for that range',
     'vllm-41402-dsv4-flash-mtp-hang-concurrency':
-        'no configuration signature: a hang under concurrency with DSV4-Flash MTP at TP4; nothing in the configuration distinguishes it (kernel/scheduler bug); would need a release-range advisory from the fix',
+        'no configuration signature (session 2026-12-02 22:00): hang under concurrency with DSV4 MTP at TP>1; the proposed fix (PR 41404: a startup ValueError) is not in vllm/config/speculative.py of the 0.20.0-0.22.0 wheels read, and no fixed release was established, so no advisory',
     'vllm-pr41168-dsv4-pro-mtp1-hang':
-        'no configuration signature / mechanism not modelled: DSV4-Pro MTP k=1 hang with EP on 0.20 main; the wizard only warns on the KV dtype',
+        'no configuration signature (session 2026-12-02 22:00): the PR is a closed workaround without a root cause; the companion report vllm-41402 points at an NCCL asymmetry in DeepseekV4DecoderLayer under TP (PR 41404, not merged in the excerpt read); no release range or code path was established, so no rule was invented',
     'vllm-48494-dynamic-spec-tokens-mtp-full-cudagraph':
-        "mechanism not modelled: num_speculative_tokens_per_batch_size (dynamic k) with FULL_AND_PIECEWISE cudagraphs; the option's value is a placeholder in the report, and no rule models dynamic-k graph capture",
+        "no upstream release crashes (session 2026-12-02 22:00): vllm/config/vllm.py _maybe_override_dynamic_sd_cudagraph_mode (0.24.0-0.32.0, every platform) turns FULL_AND_PIECEWISE into PIECEWISE with a warning when num_speculative_tokens_per_batch_size is set on the V1 runner, as the commenter's v0.27.1 log shows; the crash was on a ROCm development branch without that override, which no configuration of a released vLLM reaches",
     'vllm-36122-qwen35-mtp-gdn-mixed-decode-assert':
         'release not modelled: 0.16.1rc1 dev build, GDN mixed prefill/decode assertion with MTP (float16 AWQ); the mechanism tables do not cover 0.16 and no advisory exists',
-    'vllm-37868-minimax-m2-eagle3-unsupported':
-        'mechanism not modelled for this class: the wizard does not know that MiniMaxM2ForCausalLM lacks EAGLE-3 aux-hidden-state support on 0.18 (target approximated on Llama fields); only SD043 (no k given) fires',
     'vllm-42808-turboquant-mtp-workspace-locked':
-        'partly modelled: SD205 warns TurboQuant KV + MTP (degenerate loops) but the crash (workspace locked, 0.21.0) is not modelled as an error',
-    'vllm-pr44566-speculators-draft-missing-num-spec-tokens':
-        'mechanism not modelled: the wizard reads speculators_config speculative_tokens from a drafter passed in speculative_config.model, but 0.22 only does so when the speculator is the top-level --model; would need the 0.22 SpeculativeConfig code path',
+        'partly modelled, not caught (session 2026-12-02 22:00): SD205 warns TurboQuant KV + speculation; the 0.21.0 crash (turboquant_attn.py _decode_attention allocating from the locked workspace on the spec-decode path) was not located in the 0.21.0 wheel nor its fix found in the thread read, so no error advisory was written',
     'vllm-pr45985-eagle3-pp-aux-hidden-dropped':
-        "right verdict, other mechanism: SD122 rejects PP for the drafter class (SupportsPP), the thread's cause is aux hidden states dropped on non-last PP ranks (shape mismatch); not counted",
+        "right verdict, other mechanism (session 2026-12-02 22:00): SD122 rejects PP for the EAGLE-3 drafter class; the thread's mechanism (aux hidden states of non-last PP ranks dropped) is fixed only in the V2 model runner from 0.30 (v1/worker/gpu/spec_decode/eagle/eagle3_utils.py relays them for models with supports_aux_hidden_states_over_pp; the V1 runner has no relay in 0.30-0.32); the release where PP + EAGLE-3 first reached that code without SD122's refusal was not established, so no advisory",
     'vllm-47548-sleep-mode-mtp-rocm':
-        'platform not modelled: ROCm; the wizard warns (RTM-0001/0002) on sleep mode + speculation but the expected verdict is reject (crash) and ROCm is not modelled',
+        'no cause known (session 2026-12-02 22:00): the thread gives no error text and no fix; ROCm only; RTM-0001/0002 warn on sleep mode + speculation, nothing in the release source read singles out ROCm, so no rule was invented',
     'vllm-40094-turboquant-mtp-draft-kv-dtype-auto':
-        "partly modelled: SD205 warns TurboQuant + MTP, but the crash (drafter KV dtype 'auto' not resolved for turboquant_4bit_nc on 0.25.1) is not an error rule",
+        "partly modelled, not caught (session 2026-12-02 22:00): 0.25.1 source shows per-layer kv_cache_dtype 'auto' for layers in CacheConfig.kv_cache_dtype_skip_layers (attention.py; arg_utils adds TurboQuantConfig.get_boundary_skip_layers) while TurboQuantConfig.from_cache_dtype rejects 'auto'; that an MTP draft layer takes this path and the fix release were not confirmed in time, so SD205 stays a warning and no error advisory was written",
     'vllm-50877-dspark-mnnvl-allreduce-buffer':
         "mechanism not modelled: MNNVL all-reduce workspace size with DSpark at TP8 (GB200); the wizard's SD701/SD231 fire on the approximated drafter for other reasons",
     'vllm-51593-dsv4-flash-mtp-hang-sm120':
         'no configuration signature / facts unknown: DSV4-Flash MTP hang on SM120, no cause in the thread; only SD043 (no k) fires',
-    'vllm-57630-eagle-llama4-mistral-large3-mm-target':
-        'mechanism not modelled: EAGLE with a multimodal Llama 4 / Mistral Large 3 target crashing on 0.28-0.29; the row gives no drafter, so only SD044 fires',
     'vllm-55425-xpu-qwen38-mtp2-long-context-fault':
         'platform not modelled: Intel XPU; the wizard models NVIDIA GPUs only (it flags GPTQ availability, SD163)',
 }
@@ -323,6 +333,10 @@ RULES: dict[str, tuple[str, ...]] = {
     "vllm-36643-qwen35-pp-mtp-no-supportspp": ("SD301",),
     "vllm-pr39126-eagle3-draft-inherits-mla-backend": ("SD701",),
     "vllm-pr44566-speculators-draft-missing-num-spec-tokens": ("SD043",),
+    # session 2026-12-02 22:00 (written after the set was seen): per-release EAGLE-3 target gates
+    # (mechanisms/eagle3_targets), the speculators draft k path (ModelInfo.draft_n_predict), MMD-0040
+    "vllm-37868-minimax-m2-eagle3-unsupported": ("SD228",),
+    "vllm-57630-eagle-llama4-mistral-large3-mm-target": ("MMD-0040",),
     # threads that name no cause: the wizard's cause follows from the reported facts (fp8 KV on a
     # non-causal drafter; no dspark drafter backend on SM120), counted, marked in the README
     "vllm-47418-dsv4-flash-dspark-h20-startup": ("SD200", "SD701"),

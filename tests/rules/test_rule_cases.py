@@ -133,6 +133,35 @@ def test_example_fixes_remove_the_finding_without_new_errors(rule, case_dir, mon
             assert not new_errors, f"{rule.id}: fix {fix.description!r} created new errors {new_errors}"
 
 
+#: rules whose case file has no boundary case yet (issue #21 item 3); shrink it, never grow it
+_NO_BOUNDARY_YET: frozenset[str] = frozenset()
+
+
+def test_every_case_file_is_pinned_and_has_fail_pass_and_boundary_cases():
+    """Issue #21 item 3: each case file pins ``context.vllm`` (its commands, the docstring's too, do
+    not run at whatever vLLM is installed) and has a failing, a passing and a boundary case (a
+    ``name`` starting ``boundary``: the value just inside / outside the rule's condition). The
+    docstring's Example counts as the failing case and its Use instead as the passing one."""
+    unpinned, no_boundary = [], []
+    for r in RULES:
+        cases = CASES[r.id]
+        if cases is None:
+            continue  # test_every_rule_has_a_case_file_and_full_docs
+        if not cases.context.vllm:
+            unpinned.append(r.id)
+        doc = type(r).doc()
+        kinds = {c.kind for c in cases.cases}
+        assert doc.example or "fail" in kinds or "fix" in kinds, f"{r.id}: no failing case"
+        assert doc.use_instead or "pass" in kinds, f"{r.id}: no passing case"
+        if r.id not in _NO_BOUNDARY_YET and not any((c.name or "").startswith("boundary") for c in cases.cases):
+            no_boundary.append(r.id)
+    assert not unpinned, f"case files without context.vllm: {unpinned}"
+    assert not no_boundary, f"case files without a boundary_* case: {no_boundary}"
+    stale = sorted(rid for rid in _NO_BOUNDARY_YET
+                   if CASES.get(rid) and any((c.name or "").startswith("boundary") for c in CASES[rid].cases))
+    assert not stale, f"remove from _NO_BOUNDARY_YET (they have boundary cases now): {stale}"
+
+
 _EXTRA = [(r, i, c) for r in RULES if CASES[r.id] for i, c in enumerate(CASES[r.id].cases)]
 
 

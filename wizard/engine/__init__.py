@@ -46,7 +46,7 @@ from wizard.engine.max_len import model_max_len, served_max_model_len
 from wizard.engine.mtp import mtp_layers
 from wizard.engine.options import coerced, option_names, truthy, user_options
 from wizard.vllm.releases import nearest_release
-from wizard.mechanisms.attention_backend import kv_support
+from wizard.mechanisms.attention_backend import fp8_kv_support, kv_support
 from wizard.models.info import ModelInfo
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -55,14 +55,34 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["EngineView", "DeviceKv", "build_view"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class DeviceKv:
-    """What a device's attention backends accept for the KV cache in one release."""
+    """What a device's attention backends accept for the KV cache in one release (backend
+    selection over that release's backends.json, :func:`kv_support`). Each fact is computed when
+    first read: ``fp8`` needs one selection, ``dtypes`` one per KV dtype of the release."""
 
-    dtypes: tuple[str, ...]
-    fp8: bool
-    fp8_noncausal: bool
-    release: str
+    version: Any
+    hardware: Any
+
+    @cached_property
+    def dtypes(self) -> tuple[str, ...]:
+        """Every KV-cache dtype some backend serves ('auto' first)."""
+        return tuple(kv_support(self.version, self.hardware)["kv_cache_dtypes"])
+
+    @cached_property
+    def fp8(self) -> bool:
+        """An fp8 KV cache works with causal attention."""
+        return fp8_kv_support(self.version, self.hardware)
+
+    @cached_property
+    def fp8_noncausal(self) -> bool:
+        """An fp8 KV cache works with non-causal attention (DFlash/DSpark drafters)."""
+        return fp8_kv_support(self.version, self.hardware, non_causal=True)
+
+    @cached_property
+    def release(self) -> str:
+        """The release whose backends.json decided (the nearest one that has a table)."""
+        return str(kv_support(self.version, self.hardware)["release"])
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,8 +178,7 @@ class EngineView:
         hw = self.ctx.hardware
         if hw is None:
             return None
-        s = kv_support(self.ctx.version, hw)
-        return DeviceKv(tuple(s["kv_cache_dtypes"]), bool(s["fp8_kv"]), bool(s["fp8_noncausal_kv"]), str(s["release"]))
+        return DeviceKv(self.ctx.version, hw)
 
     @cached_property
     def block_size(self) -> int:

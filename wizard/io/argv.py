@@ -37,6 +37,8 @@ Speculative config (``ServeConfig.speculative_config``) is built like vLLM build
 ``shorthand_conflict`` ``--spec-X`` and the same key in the config: vLLM raises ValueError; the
     config keeps the ``--speculative-config`` value and the shorthand stays in ``extra_args``
     (``spec_method`` ...) so the export reproduces the command.
+``dotted_value_word`` a word vLLM's pre-parser reads as a dotted option (``--x -0.5``: a
+    negative decimal as its own word; last on the line vLLM raises IndexError), rule SD018.
 ``deprecated_flag``  an old spelling (``--speculative-model``, ``--num-speculative-tokens``,
     ``--ngram-prompt-lookup-max``, JSON ``speculative_model``, ``num_lookahead_slots``...) was
     mapped to the modern key, as vLLM 0.8 mapped it (:mod:`wizard.vllm.legacy`; ``detail``: old,
@@ -80,7 +82,33 @@ def _is_option(tok: str) -> bool:
     return tok.startswith("-") and len(tok) > 1 and not _NEG_NUMBER_RE.match(tok)
 
 
+def _note_dotted_words(args: list[str], col: Collector) -> None:
+    """vLLM's pre-parser (``FlexibleArgumentParser.parse_args``, 0.28-0.33) reads every word that
+    starts with ``-`` and holds a ``.`` as a dotted ``--option.key VALUE`` and takes the next
+    word as its value: a negative decimal given as its own word (``--x -0.5``) becomes a bogus
+    option, and such a word last on the line raises ``IndexError``. Noted (kind
+    ``dotted_value_word``) for rule SD018; real dotted options are not noted."""
+    skip: set[int] = set()
+    for i, a in enumerate(args):
+        if i in skip or not a.startswith("-") or "." not in a or (a.startswith("--") and "." not in a):
+            continue
+        if "=" in a and "." not in a.split("=", 1)[0]:
+            continue
+        last = "=" not in a and i + 1 >= len(args)
+        if "=" not in a:
+            skip.add(i + 1)
+        if _is_option(a) and not last:
+            continue
+        prev = args[i - 1] if i > 0 and _is_option(args[i - 1]) else None
+        field = prev.lstrip("-").split("=", 1)[0].replace("-", "_") if prev else "command"
+        col.note("dotted_value_word", field,
+                 f"vLLM's parser reads {a!r} as a dotted option" + (" with no value after it (IndexError: list index "
+                 "out of range)" if last else f" and takes {args[i + 1]!r} as its value"),
+                 word=a, option=prev, last=last)
+
+
 def read_args(args: list[str], col: Collector) -> None:
+    _note_dotted_words(args, col)
     i, n = 0, len(args)
     only_positional = False
     while i < n:

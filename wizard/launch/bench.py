@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BenchSpec", "BenchResult", "BenchError", "load_generator", "run_bench", "VLLM_BENCH_BOOTSTRAP"]
+__all__ = ["BenchSpec", "BenchResult", "BenchError", "load_generator", "run_bench", "bench_serve_args",
+           "VLLM_BENCH_BOOTSTRAP"]
 
 #: ``python -c`` program equivalent to ``vllm bench serve ARGS`` (vllm/entrypoints/cli/benchmark/serve.py).
 VLLM_BENCH_BOOTSTRAP = (
@@ -135,6 +136,13 @@ def _vllm_args(spec: BenchSpec, out_dir: Path, name: str) -> list[str]:
     if not spec.chat:
         args.append("--skip-chat-template")
     return args
+
+
+def bench_serve_args(spec: BenchSpec) -> list[str]:
+    """The ``vllm bench serve`` options of ``spec`` without the result-file options (those
+    ``vllm bench sweep serve`` appends itself: vllm/benchmarks/sweep/serve.py 0.32 ``run_benchmark``)."""
+    args = _vllm_args(spec, Path("."), "unused")
+    return args[:args.index("--percentile-metrics")] + (["--skip-chat-template"] if not spec.chat else [])
 
 
 def _guidellm_args(spec: BenchSpec, out_dir: Path, name: str) -> list[str]:

@@ -1,25 +1,33 @@
-"""Measured tuning of ``num_speculative_tokens``: start the server once per k (and once without
-speculation), drive it with a maintained load generator (:mod:`wizard.launch.bench`: vLLM's own
-``vllm bench serve``, else GuideLLM) at the user's concurrency, and read acceptance from the
-server's ``/metrics`` (:mod:`wizard.launch.metrics`, before/after deltas).
+"""Measured tuning of ``num_speculative_tokens`` over concurrency: start the server once per k
+(and once without speculation), drive it at each swept concurrency with a maintained load
+generator (:mod:`wizard.launch.bench`: vLLM's own ``vllm bench serve``, else GuideLLM), and read
+acceptance from the server's ``/metrics`` (:mod:`wizard.launch.metrics`, before/after deltas).
 
     from wizard.launch.tune import tune
-    res = tune(cfg, ks=(1, 2, 4), concurrency=4, out_dir="tune-out", progress=print)
-    res.recommended_k, res.baseline.output_tokens_per_s, res.runs[0].per_position
+    res = tune(cfg, ks=(1, 2, 4), concurrency=(1, 4, 16), out_dir="tune-out", progress=print)
+    res.recommended_k, res.by_concurrency, res.schedule, res.baselines[0].output_tokens_per_s
     res.json_path, res.chart_path
 
-Per run: output tokens/s, mean / median TPOT (ms), TTFT, mean acceptance length and cumulative
-per-position acceptance (vLLM's ``accepted_per_pos / drafts``). ``recommended_k``: the k with the
-highest measured output tokens/s; ``speculation_pays``: it beats the no-speculation baseline.
-``plan_inputs`` (measured per-position acceptance and the baseline time per output token) feed
-back into the planner: ``wizard plan --from-tune tune.json``, :func:`plan_inputs_from_results`.
+Per run (one k at one concurrency): output tokens/s, mean / median TPOT (ms), TTFT, mean
+acceptance length and cumulative per-position acceptance (vLLM's ``accepted_per_pos / drafts``).
+Per concurrency: the fastest k (0 = the no-speculation run); from those the measured
+``num_speculative_tokens_per_batch_size`` schedule (:func:`wizard.launch.tune_results.measured_schedule`).
+``recommended_k``: the one k with the best throughput over the whole sweep (geometric mean of
+its throughput relative to the fastest run at each concurrency; at one concurrency simply the
+fastest); ``best_speedup``: its geometric-mean speed-up over the no-speculation runs;
+``speculation_pays``: that speed-up is above 1. ``plan_inputs`` feed back into the planner:
+``wizard plan --from-tune tune.json`` (:func:`plan_inputs_from_results`, which also reads
+``vllm bench serve`` / ``vllm bench sweep serve`` / GuideLLM / AIPerf results). The same sweep as
+a ``vllm bench sweep serve`` grid: :mod:`wizard.launch.sweep_grid`.
 
-Attach mode (``url``): no server is started; the running server is measured once at its own k.
+Attach mode (``url``): no server is started; the running server is measured at its own k, at
+each concurrency.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,19 +38,18 @@ from wizard.launch.errors import LaunchError
 from wizard.launch.launcher import launch
 from wizard.launch.metrics import scrape
 from wizard.launch.bench import BenchError, BenchSpec, run_bench
+from wizard.launch.sweep_grid import SweepGrid, sweep_grid
+from wizard.launch.tune_inputs import (DEFAULT_PROMPTS, MAX_CONCURRENCY, MAX_K, _check_concurrencies, _check_ks,
+                                       validate_prompts)
+from wizard.launch.tune_results import TuneError, measured_schedule, plan_inputs_from_results
+from wizard.plan.estimate import FIXED_K_PROPOSERS
 
-__all__ = ["TuneRun", "TuneResult", "TuneError", "tune", "DEFAULT_PROMPTS", "plan_inputs_from_results",
+__all__ = ["TuneRun", "TuneResult", "TuneError", "tune", "DEFAULT_PROMPTS", "plan_inputs_from_results", "sweep_grid",
+           "SweepGrid", "MAX_K", "MAX_CONCURRENCY",
            "validate_prompts", "save_chart"]
 
-DEFAULT_PROMPTS = Path(__file__).resolve().parents[1] / "data" / "tune_prompts.jsonl"
-MAX_K = 64
 
 Progress = Callable[[dict[str, Any]], None]
-
-
-class TuneError(ValueError):
-    """Tuning cannot start (no speculative_config, bad k list, unreadable prompts); the message
-    names the input and the fix."""
 
 
 @dataclass
@@ -51,6 +58,7 @@ class TuneRun:
     times in ms, acceptance as vLLM counts it (per position: cumulative, accepted_i / drafts)."""
 
     k: int
+    concurrency: int | None = None
     ok: bool = False
     error: str | None = None
     output_tokens_per_s: float | None = None
@@ -75,7 +83,10 @@ class TuneRun:
 
 @dataclass
 class TuneResult:
-    """The sweep: runs per k, the baseline, the recommendation and where the files are."""
+    """The sweep: runs per (k, concurrency), the no-speculation runs per concurrency
+    (``baselines``; ``baseline`` is the one at the lowest concurrency), the best k per
+    concurrency, the measured schedule, the recommendation and where the files are.
+    ``concurrency`` is the lowest swept concurrency, ``concurrencies`` all of them."""
 
     model: str
     method: str | None
@@ -84,12 +95,18 @@ class TuneResult:
     num_prompts: int
     output_len: int
     prompts: str
+    concurrencies: list[int] = field(default_factory=list)
     url: str | None = None
     baseline: TuneRun | None = None
+    baselines: list[TuneRun] = field(default_factory=list)
     runs: list[TuneRun] = field(default_factory=list)
     recommended_k: int | None = None
     speculation_pays: bool | None = None
     best_speedup: float | None = None
+    by_concurrency: list[dict[str, Any]] = field(default_factory=list)
+    schedule: list[list[int]] | None = None
+    schedule_max: int | None = None
+    schedule_note: str = ""
     json_path: str | None = None
     chart_path: str | None = None
     started: float = 0.0
@@ -97,56 +114,12 @@ class TuneResult:
     notes: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
-        d = {k: v for k, v in self.__dict__.items() if k not in ("baseline", "runs")}
+        d = {k: v for k, v in self.__dict__.items() if k not in ("baseline", "baselines", "runs")}
         d["baseline"] = self.baseline.as_json() if self.baseline else None
+        d["baselines"] = [r.as_json() for r in self.baselines]
         d["runs"] = [r.as_json() for r in self.runs]
         d["plan_inputs"] = plan_inputs_from_results(d, raise_errors=False)
         return d
-
-
-def validate_prompts(path: str | Path | None) -> Path:
-    """The prompt file to use: ``path`` (a JSONL of {"prompt": ...} lines) or the built-in set.
-
-    Raises:
-        TuneError: missing, unreadable, not JSONL, or a line without a string ``prompt``.
-    """
-    p = Path(path) if path else DEFAULT_PROMPTS
-    if not p.is_file():
-        raise TuneError(f"--prompts: {str(p)[:200]} is not a file; give a JSONL file with one {{\"prompt\": ...}} per line")
-    if p.suffix != ".jsonl":
-        raise TuneError(f"--prompts: {p.name} must end in .jsonl (vllm bench serve's custom dataset reads JSONL)")
-    n = 0
-    try:
-        with open(p, encoding="utf-8") as fh:
-            for i, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                row = json.loads(line)
-                if not isinstance(row, dict) or not isinstance(row.get("prompt"), str):
-                    raise TuneError(f"--prompts: {p.name} line {i} has no string \"prompt\"; each line must be "
-                                    "{\"prompt\": \"...\"}")
-                n += 1
-                if i > 1_000_000:
-                    break
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        if isinstance(err, TuneError):
-            raise
-        raise TuneError(f"--prompts: {p.name} is not JSONL text ({type(err).__name__}); one JSON object per line") from None
-    if not n:
-        raise TuneError(f"--prompts: {p.name} holds no prompts")
-    return p
-
-
-def _check_ks(ks: Sequence[Any]) -> list[int]:
-    out = []
-    for k in ks:
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-            raise TuneError(f"--k: {k!r} is not a whole number from 1 to {MAX_K}")
-        if k not in out:
-            out.append(k)
-    if not out:
-        raise TuneError("--k: give at least one value, e.g. 1,2,4")
-    return sorted(out)
 
 
 def _emit(progress: Progress | None, **event: Any) -> None:
@@ -179,7 +152,7 @@ def _measure(run: TuneRun, base_url: str, model: str, tokenizer: str, prompts: P
     spec = BenchSpec(base_url=base_url, model=model, tokenizer=tokenizer, prompts=prompts, num_prompts=num_prompts,
                      concurrency=concurrency, output_len=output_len, temperature=temperature, chat=chat,
                      timeout_s=bench_timeout)
-    res = run_bench(spec, out, f"bench-k{run.k}")
+    res = run_bench(spec, out, f"bench-k{run.k}-c{concurrency}")
     after = scrape(base_url)
     run.generator, run.bench_result = res.generator, res.raw_path
     run.output_tokens_per_s, run.mean_tpot_ms, run.median_tpot_ms = res.output_tokens_per_s, res.mean_tpot_ms, \
@@ -192,57 +165,115 @@ def _measure(run: TuneRun, base_url: str, model: str, tokenizer: str, prompts: P
         run.error = f"{res.failed} of {num_prompts} requests failed (see {res.log_path})"
 
 
-def _run_one(cfg_k: ServeConfig, run: TuneRun, prompts: Path, out: Path, progress: Progress | None, *,
-             index: int, total: int, launch_kwargs: dict[str, Any], start_timeout: float, **bench: Any) -> None:
-    label = "no speculation" if run.k == 0 else f"k={run.k}"
-    _emit(progress, stage="launching", k=run.k, index=index, total=total, message=f"{label}: starting the server")
+def _label(k: int, c: int) -> str:
+    return ("no speculation" if k == 0 else f"k={k}") + f" at concurrency {c}"
+
+
+def _run_server(cfg_k: ServeConfig, k: int, concs: list[int], prompts: Path, out: Path, progress: Progress | None, *,
+                index: int, total: int, launch_kwargs: dict[str, Any], start_timeout: float,
+                **bench: Any) -> list[TuneRun]:
+    """One server at k, measured at every concurrency in ``concs`` (ascending); one TuneRun each.
+    A server that does not start fails every run at this k, with the reason."""
+    runs = [TuneRun(k=k, concurrency=c) for c in concs]
+    label = "no speculation" if k == 0 else f"k={k}"
+    _emit(progress, stage="launching", k=k, index=index, total=total, message=f"{label}: starting the server")
     t0 = time.monotonic()
     try:
         h = launch(cfg_k, log_dir=out / "logs", metrics_interval=0, **launch_kwargs)
     except (LaunchError, ValueError, OSError) as err:
-        run.error = f"{label}: the server was not started: {err}"
-        return
+        for r in runs:
+            r.error = f"{label}: the server was not started: {err}"
+        return runs
     try:
-        run.server_log = str(getattr(h, "log_path", "") or "") or None
+        log = str(getattr(h, "log_path", "") or "") or None
+        for r in runs:
+            r.server_log = log
         if not h.wait_healthy(start_timeout):
             st = h.status() if hasattr(h, "status") else {}
             diag = getattr(h, "diagnosis", None)
             why = getattr(diag, "title", None) or st.get("state")
-            run.error = f"{label}: the server did not become healthy ({why}); log: {run.server_log}"
-            return
-        run.startup_s = round(time.monotonic() - t0, 1)
-        _emit(progress, stage="benchmarking", k=run.k, index=index, total=total,
-              message=f"{label}: healthy in {run.startup_s:.0f} s, benchmarking {bench['num_prompts']} prompts at "
-                      f"concurrency {bench['concurrency']}")
+            for r in runs:
+                r.error = f"{label}: the server did not become healthy ({why}); log: {log}"
+            return runs
+        startup = round(time.monotonic() - t0, 1)
         model = getattr(h, "served_model", None) or cfg_k.model
-        _measure(run, h.url, model, cfg_k.tokenizer or cfg_k.model, prompts, out, **bench)
-    except (BenchError, OSError, ValueError) as err:
-        run.error = f"{label}: {err}"
+        for j, r in enumerate(runs):
+            r.startup_s = startup
+            _emit(progress, stage="benchmarking", k=k, concurrency=r.concurrency, index=index + j, total=total,
+                  message=f"{_label(k, r.concurrency)}: benchmarking {bench['num_prompts']} prompts"
+                          + (f" (healthy in {startup:.0f} s)" if j == 0 else ""))
+            try:
+                _measure(r, h.url, model, cfg_k.tokenizer or cfg_k.model, prompts, out, concurrency=r.concurrency,
+                         **bench)
+            except (BenchError, OSError, ValueError) as err:
+                r.error = f"{_label(k, r.concurrency)}: {err}"
+            _emit_measured(progress, r, index + j, total)
     finally:
         h.stop()
+    return runs
 
 
-def _recommend(res: TuneResult) -> None:
+def _emit_measured(progress: Progress | None, run: TuneRun, index: int, total: int) -> None:
+    _emit(progress, stage="measured" if run.ok else "failed", k=run.k, concurrency=run.concurrency, index=index,
+          total=total, run=run.as_json(),
+          message=run.error or (f"{_label(run.k, run.concurrency or 0)}: {run.output_tokens_per_s or 0:.1f} tokens/s, "
+                                f"TPOT {run.mean_tpot_ms or 0:.2f} ms"
+                                + (f", MAL {run.mean_acceptance_length:.2f}" if run.mean_acceptance_length else "")))
+
+
+def _points(res: TuneResult) -> list[dict[str, Any]]:
+    return [{"k": r.k, "concurrency": r.concurrency, "output_tokens_per_s": r.output_tokens_per_s}
+            for r in [*res.baselines, *res.runs] if r.ok and r.output_tokens_per_s]
+
+
+def _recommend(res: TuneResult, *, max_num_seqs: int | None = None) -> None:
+    """The one k over the sweep, its speed-up, and the measured best k per concurrency and schedule."""
     ok = [r for r in res.runs if r.ok and r.output_tokens_per_s]
+    if res.baseline is not None and res.baseline not in res.baselines:
+        res.baselines.insert(0, res.baseline)
+    if not res.concurrencies:
+        res.concurrencies = sorted({r.concurrency or res.concurrency for r in [*res.runs, *res.baselines]}) or \
+            [res.concurrency]
+    for r in [*res.runs, *res.baselines]:
+        r.concurrency = r.concurrency or res.concurrency
+    if res.baselines and res.baseline is None:
+        res.baseline = res.baselines[0]
+    sched = measured_schedule(_points(res), max_num_seqs=max_num_seqs, fixed_k=res.method in FIXED_K_PROPOSERS)
+    res.by_concurrency = sched["by_concurrency"]
+    res.schedule, res.schedule_max, res.schedule_note = sched["schedule"], sched["schedule_max"], sched["schedule_note"]
     if not ok:
         res.notes.append("no k produced a measurement")
         return
-    best = max(ok, key=lambda r: (r.output_tokens_per_s, -r.k))
-    res.recommended_k = best.k
-    base = res.baseline.output_tokens_per_s if res.baseline and res.baseline.ok else None
-    if base:
-        res.best_speedup = round(best.output_tokens_per_s / base, 4)
-        res.speculation_pays = best.output_tokens_per_s > base
+    fastest = {c: max(r.output_tokens_per_s for r in ok if r.concurrency == c)
+               for c in {r.concurrency for r in ok}}
+    base = {b.concurrency: b.output_tokens_per_s for b in res.baselines if b.ok and b.output_tokens_per_s}
+
+    def score(k: int) -> tuple[float, int, int]:
+        mine = {r.concurrency: r.output_tokens_per_s for r in ok if r.k == k}
+        rel = [mine[c] / fastest[c] if c in mine else 0.0 for c in fastest]
+        return (_geo_mean(rel), len(mine), -k)
+
+    best_k = max({r.k for r in ok}, key=score)
+    res.recommended_k = best_k
+    pairs = [(r.output_tokens_per_s, base[r.concurrency]) for r in ok if r.k == best_k and r.concurrency in base]
+    if pairs:
+        res.best_speedup = round(_geo_mean([a / b for a, b in pairs]), 4)
+        res.speculation_pays = res.best_speedup > 1.0
         if not res.speculation_pays:
-            res.notes.append(f"no k beat the baseline ({base:.1f} tokens/s): run without speculation at this "
-                             "concurrency")
+            where = "at this concurrency" if len(res.concurrencies) == 1 else "over the swept concurrencies"
+            res.notes.append(f"no k beat the baseline ({'/'.join(f'{base[c]:.1f}' for c in sorted(base))} tokens/s): "
+                             f"run without speculation {where}")
+
+
+def _geo_mean(xs: list[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs and all(x > 0 for x in xs) else 0.0
 
 
 def tune(
     cfg: ServeConfig,
     *,
     ks: Sequence[int] = (1, 2, 4),
-    concurrency: int = 4,
+    concurrency: int | Sequence[int] = 4,
     num_prompts: int = 32,
     output_len: int = 128,
     prompts: str | Path | None = None,
@@ -259,57 +290,59 @@ def tune(
     chat: bool = False,
     chart: bool = True,
 ) -> TuneResult:
-    """Sweep k (restarting the server for each), plus a no-speculation baseline; save
+    """Sweep k x concurrency (one server per k, restarted for each; each measured at every
+    concurrency, lowest first), plus a no-speculation server measured the same way; save
     ``tune.json`` and ``tune.png`` in ``out_dir`` (default ``./wizard-tune-<time>``).
 
-    ``progress`` receives dicts ``{stage, k, index, total, message}`` (stage: launching |
-    benchmarking | measured | failed | done). Never raises for a failed run (its ``error`` says
-    why); raises TuneError for unusable inputs before anything starts.
+    ``concurrency``: one value or a list (e.g. ``(1, 4, 16)``). ``progress`` receives dicts
+    ``{stage, k, concurrency?, index, total, message}`` (stage: launching | benchmarking |
+    measured | failed | done; index counts measurements). Never raises for a failed run (its
+    ``error`` says why); raises TuneError for unusable inputs before anything starts.
     """
     spec = cfg.speculative_config
     if spec is None and url is None:
         raise TuneError("tune needs a speculative_config (the method to tune), e.g. "
                         "--speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 2, \"prompt_lookup_max\": 4}'")
     ks_list = _check_ks(ks) if url is None else [int(spec.num_speculative_tokens or 0) if spec else 0]
-    for name, v, top in (("--concurrency", concurrency, 4096), ("--num-prompts", num_prompts, 100_000),
-                         ("--output-len", output_len, 1 << 20)):
+    concs = _check_concurrencies(concurrency)
+    for name, v, top in (("--num-prompts", num_prompts, 100_000), ("--output-len", output_len, 1 << 20)):
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= top:
             raise TuneError(f"{name}: {v!r} must be a whole number from 1 to {top}")
     pfile = validate_prompts(prompts)
     out = Path(out_dir) if out_dir else Path.cwd() / time.strftime("wizard-tune-%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
-    res = TuneResult(model=cfg.model, method=spec.method if spec else None, ks=ks_list, concurrency=concurrency,
-                     num_prompts=num_prompts, output_len=output_len, prompts=str(pfile), url=url, started=time.time())
-    bench = dict(concurrency=concurrency, num_prompts=num_prompts, output_len=output_len, temperature=temperature,
-                 chat=chat, bench_timeout=bench_timeout)
+    res = TuneResult(model=cfg.model, method=spec.method if spec else None, ks=ks_list, concurrency=concs[0],
+                     concurrencies=concs, num_prompts=num_prompts, output_len=output_len, prompts=str(pfile), url=url,
+                     started=time.time())
+    bench = dict(num_prompts=num_prompts, output_len=output_len, temperature=temperature, chat=chat,
+                 bench_timeout=bench_timeout)
     if url is not None:
-        run = TuneRun(k=ks_list[0])
-        _emit(progress, stage="benchmarking", k=run.k, index=1, total=1, message=f"attached to {url}: benchmarking")
-        try:
-            _measure(run, url, cfg.model, cfg.tokenizer or cfg.model, pfile, out, **bench)
-        except (BenchError, OSError, ValueError) as err:
-            run.error = str(err)
-        res.runs.append(run)
-        res.notes.append("attached to a running server: one measurement at its own k, no baseline")
+        for j, c in enumerate(concs, 1):
+            run = TuneRun(k=ks_list[0], concurrency=c)
+            _emit(progress, stage="benchmarking", k=run.k, concurrency=c, index=j, total=len(concs),
+                  message=f"attached to {url}: benchmarking at concurrency {c}")
+            try:
+                _measure(run, url, cfg.model, cfg.tokenizer or cfg.model, pfile, out, concurrency=c, **bench)
+            except (BenchError, OSError, ValueError) as err:
+                run.error = str(err)
+            res.runs.append(run)
+            _emit_measured(progress, run, j, len(concs))
+        res.notes.append("attached to a running server: measured at its own k, no baseline")
     else:
         plan_runs = ([0] if baseline else []) + ks_list
+        total = len(plan_runs) * len(concs)
         launch_kwargs = dict(kv_cache_space_gib=kv_cache_space_gib, allow_hub=allow_hub, force=force)
-        for i, k in enumerate(plan_runs, 1):
-            run = TuneRun(k=k)
+        for i, k in enumerate(plan_runs):
             patch = (Patch(description="no speculation", unset=["speculative_config"]) if k == 0 else
                      Patch(description=f"k={k}", set={"speculative_config.num_speculative_tokens": k}))
-            _run_one(apply_patch(cfg, patch), run, pfile, out, progress, index=i, total=len(plan_runs),
-                     launch_kwargs=launch_kwargs, start_timeout=start_timeout, **bench)
+            runs = _run_server(apply_patch(cfg, patch), k, concs, pfile, out, progress, index=i * len(concs) + 1,
+                               total=total, launch_kwargs=launch_kwargs, start_timeout=start_timeout, **bench)
             if k == 0:
-                res.baseline = run
+                res.baselines = runs
+                res.baseline = runs[0]
             else:
-                res.runs.append(run)
-            _emit(progress, stage="measured" if run.ok else "failed", k=k, index=i, total=len(plan_runs),
-                  message=run.error or (f"{'baseline' if k == 0 else f'k={k}'}: {run.output_tokens_per_s or 0:.1f} "
-                                        f"tokens/s, TPOT {run.mean_tpot_ms or 0:.2f} ms"
-                                        + (f", MAL {run.mean_acceptance_length:.2f}" if run.mean_acceptance_length else "")),
-                  run=run.as_json())
-    _recommend(res)
+                res.runs.extend(runs)
+    _recommend(res, max_num_seqs=cfg.max_num_seqs)
     res.ended = time.time()
     res.json_path = str(out / "tune.json")
     if chart:
@@ -318,106 +351,53 @@ def tune(
         except Exception as err:  # matplotlib missing or a backend problem: the JSON still counts
             res.notes.append(f"chart not drawn ({type(err).__name__}: {str(err)[:160]})")
     Path(res.json_path).write_text(json.dumps(res.as_json(), indent=2), encoding="utf-8")
-    _emit(progress, stage="done", k=res.recommended_k, index=len(res.runs), total=len(res.runs),
-          message=f"recommended k={res.recommended_k}; results in {res.json_path}")
+    n = len(res.runs) + len(res.baselines)
+    _emit(progress, stage="done", k=res.recommended_k, index=n, total=n,
+          message=f"recommended k={res.recommended_k}"
+                  + (f"; measured schedule {res.schedule}" if res.schedule else "") + f"; results in {res.json_path}")
     return res
 
 
 def save_chart(res: TuneResult, path: str | Path) -> str:
-    """PNG: output tokens/s and TPOT vs k (baseline dashed), cumulative per-position acceptance
-    per k. Raises ImportError without matplotlib."""
+    """PNG: output tokens/s vs k, one line per swept concurrency (k 0 = no speculation, the best
+    k of each marked), and cumulative per-position acceptance per k at the lowest concurrency.
+    Raises ImportError without matplotlib."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ok = [r for r in res.runs if r.ok]
     fig, (ax1, ax3) = plt.subplots(1, 2, figsize=(11, 4.2))
-    ks = [r.k for r in ok]
-    ax1.plot(ks, [r.output_tokens_per_s for r in ok], "o-", color="tab:blue", label="output tokens/s")
-    if res.baseline and res.baseline.ok:
-        ax1.axhline(res.baseline.output_tokens_per_s, color="tab:blue", ls="--", label="no speculation")
-    ax1.set_xlabel("num_speculative_tokens (k)")
-    ax1.set_ylabel("output tokens/s", color="tab:blue")
-    ax2 = ax1.twinx()
-    ax2.plot(ks, [r.mean_tpot_ms for r in ok], "s-", color="tab:orange", label="mean TPOT")
-    if res.baseline and res.baseline.ok and res.baseline.mean_tpot_ms:
-        ax2.axhline(res.baseline.mean_tpot_ms, color="tab:orange", ls=":")
-    ax2.set_ylabel("mean TPOT (ms)", color="tab:orange")
-    if res.recommended_k is not None:
-        ax1.axvline(res.recommended_k, color="grey", alpha=0.3)
-    ax1.set_title(f"{Path(res.model).name} · {res.method} · concurrency {res.concurrency}")
-    ax1.legend(loc="lower left", fontsize=8)
-    for r in ok:
-        if r.per_position:
-            ax3.plot(range(1, len(r.per_position) + 1), r.per_position, "o-", label=f"k={r.k} (MAL {r.mean_acceptance_length:.2f})")
+    concs = res.concurrencies or [res.concurrency]
+    best = {r["concurrency"]: r["best_k"] for r in res.by_concurrency}
+    for c in concs:
+        pts = sorted((r.k, r.output_tokens_per_s) for r in [*res.baselines, *res.runs]
+                     if r.ok and r.output_tokens_per_s and (r.concurrency or res.concurrency) == c)
+        if not pts:
+            continue
+        line, = ax1.plot([k for k, _ in pts], [v for _, v in pts], "o-", label=f"concurrency {c}")
+        bk = best.get(c)
+        for k, v in pts:
+            if k == bk:
+                ax1.plot([k], [v], "*", ms=14, color=line.get_color())
+    ax1.set_xlabel("num_speculative_tokens (k; 0 = no speculation)")
+    ax1.set_ylabel("output tokens/s")
+    ax1.set_title(f"{Path(res.model).name} · {res.method} · best k starred")
+    ax1.legend(loc="best", fontsize=8)
+    low = min(concs)
+    shown = False
+    for r in res.runs:
+        if r.ok and r.per_position and (r.concurrency or res.concurrency) == low:
+            ax3.plot(range(1, len(r.per_position) + 1), r.per_position, "o-",
+                     label=f"k={r.k} (MAL {r.mean_acceptance_length or 0:.2f})")
+            shown = True
     ax3.set_xlabel("draft position")
     ax3.set_ylabel("acceptance (cumulative, vLLM per-position)")
     ax3.set_ylim(0, 1)
-    ax3.set_title("acceptance per position")
-    if any(r.per_position for r in ok):
+    ax3.set_title(f"acceptance per position (concurrency {low})")
+    if shown:
         ax3.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return str(path)
-
-
-def _from_bench_serve(data: dict[str, Any]) -> dict[str, Any]:
-    """Plan inputs from one ``vllm bench serve --save-result`` JSON (vllm/benchmarks/serve.py 0.32:
-    ``spec_decode_per_position_acceptance_rates`` = accepted at position i / drafts, i.e. cumulative,
-    ``spec_decode_acceptance_length``, ``max_concurrency``, ``mean_tpot_ms``, ``model_id``). A run
-    with speculation gives the measured acceptance; a run without it (no ``spec_decode_*`` keys)
-    gives the plain-decode baseline (its mean TPOT at its concurrency)."""
-    conc = data.get("max_concurrency")
-    conc = conc if isinstance(conc, int) and not isinstance(conc, bool) and conc > 0 else None
-    per_pos = data.get("spec_decode_per_position_acceptance_rates")
-    tpot = data.get("mean_tpot_ms")
-    tpot = float(tpot) if isinstance(tpot, (int, float)) and not isinstance(tpot, bool) and tpot > 0 else None
-    if isinstance(per_pos, list) and per_pos:
-        rates = [float(x) for x in per_pos]
-        if not all(0.0 <= x <= 1.0 for x in rates):
-            raise TuneError("--from-tune: spec_decode_per_position_acceptance_rates outside [0, 1]")
-        return {"per_position": rates,
-                "acceptance_source": f"measured by vllm bench serve ({data.get('model_id')}, concurrency {conc}, "
-                                     f"acceptance length {data.get('spec_decode_acceptance_length')})",
-                "baseline_tpot_ms": None, "concurrency": conc}
-    if "spec_decode_acceptance_length" in data or "spec_decode_num_drafts" in data:
-        raise TuneError("--from-tune: the vllm bench serve result has no per-position acceptance (no drafts measured)")
-    if tpot is None:
-        raise TuneError("--from-tune: the vllm bench serve result has neither acceptance nor mean_tpot_ms")
-    return {"per_position": None, "acceptance_source": None, "baseline_tpot_ms": tpot, "concurrency": conc}
-
-
-def plan_inputs_from_results(data: dict[str, Any] | str | Path, *, raise_errors: bool = True) -> dict[str, Any] | None:
-    """What a tune result tells the planner: ``per_position`` (cumulative acceptance from the run
-    with the most measured positions), ``acceptance_source``, ``baseline_tpot_ms`` and
-    ``concurrency`` (the plain-decode calibration). ``data`` may also be one ``vllm bench serve``
-    result JSON (:func:`_from_bench_serve`).
-
-    Raises:
-        TuneError: not a tune result / no measured acceptance (only when ``raise_errors``).
-    """
-    try:
-        if not isinstance(data, dict):
-            data = json.loads(Path(data).read_text(encoding="utf-8"))
-        if "runs" not in data and ("model_id" in data or "spec_decode_per_position_acceptance_rates" in data):
-            return _from_bench_serve(data)
-        runs = [r for r in data.get("runs") or [] if isinstance(r, dict) and r.get("ok") and r.get("per_position")]
-        if not runs:
-            raise TuneError("--from-tune: the tune result has no run with measured per-position acceptance")
-        best = max(runs, key=lambda r: (len(r["per_position"]), r.get("num_drafts") or 0))
-        base = data.get("baseline") if isinstance(data.get("baseline"), dict) else None
-        return {
-            "per_position": [float(x) for x in best["per_position"]],
-            "acceptance_source": f"measured by wizard tune at k={best['k']} ({data.get('model')}, concurrency "
-                                 f"{data.get('concurrency')}, MAL {best.get('mean_acceptance_length')})",
-            "baseline_tpot_ms": base.get("mean_tpot_ms") if base and base.get("ok") else None,
-            "concurrency": data.get("concurrency"),
-        }
-    except (OSError, ValueError, TypeError, KeyError, AttributeError) as err:
-        if raise_errors:
-            if isinstance(err, TuneError):
-                raise
-            raise TuneError(f"--from-tune: not a wizard tune result ({type(err).__name__}: {str(err)[:120]})") from None
-        return None

@@ -9,4 +9,5 @@ Each module reads generated tables (``wizard/data/vllm/<X.Y>/``, written by
 * :mod:`.drafter_context` -- a drafter context shorter than the served length;
 * :mod:`.method_support` -- which methods get a proposer, which features combine with speculation;
 * :mod:`.quantized_drafter` -- quantized drafters and ``draft_lm_head_quantization``.
+* :mod:`.eagle3_targets` -- which targets can feed drafters that read auxiliary hidden states (per release).
 """

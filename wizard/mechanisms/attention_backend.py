@@ -523,6 +523,30 @@ def kv_support(release: Any, hardware: Any) -> dict[str, Any]:
                             getattr(hardware, "vendor", None)))
 
 
+def fp8_kv_support(release: Any, hardware: Any, non_causal: bool = False) -> bool:
+    """``kv_support(release, hardware)["fp8_kv"]`` (or ``["fp8_noncausal_kv"]``) alone: one backend
+    selection instead of one per KV dtype (a plain check asks only this, benchmarks/cold_start.py)."""
+    table = load(release)
+    profile = table.profile_for(hardware)
+    cc = getattr(hardware, "compute_capability", None)
+    return _fp8_ok(table.key, profile, tuple(cc) if cc else None, getattr(hardware, "isa", None),
+                   getattr(hardware, "vendor", None), non_causal)
+
+
+def _ok(key: str, profile: str, hw: "_Device", layout: AttentionLayout) -> bool:
+    sel = select_backend(key, None, layout, platform=profile)
+    return sel.ok and not kernel_checks(sel, layout, hw)
+
+
+@functools.lru_cache(maxsize=256)
+def _fp8_ok(key: str, profile: str | None, cc: tuple[int, int] | None, isa: str | None, vendor: str | None,
+            non_causal: bool) -> bool:
+    if profile is None:
+        return False
+    return _ok(key, profile, _Device(vendor or "nvidia", cc, isa),
+               AttentionLayout(head_size=128, kv_cache_dtype="fp8", use_non_causal=non_causal))
+
+
 @functools.lru_cache(maxsize=256)
 def _kv_support(key: str, profile: str | None, cc: tuple[int, int] | None, isa: str | None, vendor: str | None) -> tuple:
     """Which KV-cache dtypes vLLM ``release`` can serve on ``hardware`` for an ordinary dense model
@@ -538,16 +562,15 @@ def _kv_support(key: str, profile: str | None, cc: tuple[int, int] | None, isa: 
     hw = _Device(vendor or "nvidia", cc, isa)
 
     def ok(layout: AttentionLayout) -> bool:
-        sel = select_backend(key, None, layout, platform=profile)
-        return sel.ok and not kernel_checks(sel, layout, hw)
+        return _ok(key, profile, hw, layout)
 
     dense = AttentionLayout(head_size=128)
     mla = AttentionLayout(head_size=576, use_mla=True, num_heads=128)
     sparse = replace(mla, use_sparse=True)
     kinds = [d for d in table.cache_dtypes if d != "auto"]
     out["kv_cache_dtypes"] = ["auto"] + [d for d in kinds if any(ok(replace(x, kv_cache_dtype=d)) for x in (dense, mla, sparse))]
-    out["fp8_kv"] = ok(replace(dense, kv_cache_dtype="fp8"))
-    out["fp8_noncausal_kv"] = ok(replace(dense, kv_cache_dtype="fp8", use_non_causal=True))
+    out["fp8_kv"] = _fp8_ok(key, profile, cc, isa, vendor, False)
+    out["fp8_noncausal_kv"] = _fp8_ok(key, profile, cc, isa, vendor, True)
     return tuple(out.items())
 
 

@@ -231,6 +231,18 @@ class ModelInfo(BaseModel):
         sc = self.speculators_config or {}
         return str(self.raw_config.get("speculators_model_type") or sc.get("speculators_model_type") or "")
 
+    @property
+    def draft_n_predict(self) -> int | None:
+        """``n_predict`` as vLLM's *draft* ``hf_config`` carries it when this checkpoint is given as
+        ``speculative_config.model``: None when :attr:`n_predict` only comes from
+        ``speculators_config.proposal_methods[0].speculative_tokens``, which vLLM 0.10-0.32 reads
+        only when the speculator is the top-level ``--model`` (``maybe_override_with_speculators``);
+        the draft path raises "num_speculative_tokens was not provided" (vllm-project/vllm PR
+        #44566, open; ``vllm/config/speculative.py`` 0.22.0 ``SpeculativeConfig.__post_init__``)."""
+        if self.speculators_config and self.raw_config.get("n_predict") is None:
+            return None
+        return self.n_predict
+
     #: config keys of the token a parallel drafter (DFlash, DSpark, PARD, P-EAGLE) fills masked slots with
     MASK_TOKEN_KEYS: ClassVar[tuple[str, ...]] = ("mask_token_id", "dspark_noise_token_id", "pard_token", "ptd_token_id")
 

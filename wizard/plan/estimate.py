@@ -330,6 +330,7 @@ def estimate_speedup(
 #: Proposers that assert the runtime draft length equals the configured k, so a schedule that
 #: lowers it crashes them (advisory NGR-0002, vLLM PR #46399; 0.32.0 still asserts).
 _FIXED_K_PROPOSERS = (NGRAM_GPU, SUFFIX, MEDUSA, EXTRACT_HIDDEN_STATES)
+FIXED_K_PROPOSERS = _FIXED_K_PROPOSERS  # public: the measured schedule (wizard.launch.tune) applies the same rule
 _SCHEDULE_KEY = "num_speculative_tokens_per_batch_size"
 
 

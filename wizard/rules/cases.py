@@ -25,6 +25,12 @@ A case file gives the context the rule's docstring commands need and further cas
 ``severity``: the severity one of them has). ``pass``: the rule reports nothing. ``fix``: applying
 the named fix of the rule's first finding removes that finding without a new error.
 
+Every file pins ``context.vllm`` (else its commands, the docstring's too, run at whatever vLLM is
+installed) and has at least one case whose ``name`` starts with ``boundary``: the value just inside
+or just outside the rule's condition (k equal to the layer count, a length at the limit, the first
+release where the rule applies and the last where it does not, a GPU just at a compute capability).
+tests/rules/test_rule_cases.py asserts both.
+
 The loader is here, next to the rules, so that ``wizard rules`` can say which hardware and
 version the examples assume (``example_gpu`` ...) when the case files are present (a checkout).
 """

@@ -117,6 +117,11 @@ def _built(ctx, cls: str, opts: dict[str, Any]) -> bool:
     return True
 
 
+#: field kinds for which an explicit JSON ``null`` is refused by pydantic unless ``none`` is also a
+#: kind (``--kv-events-config.publisher null`` reads as None: "Input should be 'null' or 'zmq'")
+_PLAIN_KINDS = frozenset({"literal", "int", "float", "bool", "str", "enum"})
+
+
 def _check_object(cls: str, obj: dict, prefix: str, option_name: str, version, out: list, depth: int = 0) -> None:
     for key in required_fields(cls, version):
         if key not in obj:
@@ -135,8 +140,8 @@ def _check_object(cls: str, obj: dict, prefix: str, option_name: str, version, o
         if nested and isinstance(val, dict) and depth < 3:
             _check_object(nested[0], val, path, option_name, version, out, depth + 1)
             continue
-        if val is None:
-            continue
+        if val is None and ("none" in spec.kinds or not spec.kinds or not set(spec.kinds) <= _PLAIN_KINDS):
+            continue  # null where the field takes None (or where the schema cannot tell)
         p = spec.problem(val)
         if p is not None:
             out.append(OptionProblem(path, option_name, val, p.kind, p.message, p.fix, f"{cls}.{key}", spec))

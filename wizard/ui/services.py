@@ -29,7 +29,7 @@ from wizard.vllm.versions import KNOWN_VERSIONS, VllmVersion, default_version, i
 __all__ = [
     "Evaluation", "evaluate", "version_of", "hardware_catalog", "hardware_lookup", "detected_gpus", "catalog_models",
     "export_forms", "EXPORT_FORMS", "SCALEOUT_FORMS", "plan_for", "presets", "load_preset", "cross_check", "versions",
-    "parse_acceptance", "parse_ks",
+    "parse_acceptance", "parse_ks", "parse_concurrencies",
 ]
 
 
@@ -171,6 +171,20 @@ def parse_ks(text: Any) -> tuple[list[int] | None, str | None]:
     for p in parts:
         if not (p.isascii() and p.isdigit()) or len(p) > 6 or not 1 <= int(p) <= K_HARD_MAX:
             return None, f"k values: {p[:12]!r} is not a whole number from 1 to {K_HARD_MAX}"
+    return sorted({int(p) for p in parts}), None
+
+
+def parse_concurrencies(text: Any) -> tuple[list[int] | None, str | None]:
+    """Concurrencies to sweep, as typed ("1,4,16" or "4"): ([1, 4, 16], None), or (None, why)
+    (at most 16 values, each a whole number from 1 to 4096, the bound wizard.launch.tune checks)."""
+    parts = _items(text, 17)
+    if not parts:
+        return None, "concurrency: give one or more whole numbers, e.g. 4 or 1,4,16"
+    if len(parts) > 16:
+        return None, "concurrency: at most 16 values"
+    for p in parts:
+        if not (p.isascii() and p.isdigit()) or len(p) > 5 or not 1 <= int(p) <= 4096:
+            return None, f"concurrency: {p[:12]!r} is not a whole number from 1 to 4096"
     return sorted({int(p) for p in parts}), None
 
 

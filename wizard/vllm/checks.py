@@ -26,7 +26,8 @@ from wizard.vllm.releases import load, nearest_release
 __all__ = ["DerivedLen", "checks", "derived_max_len", "rope_parameters", "quant_method", "online_shorthands",
            "deprecated_quantization", "reasoning_parsers", "needs_remote_code", "allow_long_max_model_len",
            "quant_without_checkpoint_config", "num_experts", "checkpoint_quantization", "resolve_quantization",
-           "quantization_methods", "user_quantization", "supports_pp", "draft_inherits_pp", "NAME"]
+           "quantization_methods", "user_quantization", "supports_pp", "draft_inherits_pp", "engram_layers",
+           "supports_replayssm", "NAME"]
 
 NAME = "checks.json"
 
@@ -275,3 +276,26 @@ def draft_inherits_pp(version: Any) -> bool:
     (``SpeculativeConfig.create_draft_parallel_config``: 0.28-0.29), so the drafter's own
     architecture must support pipeline parallelism too."""
     return bool((checks(version).get("pipeline_parallel") or {}).get("draft_inherits_pp"))
+
+
+def engram_layers(info, version: Any) -> bool | None:
+    """Whether vLLM ``version`` finds Engram n-gram embedding layers in the model ``info``
+    (``vllm/config/engram.py model_has_engram_layers``: its architecture is in
+    ``_NGRAM_LAYER_FIELDS`` and that ``hf_text_config`` field is non-empty). None when the
+    release's ``checks.json`` does not record the table (before 0.32, or not dumped)."""
+    fields = load(version, NAME).get("engram_layer_fields")
+    if not isinstance(fields, dict) or info is None:
+        return None
+    archs = list(getattr(info, "architectures", None) or [])
+    field = fields.get(archs[0]) if archs else None
+    return bool(field and _text_config(info).get(field))
+
+
+def supports_replayssm(arch: str | None, version: Any) -> bool | None:
+    """Whether architecture ``arch`` implements ``SupportsReplaySSM`` in vLLM ``version``
+    (``ModelConfig.supports_replayssm``); None when unknown (no table in ``checks.json``, or
+    no architecture)."""
+    archs = load(version, NAME).get("replayssm")
+    if not isinstance(archs, list) or not arch:
+        return None
+    return arch in archs

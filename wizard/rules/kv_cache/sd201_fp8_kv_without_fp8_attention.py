@@ -55,10 +55,10 @@ class Fp8KvWithoutFp8Attention(Rule):
 
     def check(self, ctx):
         hw = ctx.hardware
-        if hw is None or hw.vendor == "cpu" or ctx.view.device_kv.fp8:
+        if hw is None or hw.vendor == "cpu":
             return
         tkv = ctx.target_kv_dtype()
-        if not is_fp8_kv(tkv):
+        if not is_fp8_kv(tkv) or ctx.view.device_kv.fp8:  # the device's backends only for an fp8 KV cache
             return
         forced = (ctx.config.kv_cache_dtype or "auto") == "auto"
         val = explicit_model_kv(ctx) if forced else "auto"

@@ -69,8 +69,8 @@ class Fp8E5m2Unsupported(Rule):
         tkv = ctx.target_kv_dtype()
         backend = (ctx.config.attention_backend or "").upper()
         hw = ctx.hardware
-        alt = "fp8_e4m3" if hw is not None and ctx.view.device_kv.fp8 else "auto"
         if tkv == "fp8_e5m2":
+            alt = "fp8_e4m3" if hw is not None and ctx.view.device_kv.fp8 else "auto"
             problems = []
             if backend == "FLASH_ATTN":
                 problems.append("the FLASH_ATTN backend never supports fp8_e5m2")

@@ -16,7 +16,10 @@ class NumSpecTokensMissing(Rule):
     Without k, vLLM takes it from the drafter's ``n_predict`` (MTP-rewritten
     configs, Medusa/MLP speculators), DSpark's ``block_size`` or suffix decoding's default.
     Otherwise (n-gram, EAGLE, draft model, ``mtp`` without ``model``) it is an error. The MTP
-    case *with* a model is SD061 (a different vLLM failure).
+    case *with* a model is SD061 (a different vLLM failure). A speculators-format drafter
+    passed as ``speculative_config.model`` does not supply k: its
+    ``speculators_config.proposal_methods[0].speculative_tokens`` is read only when the
+    speculator itself is ``--model`` (0.10-0.32; vllm-project/vllm PR #44566, open).
 
     ## Why it matters
 
@@ -80,7 +83,7 @@ class NumSpecTokensMissing(Rule):
             if ctx.method == DSPARK:
                 if ctx.drafter.draft_block_size:
                     return
-            if ctx.drafter.n_predict:
+            if ctx.drafter.draft_n_predict:  # a speculators draft's own count is not read here (PR #44566)
                 return
             default = 3
         yield self.finding(

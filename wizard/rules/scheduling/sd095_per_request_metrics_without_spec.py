@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from wizard.config import Patch
+from wizard.rules.optionvalues import option, option_path, set_option_patch
 from wizard.rules.registry import Rule, Severity, register
 
 
@@ -51,10 +51,12 @@ class PerRequestMetricsWithoutSpec(Rule):
     phase = "config"
 
     def check(self, ctx):
-        v = ctx.config.extra_args.get("per_request_spec_decode_metrics")
+        # option(): also an abbreviation argparse resolves (``--per- detailed``)
+        v = option(ctx, "per_request_spec_decode_metrics")
         if v is None or v is False or str(v).lower() == "none" or ctx.spec is not None:
             return
         yield self.finding(
             "--per-request-spec-decode-metrics requires speculative decoding to be enabled (via --speculative-config).",
-            fixes=[Patch(description="Remove --per-request-spec-decode-metrics", unset=["extra_args.per_request_spec_decode_metrics"])],
+            fields=[option_path(ctx, "per_request_spec_decode_metrics")],
+            fixes=[set_option_patch(ctx, "per_request_spec_decode_metrics", None, "Remove --per-request-spec-decode-metrics")],
         )

@@ -3,6 +3,10 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.rules.helpers import closest, given_keys
 from wizard.rules.registry import Rule, Severity, register
+from wizard.vllm.constraints import field_spec
+
+#: closed-Literal SpeculativeConfig keys other rules own (SD040 the method, SD021 the KV dtype)
+_OWNED_ELSEWHERE = ("method", "kv_cache_dtype")
 
 
 @register
@@ -13,7 +17,8 @@ class SamplerEnumValue(Rule):
 
     ``rejection_sample_method`` in {standard, synthetic, block} (0.33 adds
     ``fly``); ``draft_sample_method`` in {greedy, probabilistic}; on 0.33
-    ``draft_lm_head_quantization`` in {fp8, nvfp4}.
+    ``draft_lm_head_quantization`` in {fp8, nvfp4}; every other closed ``Literal`` key of the
+    release's ``SpeculativeConfig`` (``constraints.json``, e.g. ``moe_backend``) in its literals.
 
     ## Why it matters
 
@@ -62,6 +67,14 @@ class SamplerEnumValue(Rule):
         }
         if ctx.version.at_least("0.33"):
             allowed["draft_lm_head_quantization"] = ("fp8", "nvfp4")
+        for key in given:
+            spec = field_spec("SpeculativeConfig", key, ctx.version) if isinstance(key, str) else None
+            if key in allowed or key in _OWNED_ELSEWHERE or spec is None or not spec.literals or spec.open:
+                continue
+            if given[key] is None and "none" in spec.kinds:
+                continue
+            if all(isinstance(x, str) for x in spec.literals):
+                allowed[key] = tuple(spec.literals)
         for key, opts in allowed.items():
             if key not in given or given[key] in opts:
                 continue

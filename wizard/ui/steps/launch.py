@@ -93,11 +93,12 @@ def build(ui: WizardUI) -> None:
     ui.c["ln_logs"] = gr.Textbox(label="Server log (live)", lines=14, max_lines=14, autoscroll=False, interactive=False,
                                  elem_id="sw-ln-logs")
     ui.c["ln_timer"] = gr.Timer(1.0, active=False)
-    with gr.Accordion("Tune k: measure output speed vs num_speculative_tokens (one server per k, plus a "
-                      "no-speculation baseline)", open=False, elem_id="sw-tune-acc"):
+    with gr.Accordion("Tune k: measure output speed vs num_speculative_tokens and concurrency (one server per k, "
+                      "plus a no-speculation baseline)", open=False, elem_id="sw-tune-acc"):
         with gr.Row():
             ui.c["tn_ks"] = gr.Textbox("1,2,4", label="k values", elem_id="sw-tune-ks")
-            ui.c["tn_conc"] = gr.Number(4, label="concurrency", precision=0, minimum=1, elem_id="sw-tune-conc")
+            ui.c["tn_conc"] = gr.Textbox("4", label="concurrency (one, or a list to sweep: 1,4,16)",
+                                         elem_id="sw-tune-conc")
             ui.c["tn_prompts"] = gr.Number(32, label="prompts", precision=0, minimum=1, elem_id="sw-tune-prompts")
             ui.c["tn_run"] = gr.Button("Run sweep", elem_id="sw-tune-run")
         ui.c["tn_out"] = gr.Markdown("_Stops the server above first; each k restarts vLLM (minutes per k)._",
@@ -283,18 +284,33 @@ def launch_refusal(ev: Any, block: Any, policy: security.PathPolicy | None) -> s
 
 def tune_table(res: Any) -> str:
     """Markdown of a TuneResult: one row per k (baseline first), the recommendation, the files."""
-    rows = ([res.baseline] if res.baseline else []) + list(res.runs)
-    out = ["| k | tokens/s | TPOT ms | mean acceptance length | per position | note |", "|---|---|---|---|---|---|"]
+    rows = list(getattr(res, "baselines", None) or ([res.baseline] if res.baseline else [])) + list(res.runs)
+    out = ["| k | tokens/s | concurrency | TPOT ms | mean acceptance length | per position | note |",
+           "|---|---|---|---|---|---|---|"]
     for r in rows:
         f = lambda v, d=1: "–" if v is None else f"{v:.{d}f}"  # noqa: E731
         pos = ", ".join(f"{x:.2f}" for x in (r.per_position or [])) or "–"
-        out.append(f"| {'baseline' if r.k == 0 else r.k} | {f(r.output_tokens_per_s)} | {f(r.mean_tpot_ms, 2)} | "
+        out.append(f"| {'baseline' if r.k == 0 else r.k} | {f(r.output_tokens_per_s)} | "
+                   f"{getattr(r, 'concurrency', None) or res.concurrency} | {f(r.mean_tpot_ms, 2)} | "
                    f"{f(r.mean_acceptance_length, 2)} | {pos} | {html.escape(str(r.error or ''))[:120]} |")
+    by_c = getattr(res, "by_concurrency", None) or []
+    if by_c:
+        out.append("")
+    for b in by_c:
+        out_k = "no speculation" if b["best_k"] == 0 else f"k={b['best_k']}"
+        sp = f" ({b['speedup']:.2f}× the baseline)" if b.get("speedup") else ""
+        out.append(f"- concurrency {b['concurrency']}: fastest {out_k}{sp}")
+    if getattr(res, "schedule", None):
+        out.append(f"- measured schedule: `num_speculative_tokens_per_batch_size = {res.schedule}`, "
+                   f"`num_speculative_tokens = {res.schedule_max}`")
+    elif len(getattr(res, "concurrencies", None) or []) > 1 and res.schedule_note:
+        out.append(f"- schedule: {html.escape(res.schedule_note)}")
     head = (f"**Recommended k = {res.recommended_k}**" if res.recommended_k is not None else "**No k recommended**")
     if res.best_speedup:
         head += f" ({res.best_speedup:.2f}× the baseline)"
     if res.speculation_pays is False:
-        head += " — speculation does not pay at this concurrency"
+        head += " — speculation does not pay" + (" at this concurrency" if len(getattr(res, "concurrencies", None) or [1]) <= 1 else
+                                                 " over the swept concurrencies")
     notes = "".join(f"\n- {html.escape(n)}" for n in res.notes)
     return f"{head}\n\n" + "\n".join(out) + f"\n\nResults: `{res.json_path}`{notes}"
 
@@ -528,6 +544,8 @@ def wire(ui: WizardUI) -> None:
         sess = sess_of(request)
         st = ui.base(sess, state)
         ks, why = services.parse_ks(ks_text)
+        concs, why_c = services.parse_concurrencies(conc)
+        why = why or why_c
         if why:
             yield {c["tn_out"]: f"⚠ {html.escape(why, quote=False)}"}
             return
@@ -546,7 +564,7 @@ def wire(ui: WizardUI) -> None:
 
         def work() -> None:
             try:
-                box["res"] = api.tune(ev.config, ks=ks, concurrency=int(conc or 4), num_prompts=int(n_prompts or 32),
+                box["res"] = api.tune(ev.config, ks=ks, concurrency=concs, num_prompts=int(n_prompts or 32),
                                       out_dir=privacy.private_dir("tune") / uuid.uuid4().hex[:8], progress=progress,
                                       force=bool(force))
             except Exception as err:  # TuneError (unusable input) or anything unexpected: shown, not raised

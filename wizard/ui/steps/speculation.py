@@ -8,7 +8,7 @@ import html
 import gradio as gr
 
 from wizard import api, suggest
-from wizard.ui import services
+from wizard.ui import findings as fp, services
 from wizard.ui.core import CHANGE_NOTE, WizardUI
 from wizard.ui.state import JS_SAFE_INT, config_of, field_value
 from wizard.vllm.methods import SUFFIX, drafts_from_target, is_mtp, needs_drafter_checkpoint, use_ngram
@@ -230,7 +230,7 @@ def _notes(ui: WizardUI, state: dict, ev) -> dict:
                 lines.append(f"k = {k_typed:,} is outside the {k_info(kr)} — kept as given; the Live "
                              "check says what vLLM does with it")
         if ev.ctx is not None and ev.ctx.lookup_errors.get(DRAFTER):
-            lines.append(f"Drafter could not be inspected: {html.escape(ev.ctx.lookup_errors[DRAFTER])}")
+            lines.append(f"Drafter could not be inspected: {html.escape(fp.face_text(ev.ctx.lookup_errors[DRAFTER]))}")
     return {ui.c["method_md"]: "  \n".join(lines), ui.c["drafter_facts"]: facts_md(ev)}
 
 

@@ -17,7 +17,7 @@ from wizard.ui.core import CHANGE_NOTE, WizardUI, sess_of
 from wizard.ui.steps import speculation
 from wizard.ui.state import set_field
 
-__all__ = ["build", "wire", "facts_md", "catalog_note"]
+__all__ = ["build", "wire", "facts_md", "catalog_note", "speculators_md"]
 
 GIB = 1024**3
 FACT_PATHS = ("model", "allow_hub", "revision")
@@ -55,6 +55,9 @@ def _facts(ui: WizardUI, state: dict, ev) -> dict:
         return {ui.c["target_facts"]: facts_md(None, None)}
     err = ev.ctx.lookup_errors.get("model")
     md = facts_md(ev.ctx.target, err)
+    both = speculators_md(ev.ctx)
+    if both:
+        return {ui.c["target_facts"]: both}
     if err and ev.ctx.target is None:
         close = suggest.closest_catalog_ids(ev.config.model)
         if close:
@@ -98,6 +101,28 @@ def facts_md(info, err: str | None) -> str:
     if info.notes:
         md += "\n\n" + "\n".join(f"- {n}" for n in info.notes)
     return md
+
+
+def speculators_md(ctx) -> str:
+    """Both models when the model box holds a speculators checkpoint (issue #25 item 1), else "".
+
+    vLLM's ``maybe_override_with_speculators`` (vllm/transformers_utils/config.py) serves the
+    checkpoint's ``speculators_config.verifier.name_or_path`` as the target and the checkpoint itself as
+    ``speculative_config.model`` (:mod:`wizard.engine.speculators`); the step shows the verifier's facts
+    (the model that is served) and the drafter's, each under its own heading. A rewrite vLLM refuses
+    (``rw.error``) is left to the findings and the plain facts table."""
+    rw = getattr(ctx, "speculators", None)
+    if rw is None or not getattr(rw, "ok", False):
+        return ""
+    method = rw.method or "?"
+    if rw.parallel_drafting:
+        method += " + parallel drafting"
+    head = (f"`{html.escape(str(rw.speculator))}` is a **speculators checkpoint**: vLLM serves its verifier "
+            f"`{html.escape(str(rw.verifier))}` as the target and uses the checkpoint as the drafter "
+            f"(method {html.escape(method)}, k = {rw.k if rw.k is not None else '?'}).")
+    verr = ctx.lookup_errors.get("model")
+    return (head + "\n\n**Target (verifier)**\n\n" + facts_md(ctx.target, verr) +
+            "\n\n**Drafter (the checkpoint)**\n\n" + facts_md(ctx.drafter, None))
 
 
 def catalog_note(value: str, ids: list[str]) -> str:

