@@ -366,7 +366,8 @@ SCHEMA_HEADING = "## Schema corpus (`benchmarks/conformance_schema.py`)"
 def render_schema_section(results_dir: Path = RESULTS) -> list[str]:
     """The lines of the schema-corpus section (every option and key of a release in every CLI
     spelling, ``tests/schema_corpus.py``) from ``schema-<release>.json`` runs; [] when none."""
-    runs = [(rel, json.loads(p.read_text())) for rel in RELEASES if (p := results_dir / f"schema-{rel}.json").exists()]
+    found = sorted(results_dir.glob("schema-*.json"), key=lambda p: tuple(int(x) for x in p.stem[7:].split(".")))
+    runs = [(p.stem[7:], json.loads(p.read_text())) for p in found]  # every release run, oldest first
     if not runs:
         return []
     lines = ["", SCHEMA_HEADING, "",

@@ -80,8 +80,18 @@ def _formula(value: Any) -> str:
         return f"other:{value}"
 
 
+def _config_module():
+    """``vllm.config.model`` (0.11+), or ``vllm.config`` itself, where 0.10 keeps ModelConfig and
+    ``_get_and_verify_max_len``."""
+    try:
+        from vllm.config import model
+    except ImportError:
+        import vllm.config as model
+    return model
+
+
 def _probe_rope(rope_type: str) -> str:
-    from vllm.config import model as model_mod
+    model_mod = _config_module()
 
     fn = model_mod._get_and_verify_max_len
     rp = {"rope_type": rope_type, "factor": _FACTOR, "original_max_position_embeddings": _ORIG}
@@ -101,6 +111,29 @@ def _probe_rope(rope_type: str) -> str:
         return f"error:{type(err).__name__}"
 
 
+def _probe_len_keys_old() -> list[str]:
+    """<= 0.13: the keys ``_get_and_verify_max_len`` reads from the hf config itself (one at a time)."""
+    model_mod = _config_module()
+
+    fn = model_mod._get_and_verify_max_len
+    params = inspect.signature(fn).parameters
+    keys = []
+    for key in ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+                "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len", "n_ctx", "max_len",
+                "context_length", "max_length"):
+        hf = types.SimpleNamespace(model_type="llama", rope_scaling=None, rope_parameters=None, **{key: 1234})
+        hf.get_text_config = lambda *a, _hf=hf, **k: _hf
+        hf.to_dict = lambda _hf=hf: dict(vars(_hf))
+        kw = {"hf_config": hf, "tokenizer_config": None, "max_model_len": None, "disable_sliding_window": False,
+              "sliding_window": None}
+        try:
+            if fn(**{k: v for k, v in kw.items() if k in params}) == 1234:
+                keys.append(key)
+        except Exception:  # noqa: BLE001
+            continue
+    return keys
+
+
 def _probe_len_keys() -> list[str]:
     """Keys ``derive_max_model_len_and_key`` reads, found by giving it one candidate key at a time."""
     try:
@@ -109,7 +142,7 @@ def _probe_len_keys() -> list[str]:
         try:
             from vllm.transformers_utils.model_arch_config_convertor import ModelArchConfigConvertor as Conv
         except ImportError:
-            return []
+            return _probe_len_keys_old()
     cands = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
              "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len", "n_ctx", "max_len",
              "context_length", "max_length")
@@ -129,9 +162,12 @@ def _probe_len_keys() -> list[str]:
 
 def _probe_expert_keys() -> list[str]:
     """Keys ``get_num_experts`` reads (an expert-parallel launch needs one of them > 0)."""
-    from vllm.transformers_utils import model_arch_config_convertor as m
+    try:
+        from vllm.transformers_utils import model_arch_config_convertor as m
 
-    conv = getattr(m, "ModelArchConfigConvertorBase", None) or getattr(m, "ModelArchConfigConvertor", None)
+        conv = getattr(m, "ModelArchConfigConvertorBase", None) or getattr(m, "ModelArchConfigConvertor", None)
+    except ImportError:  # <= 0.13: ModelConfig.get_num_experts reads hf_text_config itself
+        conv = _config_module().ModelConfig
     keys = []
     for key in ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts", "n_experts",
                 "num_experts_per_tok", "expert_count"):
@@ -260,7 +296,7 @@ def _checkpoint_samples() -> dict[str, tuple[str, dict, dict]]:
 
 
 def _checkpoint_decisions(methods: list[str]) -> dict[str, Any]:
-    from vllm.config.model import ModelConfig
+    ModelConfig = _config_module().ModelConfig
 
     out: dict[str, Any] = {}
     for ckpt, (source, qcfg, raw) in _checkpoint_samples().items():

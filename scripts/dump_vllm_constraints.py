@@ -221,7 +221,10 @@ def describe_class(cls: type, hints_ns: dict | None = None) -> tuple[dict, list[
         if name in validators:
             entry["validators"] = validators[name]
         fields[name] = entry
-    return {"module": cls.__module__, **_source(cls), "pydantic": bool(pfields), "fields": fields}, found
+    # what an undeclared key does: vLLM's @config gives extra="forbid" from 0.16; 0.15's ignore it
+    extra = (getattr(cls, "__pydantic_config__", None) or {}).get("extra") if pfields else None
+    return {"module": cls.__module__, **_source(cls), "pydantic": bool(pfields), "extra": extra,
+            "fields": fields}, found
 
 
 def config_classes() -> dict[str, type]:

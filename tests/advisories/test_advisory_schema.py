@@ -173,6 +173,20 @@ def test_runner_field_follows_the_release_default():
     assert matcher.resolve_field(_ctx("VLLM_USE_V2_MODEL_RUNNER=1 " + E3, "0.26.0"), "runner") == "v2"
 
 
+def test_model_runner_field_is_the_release_own_choice():
+    """``model_runner``: the generated route (env first, then the release's default), V1 on CPU. The
+    0.24-0.27 tables decide it too since their probe gives the model config its serve defaults
+    (enable_return_routed_experts, logprobs_mode, no EC transfer / reasoning config)."""
+    assert matcher.resolve_field(_ctx(E3, "0.21.0"), "model_runner") == "v1"
+    assert matcher.resolve_field(_ctx(E3, "0.26.0", "H100-SXM"), "model_runner") == "v2"
+    assert matcher.resolve_field(_ctx(E3, "0.24.0", "H100-SXM"), "model_runner") == "v2"
+    assert matcher.resolve_field(_ctx(E3, "0.28.0", "H100-SXM"), "model_runner") == "v2"
+    assert matcher.resolve_field(_ctx("VLLM_USE_V2_MODEL_RUNNER=0 " + E3, "0.28.0", "H100-SXM"), "model_runner") == "v1"
+    assert matcher.resolve_field(_ctx("VLLM_USE_V2_MODEL_RUNNER=1 " + E3, "0.26.0", "H100-SXM"), "model_runner") == "v2"
+    assert matcher.resolve_field(_ctx(E3, "0.28.0", "CPU"), "model_runner") == "v1"
+    assert matcher.resolve_field(_ctx("vllm serve meta-llama/Llama-3.1-8B-Instruct", "0.28.0"), "model_runner") is None
+
+
 def test_schema_rejects_inconsistent_ranges():
     data = yaml.safe_load((DATA_DIR / f"{ADVISORIES[0].id}.yaml").read_text())
     data["fixed"]["version"] = data["examples"][0]["vllm_version"]

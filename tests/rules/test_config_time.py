@@ -354,10 +354,14 @@ def test_render_rules_formats():
     sd040 = next(r for r in data["rules"] if r["id"] == "SD040")
     assert "## What it does" in sd040["details"]
     # the keys scripts read before the docstring became the documentation, now derived from it
-    assert set(sd040) >= {"id", "title", "severity", "versions", "fields", "topic", "why", "bad", "good", "source",
+    assert set(sd040) >= {"id", "title", "severity", "versions", "fields", "family", "why", "bad", "good", "source",
                           "fix_safety", "phase", "example_hardware", "example_models", "details", "example_gpu",
                           "example_version", "module"}
     assert sd040["bad"].startswith("vllm serve") and '"EAGLE3"' in sd040["bad"] and sd040["why"] and sd040["source"]
+    assert sd040["family"] == "method" and sd040["module"].startswith("wizard.rules.method.")
+    # the index groups the rules by family, from the folders and their ID_RANGES
+    markdown = render_rules("markdown")
+    assert "| [method](#family-method) | SD040-SD079, SD760-SD779 | " in markdown and "## Family `method`" in markdown
     sd503 = next(r for r in data["rules"] if r["id"] == "SD503")
     assert sd503["example_gpu"] == "H100" and sd503["example_hardware"] == {"used_bytes": 40 << 30}
     assert "SD040  [error]" in render_rules("text")

@@ -1,7 +1,8 @@
 """The rules package is laid out so a rule is found from its id.
 
-``wizard/rules/<family>/sdNNN_<name>.py`` holds exactly one rule, ``SDNNN``, inside the id range
-its family package declares (``ID_RANGE``); shared helpers live in ``wizard/rules/helpers.py``;
+``wizard/rules/<family>/sdNNN_<name>.py`` holds exactly one rule, ``SDNNN``, inside one of the id
+ranges its family package declares (``ID_RANGES``); the families are :data:`FAMILIES` and a rule's
+family (``Rule.family``) is its folder; shared helpers live in ``wizard/rules/helpers.py``;
 no rule module imports another one; imports sit at module top (the rules core and the modules it
 reads: resolve, context, versions, vllm/); no module there exceeds 600 lines.
 """
@@ -15,6 +16,9 @@ from pathlib import Path
 from wizard.rules.registry import all_rules, rule_modules
 
 WIZARD = Path(__file__).resolve().parents[2] / "wizard"
+#: one taxonomy of rules: folder = family (issue 21)
+FAMILIES = {"options", "method", "drafter", "kv_cache", "attention", "scheduling", "parallel", "model", "release",
+            "memory", "combos", "launch"}
 # (the oracle's child process, vllm/oracle_worker.py, imports vLLM lazily: a process boundary, not core)
 CORE = sorted(WIZARD.glob("rules/**/*.py")) + sorted(p for p in WIZARD.glob("vllm/*.py") if p.name != "oracle_worker.py") + [
     WIZARD / "resolve.py", WIZARD / "context.py", WIZARD / "fixes.py"]
@@ -34,14 +38,31 @@ def test_one_rule_per_module_named_by_its_id_in_its_familys_range():
         rid = ids[0]
         family, name = module.split(".")[2:]
         assert name.startswith(f"sd{rid[2:]}_"), f"{module}: module name does not start with sd{rid[2:]}_"
-        lo, hi = importlib.import_module(f"wizard.rules.{family}").ID_RANGE
-        assert lo <= rid <= hi, f"{rid} lives in family {family} ({lo}-{hi})"
+        ranges = importlib.import_module(f"wizard.rules.{family}").ID_RANGES
+        assert any(lo <= rid <= hi for lo, hi in ranges), f"{rid} lives in family {family} ({ranges})"
+
+
+def _family_folders() -> list[str]:
+    return sorted(p.name for p in (WIZARD / "rules").iterdir() if (p / "__init__.py").is_file())
 
 
 def test_family_ranges_do_not_overlap():
-    ranges = sorted(importlib.import_module(f"wizard.rules.{p.name}").ID_RANGE
-                    for p in (WIZARD / "rules").iterdir() if (p / "__init__.py").is_file())
+    ranges = []
+    for family in _family_folders():
+        declared = importlib.import_module(f"wizard.rules.{family}").ID_RANGES
+        assert declared and all(len(r) == 2 and r[0] <= r[1] for r in declared), (family, declared)
+        ranges += [(lo, hi, family) for lo, hi in declared]
+    ranges.sort()
     assert all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])), ranges
+
+
+def test_the_family_of_every_rule_is_its_folder_and_there_are_twelve():
+    rules = all_rules()
+    for rule in rules:
+        assert rule.family == type(rule).__module__.split(".")[2], rule.id
+        assert not hasattr(rule, "topic"), f"{rule.id}: the family comes from the folder, not a topic"
+    assert {r.family for r in rules} == FAMILIES
+    assert set(_family_folders()) == FAMILIES
 
 
 def test_no_rule_module_imports_another_rule_module():

@@ -38,8 +38,8 @@ def _docstring_nodes(tree):
 
 
 def method_literals() -> list[tuple[str, int, str]]:
-    """(file, line, literal) of every string constant equal to a method name outside methods.py,
-    docstrings and ``topic = ...`` rule attributes."""
+    """(file, line, literal) of every string constant equal to a method name outside methods.py
+    and docstrings."""
     out = []
     for path in sorted(WIZARD.rglob("*.py")):
         rel = path.relative_to(WIZARD).as_posix()
@@ -47,9 +47,6 @@ def method_literals() -> list[tuple[str, int, str]]:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         skip = {id(n) for n in _docstring_nodes(tree)}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "topic" for t in node.targets):
-                skip.add(id(node.value))
         for node in ast.walk(tree):
             if (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in NAMES
                     and id(node) not in skip and (rel, node.value) not in ALLOWED):

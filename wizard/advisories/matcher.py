@@ -35,6 +35,13 @@ Fields (the RESOLVED configuration, as vLLM sees it):
 ``draft_kv_cache_dtype``    ``ctx.drafter_kv_dtype()`` (inherits the target's)
 ``runner``                  ``v1``/``v2`` from VLLM_USE_V2_MODEL_RUNNER; ``v1`` before 0.22
                             (the V2 runner was opt-in); unknown otherwise
+``model_runner``            ``v1``/``v2``: the runner the speculative method runs on as the
+                            release itself picks it (``wizard.mechanisms.apply.route``: the
+                            environment variable when set, else ``use_v2_model_runner`` of the
+                            release -- V1 before 0.22, V2 for default-V2 targets without a V2
+                            blocker, V1 on CPU; CUDA assumed when no hardware is given);
+                            unknown without speculation, when the method is refused earlier,
+                            or where the generated table left the default open (0.24-0.27)
 ``spec.NAME``               a speculative_config key as given (None when unset)
 ``options.NAME[.SUB]``      a `vllm serve` option as given (ServeConfig field or kept verbatim in
                             extra_args; JSON values such as --kv-transfer-config are looked into);
@@ -61,6 +68,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Callable
 
+from wizard.mechanisms import apply as MA
 from wizard.vllm import methods as M
 
 from wizard.models.info import ModelInfo
@@ -82,9 +90,9 @@ METHOD_PREDICATES: dict[str, Callable[[str | None], bool]] = {
         "async_scheduling_ok", "v2_runner_ok", "lm_head_quantizable", "is_eagle_head")
 }
 _FIELD_OPS = {"eq_field": "eq", "ne_field": "ne", "gt_field": "gt", "ge_field": "ge", "lt_field": "lt", "le_field": "le"}
-ROOTS = ("method", "k", "speculating", "kv_cache_dtype", "draft_kv_cache_dtype", "runner",
+ROOTS = ("method", "k", "speculating", "kv_cache_dtype", "draft_kv_cache_dtype", "runner", "model_runner",
          "spec", "options", "env", "target", "drafter", "hardware", "parallel")
-_LEAF_ROOTS = ("method", "k", "speculating", "kv_cache_dtype", "draft_kv_cache_dtype", "runner")
+_LEAF_ROOTS = ("method", "k", "speculating", "kv_cache_dtype", "draft_kv_cache_dtype", "runner", "model_runner")
 _PATH_ROOTS = ("spec", "options", "env", "target", "drafter", "hardware", "parallel")
 _OPTION_DEFAULTS: dict[str, Any] = {  # vllm/engine/arg_utils.py EngineArgs defaults (every release)
     "tensor_parallel_size": 1,
@@ -268,6 +276,9 @@ def resolve_field(ctx: "CheckContext", path: str) -> Any:
         return ctx.drafter_kv_dtype() if ctx.spec is not None else None
     if root == "runner":
         return _runner(ctx)
+    if root == "model_runner":
+        r = MA.route(ctx)
+        return r.runner if r is not None and r.runner_known else None
     if root == "spec":
         spec = ctx.spec
         if spec is None:

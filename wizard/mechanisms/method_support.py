@@ -47,6 +47,9 @@ class Route:
     before). proposer: the class vLLM builds. error: what vLLM raises (stage in ``stage``:
     'config', 'runner' or 'proposer' -- the last two after the model loads).
     v2_blockers: why V2 was not used.
+    runner_known: False when the release's own default could not be evaluated by the table
+    generator (``use_v2`` left as a '?<condition>' string, 0.24-0.27) and no environment variable
+    forces a runner: ``runner`` is then the conservative V1 guess, not a fact.
     """
 
     release: str
@@ -58,6 +61,7 @@ class Route:
     stage: str | None = None
     v2_blockers: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    runner_known: bool = True
 
     @property
     def ok(self) -> bool:
@@ -157,6 +161,7 @@ def route(
             if c is not None:
                 v2_block += [x for x in _as_list(c["v2_unsupported"]) if x not in v2_block]
                 v1_block += [x for x in _as_list(c.get("v1_unsupported") or []) if x not in v1_block]
+    known = True
     if platform == "cpu":
         runner = "v1"
         notes.append("CPU builds have no Triton: Model Runner V1")
@@ -165,22 +170,25 @@ def route(
     else:
         default_v2 = base["use_v2"] is True
         runner = "v2" if default_v2 and not v2_block else "v1"
+        # '?cond': the generator could not evaluate the default; a V2 blocker still decides V1
+        known = isinstance(base["use_v2"], bool) or bool([x for x in v2_block if not x.startswith("?")])
     if runner == "v1" and v1_block and base.get("v1_unsupported") is not None:
         return Route(rel, m, True, "v1", error=f"Model Runner V1 does not support: {', '.join(v1_block)}",
-                     stage="runner", v2_blockers=tuple(v2_block), notes=tuple(notes))
+                     stage="runner", v2_blockers=tuple(v2_block), notes=tuple(notes), runner_known=known)
     target = base["v1_route"] if runner == "v1" else base.get("v2_route")
     if target is None:
         return Route(rel, m, True, runner, error="this release has no V2 speculator table", stage="runner",
-                     v2_blockers=tuple(v2_block), notes=tuple(notes))
+                     v2_blockers=tuple(v2_block), notes=tuple(notes), runner_known=known)
     if target.startswith("raise"):
         msg = re.sub(r"^raise: \w+\(f?['\"]?", "", target).rstrip("')\"")
         msg = msg.replace("{speculative_config.method}", m).replace("{self.speculative_config.method}", m)
         return Route(rel, m, True, runner, error=msg, stage="proposer", v2_blockers=tuple(v2_block),
-                     notes=tuple(notes))
+                     notes=tuple(notes), runner_known=known)
     if target.startswith(("?", "!")) or target == "no branch":
         return Route(rel, m, True, runner, error=None, v2_blockers=tuple(v2_block),
-                     notes=tuple(notes) + (f"proposer could not be determined from the source ({target[:80]})",))
-    return Route(rel, m, True, runner, target, v2_blockers=tuple(v2_block), notes=tuple(notes))
+                     notes=tuple(notes) + (f"proposer could not be determined from the source ({target[:80]})",),
+                     runner_known=known)
+    return Route(rel, m, True, runner, target, v2_blockers=tuple(v2_block), notes=tuple(notes), runner_known=known)
 
 
 # ------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from typing import Any
 from wizard.config import SERVE_FIELDS, Patch
 from wizard.engine.options import parse_text as _parse_text
 from wizard.engine.options import truthy
-from wizard.vllm.constraints import FieldSpec, engine_arg, field_spec, required_fields
+from wizard.vllm.constraints import FieldSpec, engine_arg, field_spec, forbids_extra_keys, required_fields
 
 __all__ = ["OptionProblem", "user_options", "option", "option_problems", "option_path", "set_option_patch",
            "truthy"]
@@ -131,6 +131,8 @@ def _check_object(cls: str, obj: dict, prefix: str, option_name: str, version, o
         path = f"{prefix}.{key}"
         spec = field_spec(cls, str(key), version)
         if spec is None:
+            if not forbids_extra_keys(cls, version):
+                continue  # 0.15's config classes ignore keys they do not declare
             out.append(OptionProblem(path, option_name, val, "unknown_key",
                                      f"{cls} has no field '{key}' (pydantic: Unexpected keyword argument)", None,
                                      f"{cls}.{key}"))

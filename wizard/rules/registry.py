@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from wizard.config import Patch
 from wizard.context import CheckContext
+from wizard.vllm.releases import has_file
 
 __all__ = ["Severity", "Finding", "Rule", "RuleDoc", "SECTIONS", "register", "all_rules", "get_rule", "iter_findings"]
 
@@ -127,12 +128,14 @@ class Rule:
 
     Class attributes:
         id: stable id, e.g. 'SD001'; the module is ``sd001_<name>.py`` in the family folder
-            whose id range holds it.
+            one of whose id ranges (its ``__init__``'s ``ID_RANGES``) holds it.
         title: one line; the docstring's first line unless set.
         severity: default severity of its findings.
         versions: PEP 440 specifier of vLLM versions it applies to ('' = all).
+        tables: generated data files (``wizard/data/vllm/<X.Y>/``) the rule judges by; it applies
+            only to a release that has its own copy of each (a release without one would be
+            judged by another release's table: SD403 says so instead).
         fields: dotted paths it concerns.
-        topic: what it is about (method, drafter, kv_cache, mtp, parallel, scheduling, ...).
         phase: when vLLM catches it: 'parse' (argparse), 'config' (create_engine_config),
             'load' (weights / attention backend), 'run' (serving, acceptance), 'plan', or ''.
     """
@@ -141,8 +144,8 @@ class Rule:
     title: ClassVar[str] = ""
     severity: ClassVar[Severity] = Severity.ERROR
     versions: ClassVar[str] = ""
+    tables: ClassVar[tuple[str, ...]] = ()
     fields: ClassVar[tuple[str, ...]] = ()
-    topic: ClassVar[str] = ""
     phase: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -151,6 +154,13 @@ class Rule:
             # the docstring's first line, as parse_doc gives it (without parsing the sections:
             # 127 rules are defined on every cold start)
             cls.title = cls.__doc__.lstrip().partition("\n")[0].strip()
+
+    @property
+    def family(self) -> str:
+        """The rule's family: the folder of its module, ``wizard.rules.<family>.sdNNN_<name>``
+        ('' for a rule defined elsewhere)."""
+        parts = type(self).__module__.split(".")
+        return parts[2] if len(parts) == 4 and parts[:2] == ["wizard", "rules"] else ""
 
     @classmethod
     @functools.cache
@@ -234,7 +244,7 @@ def iter_findings(ctx: CheckContext) -> Iterator[Finding]:
     and so does a mechanism (:mod:`wizard.mechanisms.apply`) that raised while a rule read it:
     the rule would otherwise go silent."""
     for rule in all_rules():
-        if not ctx.version.matches(rule.versions):
+        if not ctx.version.matches(rule.versions) or not all(has_file(ctx.version.short, t) for t in rule.tables):
             continue
         seen = set(ctx.mechanism_errors)
         try:

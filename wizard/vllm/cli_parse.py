@@ -422,7 +422,9 @@ def value_problems(parsed: ParsedArgv) -> list[ValueProblem]:
                 out.append(ValueProblem(o, f"argument {names}: {err}"))
                 break
             ch = e.get("choices")
-            if ch and got is not None and str(got) not in {str(c) for c in ch}:
+            # argparse: ``got not in choices`` after the type converted it; a None ("None" read by
+            # optional_type) is in [fp8, None] (0.32) but not in ['fp8', 'None'] (0.21-0.23 list the text)
+            if ch and got not in ch and (got is None or str(got) not in {str(c) for c in ch if c is not None}):
                 shown = ", ".join(repr(c) for c in ch[:12]) + (", ..." if len(ch) > 12 else "")
                 out.append(ValueProblem(o, f"argument {names}: invalid choice: {got!r} (choose from {shown})"))
                 break

@@ -26,7 +26,7 @@ from wizard.vllm.releases import load, nearest_release
 
 _BOOL_WORDS = frozenset({"true", "false", "1", "0", "yes", "no", "on", "off", "t", "f", "y", "n"})
 
-__all__ = ["FieldSpec", "Problem", "constraints", "config_classes", "field_spec", "engine_arg", "engine_args",
+__all__ = ["FieldSpec", "Problem", "constraints", "config_classes", "field_spec", "forbids_extra_keys", "engine_arg", "engine_args",
            "option_owner"]
 
 
@@ -262,6 +262,23 @@ def _required(release: str, cls: str) -> tuple[str, ...]:
     fields = load(release, "constraints.json")["classes"].get(cls, {}).get("fields", {})
     return tuple(n for n, e in fields.items()
                  if isinstance(e.get("default"), dict) and "required=True" in str(e["default"].get("repr", "")))
+
+
+def forbids_extra_keys(cls: str, version: Any) -> bool:
+    """Whether building config class ``cls`` refuses a key it does not declare. vLLM's ``@config``
+    decorator gives its pydantic dataclasses ``extra="forbid"`` from 0.16 (vllm/config/utils.py);
+    0.15's ignore unknown keys (pydantic's default ``extra="ignore"``); a plain dataclass refuses
+    them (``TypeError``). The generator records ``extra`` per class; a table without it (generated
+    before it did) stands for a release that forbids."""
+    return _forbids(nearest_release(version), cls)
+
+
+@functools.lru_cache(maxsize=None)
+def _forbids(release: str, cls: str) -> bool:
+    rec = load(release, "constraints.json")["classes"].get(cls, {})
+    if "extra" not in rec:
+        return True
+    return rec["extra"] == "forbid" or not rec.get("pydantic", True)
 
 
 def field_spec(cls: str, name: str, version: Any) -> FieldSpec | None:

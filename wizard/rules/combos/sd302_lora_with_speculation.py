@@ -47,7 +47,6 @@ class LoraWithSpeculation(Rule):
     severity = Severity.WARNING
     versions = "<0.11"
     fields = ("enable_lora", "speculative_config")
-    topic = "combos"
     phase = "run"
 
     def check(self, ctx):

@@ -70,7 +70,6 @@ class StructuredOutputsWithSpeculation(Rule):
     id = "SD303"
     severity = Severity.WARNING
     fields = ("speculative_config.method", "async_scheduling")
-    topic = "combos"
     phase = "run"
 
     def check(self, ctx):

@@ -47,7 +47,6 @@ class StructuredOutputsOldVersions(Rule):
     severity = Severity.WARNING
     versions = "<0.12"
     fields = ("speculative_config",)
-    topic = "combos"
     phase = "run"
 
     def check(self, ctx):

@@ -59,7 +59,6 @@ class PrefixCachingHybridSpeculation(Rule):
     id = "SD305"
     severity = Severity.WARNING
     fields = ("enable_prefix_caching", "speculative_config.method")
-    topic = "combos"
     phase = "run"
 
     def check(self, ctx):

@@ -48,7 +48,6 @@ class DraftModelCudaGraphs(Rule):
     severity = Severity.WARNING
     versions = "<0.32"
     fields = ("speculative_config.method",)
-    topic = "combos"
     phase = "run"
 
     def check(self, ctx):

@@ -52,7 +52,6 @@ class RequestSamplingParamsWithSpeculation(Rule):
     id = "SD307"
     severity = Severity.INFO
     fields = ("speculative_config",)
-    topic = "combos"
     phase = "run"
 
     def check(self, ctx):

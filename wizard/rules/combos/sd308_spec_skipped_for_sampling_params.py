@@ -44,7 +44,6 @@ class SpecSkippedForSamplingParams(Rule):
     severity = Severity.WARNING
     versions = ">=0.11,<0.14"
     fields = ("speculative_config",)
-    topic = "combos"
     phase = "run"
 
     def check(self, ctx):

@@ -52,7 +52,6 @@ class DrafterOwnEmbedTokens(Rule):
     id = "SD220"
     severity = Severity.WARNING
     fields = ("speculative_config.model",)
-    topic = "drafter"
     phase = "run"
 
     def check(self, ctx):

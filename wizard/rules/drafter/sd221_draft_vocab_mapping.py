@@ -55,7 +55,6 @@ class DraftVocabMapping(Rule):
     id = "SD221"
     severity = Severity.ERROR
     fields = ("speculative_config.model",)
-    topic = "drafter"
     phase = "load"
 
     def check(self, ctx):

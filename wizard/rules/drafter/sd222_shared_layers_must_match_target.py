@@ -50,7 +50,6 @@ class SharedLayersMustMatchTarget(Rule):
     id = "SD222"
     severity = Severity.ERROR
     fields = ("speculative_config.model",)
-    topic = "drafter"
     phase = "load"
 
     def check(self, ctx):

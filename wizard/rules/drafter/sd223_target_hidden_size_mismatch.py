@@ -49,7 +49,6 @@ class TargetHiddenSizeMismatch(Rule):
     id = "SD223"
     severity = Severity.ERROR
     fields = ("speculative_config.model",)
-    topic = "drafter"
     phase = "load"
 
     def check(self, ctx):

@@ -54,7 +54,6 @@ class Eagle3AuxLayers(Rule):
     id = "SD224"
     severity = Severity.WARNING
     fields = ("speculative_config.model",)
-    topic = "drafter"
     phase = "run"
 
     def check(self, ctx):

@@ -50,7 +50,6 @@ class Eagle3AuxCount(Rule):
     id = "SD225"
     severity = Severity.ERROR
     fields = ("speculative_config.model",)
-    topic = "drafter"
     phase = "load"
 
     def check(self, ctx):

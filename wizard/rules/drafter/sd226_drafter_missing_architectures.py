@@ -48,7 +48,6 @@ class DrafterMissingArchitectures(Rule):
     id = "SD226"
     severity = Severity.ERROR
     fields = ("speculative_config.model",)
-    topic = "drafter"
     phase = "config"
 
     def check(self, ctx):

@@ -46,7 +46,6 @@ class EagleMethodWithEagle3Drafter(Rule):
     id = "SD227"
     severity = Severity.ERROR
     fields = ("speculative_config.method",)
-    topic = "drafter"
     phase = "run"
 
     def check(self, ctx):

@@ -85,7 +85,6 @@ class TargetLacksEagle3Interface(Rule):
     id = "SD228"
     severity = Severity.ERROR
     fields = ("speculative_config.method", "model")
-    topic = "drafter"
     phase = "load"
 
     def check(self, ctx):

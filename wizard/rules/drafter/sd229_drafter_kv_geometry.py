@@ -52,7 +52,6 @@ class DrafterKvGeometry(Rule):
     severity = Severity.ERROR
     versions = "<0.32"
     fields = ("speculative_config.model",)
-    topic = "drafter"
     phase = "load"
 
     @staticmethod

@@ -48,7 +48,6 @@ class MtpWeightsMissing(Rule):
     id = "SD230"
     severity = Severity.ERROR
     fields = ("speculative_config.method",)
-    topic = "mtp"
     phase = "load"
 
     def check(self, ctx):

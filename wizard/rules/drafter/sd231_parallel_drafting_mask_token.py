@@ -50,7 +50,6 @@ class ParallelDraftingMaskToken(Rule):
     id = "SD231"
     severity = Severity.ERROR
     fields = ("speculative_config.model", "speculative_config.parallel_drafting")
-    topic = "drafter"
     phase = "load"
 
     def check(self, ctx):

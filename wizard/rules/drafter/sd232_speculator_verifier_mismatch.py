@@ -112,7 +112,6 @@ class SpeculatorVerifierMismatch(Rule):
     id = "SD232"
     severity = Severity.ERROR
     fields = ("model", "speculative_config.model")
-    topic = "drafter"
     phase = "run"
 
     def check(self, ctx):

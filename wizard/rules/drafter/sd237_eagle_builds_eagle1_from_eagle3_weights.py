@@ -88,7 +88,6 @@ class EagleBuildsEagle1FromEagle3Weights(Rule):
     id = "SD237"
     severity = Severity.ERROR
     fields = ("speculative_config.method", "speculative_config.model")
-    topic = "drafter"
     phase = "load"
 
     def check(self, ctx):

@@ -75,7 +75,6 @@ class DrafterIsTheTarget(Rule):
     id = "SD238"
     severity = Severity.ERROR
     fields = ("speculative_config.model",)
-    topic = "drafter"
     phase = "load"
 
     def check(self, ctx):

@@ -122,7 +122,6 @@ class DrafterKvDtypeUnusable(Rule):
     id = "SD200"
     severity = Severity.ERROR
     fields = ("speculative_config.kv_cache_dtype", "kv_cache_dtype")
-    topic = "kv_cache"
     phase = "load"
 
     def check(self, ctx):

@@ -50,7 +50,6 @@ class Fp8KvWithoutFp8Attention(Rule):
     id = "SD201"
     severity = Severity.ERROR
     fields = ("kv_cache_dtype",)
-    topic = "kv_cache"
     phase = "load"
 
     def check(self, ctx):

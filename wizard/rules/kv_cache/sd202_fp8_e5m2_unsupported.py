@@ -54,7 +54,6 @@ class Fp8E5m2Unsupported(Rule):
     id = "SD202"
     severity = Severity.ERROR
     fields = ("kv_cache_dtype",)
-    topic = "kv_cache"
     phase = "load"
 
     def _fp8_ckpt(self, ctx) -> bool:

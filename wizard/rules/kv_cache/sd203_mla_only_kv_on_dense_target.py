@@ -46,7 +46,6 @@ class MlaOnlyKvOnDenseTarget(Rule):
     id = "SD203"
     severity = Severity.ERROR
     fields = ("kv_cache_dtype",)
-    topic = "kv_cache"
     phase = "load"
 
     def check(self, ctx):

@@ -54,7 +54,6 @@ class CpuKvDtype(Rule):
     id = "SD204"
     severity = Severity.ERROR
     fields = ("kv_cache_dtype",)
-    topic = "kv_cache"
     phase = "load"
 
     def check(self, ctx):

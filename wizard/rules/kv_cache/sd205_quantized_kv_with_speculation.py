@@ -49,7 +49,6 @@ class QuantizedKvWithSpeculation(Rule):
     id = "SD205"
     severity = Severity.WARNING
     fields = ("kv_cache_dtype",)
-    topic = "kv_cache"
     phase = "run"
 
     def check(self, ctx):

@@ -52,7 +52,6 @@ class Fp8KvWithoutScales(Rule):
     id = "SD206"
     severity = Severity.WARNING
     fields = ("kv_cache_dtype",)
-    topic = "kv_cache"
     phase = "run"
 
     def check(self, ctx):

@@ -52,7 +52,6 @@ class CheckpointFp8KvMtpBelowSm90(Rule):
     id = "SD207"
     severity = Severity.ERROR
     fields = ("kv_cache_dtype",)
-    topic = "kv_cache"
     phase = "run"
 
     def check(self, ctx):

@@ -49,7 +49,6 @@ class Fp8KvEagleOldVersions(Rule):
     severity = Severity.ERROR
     versions = "<0.11"
     fields = ("kv_cache_dtype",)
-    topic = "kv_cache"
     phase = "run"
 
     def check(self, ctx):

@@ -48,9 +48,8 @@ class KVTransferWithoutConnector(Rule):
 
     id = "SD209"
     severity = Severity.ERROR
-    versions = ">=0.28"
+    versions = ">=0.22"  # vLLM 0.15-0.21 accept it (benchmarks/conformance_schema.py per release)
     fields = ("extra_args.kv_transfer_config",)
-    topic = "kv_cache"
     phase = "config"
 
     def check(self, ctx):

@@ -47,9 +47,8 @@ class MambaCacheOptions(Rule):
 
     id = "SD210"
     severity = Severity.ERROR
-    versions = ">=0.28"
+    versions = ">=0.11"  # conformance-checked per release (benchmarks/conformance_schema.py)
     fields = ("extra_args.mamba_ssu_algorithm", "extra_args.enable_mamba_cache_stochastic_rounding")
-    topic = "kv_cache"
     phase = "config"
 
     def check(self, ctx):

@@ -4,4 +4,4 @@ Environment variables and options from imported text that would make the server 
 files, or that the launcher leaves out (policy: wizard/security.py, docs/security.md).
 """
 
-ID_RANGE = ("SD600", "SD699")
+ID_RANGES = (("SD600", "SD699"),)

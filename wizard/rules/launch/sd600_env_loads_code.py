@@ -59,7 +59,6 @@ class LaunchEnvLoadsCode(Rule):
     id = "SD600"
     severity = Severity.ERROR
     fields = ("env",)
-    topic = "security"
     phase = "parse"
 
     def check(self, ctx):

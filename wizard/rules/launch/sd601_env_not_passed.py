@@ -51,7 +51,6 @@ class LaunchEnvNotPassed(Rule):
     id = "SD601"
     severity = Severity.WARNING
     fields = ("env",)
-    topic = "security"
     phase = "parse"
 
     def check(self, ctx):

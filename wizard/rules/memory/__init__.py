@@ -7,4 +7,4 @@ verified before it is offered: the patched configuration is planned again and th
 only when the finding is gone.
 """
 
-ID_RANGE = ("SD500", "SD599")
+ID_RANGES = (("SD500", "SD599"),)

@@ -73,7 +73,6 @@ class DoesNotFit(Rule):
     severity = Severity.ERROR
     versions = ""
     fields = ("max_model_len", "kv_cache_dtype", "tensor_parallel_size", "gpu_memory_utilization")
-    topic = "memory"
     phase = "load"
 
     def check(self, ctx):

@@ -79,7 +79,6 @@ class NegativeTokenBudget(Rule):
     severity = Severity.WARNING
     versions = ""
     fields = ("max_num_batched_tokens", "max_num_seqs", "speculative_config.num_speculative_tokens")
-    topic = "scheduling"
     phase = "config"
 
     @staticmethod

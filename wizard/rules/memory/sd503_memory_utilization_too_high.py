@@ -57,7 +57,6 @@ class MemoryUtilizationTooHigh(Rule):
     severity = Severity.ERROR
     versions = ""
     fields = ("gpu_memory_utilization",)
-    topic = "memory"
     phase = "load"
 
     @staticmethod

@@ -51,7 +51,6 @@ class MethodNotAllowed(Rule):
     id = "SD040"
     severity = Severity.ERROR
     fields = ("speculative_config.method",)
-    topic = "method"
     phase = "config"
 
     def check(self, ctx):

@@ -49,7 +49,6 @@ class MtpAliasDeprecated(Rule):
     id = "SD041"
     severity = Severity.INFO  # docs/severity.md: serves correctly; advice
     fields = ("speculative_config.method",)
-    topic = "mtp"
     phase = "config"
 
     def check(self, ctx):

@@ -57,7 +57,6 @@ class DrafterModelMissing(Rule):
     id = "SD042"
     severity = Severity.ERROR
     fields = ("speculative_config.model",)
-    topic = "method"
     phase = "config"
 
     def check(self, ctx):

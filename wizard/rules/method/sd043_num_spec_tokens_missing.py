@@ -57,7 +57,6 @@ class NumSpecTokensMissing(Rule):
     id = "SD043"
     severity = Severity.ERROR
     fields = ("speculative_config.num_speculative_tokens",)
-    topic = "method"
     phase = "config"
 
     def check(self, ctx):

@@ -48,7 +48,6 @@ class NoModelNoK(Rule):
     id = "SD044"
     severity = Severity.ERROR
     fields = ("speculative_config.model", "speculative_config.num_speculative_tokens")
-    topic = "method"
     phase = "config"
 
     def check(self, ctx):

@@ -55,7 +55,6 @@ class MethodAutoDetected(Rule):
     id = "SD045"
     severity = Severity.WARNING
     fields = ("speculative_config.method", "speculative_config.model")
-    topic = "method"
     phase = "config"
 
     def check(self, ctx):

@@ -60,7 +60,6 @@ class DrafterArchNotRegistered(Rule):
     id = "SD046"
     severity = Severity.ERROR
     fields = ("speculative_config.method", "speculative_config.model")
-    topic = "method"
     phase = "config"
 
     def check(self, ctx):

@@ -49,7 +49,6 @@ class HeterogeneousVocabMisuse(Rule):
     id = "SD047"
     severity = Severity.ERROR
     fields = ("speculative_config.use_heterogeneous_vocab",)
-    topic = "method"
     phase = "config"
 
     def check(self, ctx):

@@ -55,7 +55,6 @@ class DraftVocabMismatch(Rule):
     id = "SD048"
     severity = Severity.ERROR
     fields = ("speculative_config.model",)
-    topic = "method"
     phase = "config"
 
     def check(self, ctx):

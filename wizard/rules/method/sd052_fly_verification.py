@@ -49,7 +49,6 @@ class FlyVerification(Rule):
     severity = Severity.ERROR
     versions = ">=0.33"
     fields = ("speculative_config.rejection_sample_method",)
-    topic = "method"
     phase = "config"
 
     def check(self, ctx):

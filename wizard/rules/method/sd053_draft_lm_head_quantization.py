@@ -50,7 +50,6 @@ class DraftLmHeadQuantization(Rule):
     severity = Severity.ERROR
     versions = ">=0.33"
     fields = ("speculative_config.draft_lm_head_quantization",)
-    topic = "method"
     phase = "config"
 
     def check(self, ctx):

@@ -54,7 +54,6 @@ class SuffixDecoding(Rule):
     id = "SD054"
     severity = Severity.WARNING
     fields = ("speculative_config.method",)
-    topic = "method"
     phase = "config"
 
     def check(self, ctx):

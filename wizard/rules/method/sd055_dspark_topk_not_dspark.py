@@ -47,7 +47,6 @@ class DsparkTopkNotDspark(Rule):
     id = "SD055"
     severity = Severity.ERROR
     fields = ("speculative_config.dspark_draft_topk",)
-    topic = "method"
     phase = "config"
 
     def check(self, ctx):

@@ -65,7 +65,6 @@ class DrafterNotOfTheMethodKind(Rule):
     severity = Severity.ERROR
     versions = "<0.33"  # 0.33 removes medusa and mlp_speculator (SD040 says so)
     fields = ("speculative_config.method", "speculative_config.model")
-    topic = "method"
     phase = "load"
 
     def check(self, ctx):

@@ -60,7 +60,6 @@ class MaxModelLenAboveDerived(Rule):
     id = "SD100"
     severity = Severity.ERROR
     fields = ("max_model_len",)
-    topic = "model"
     phase = "config"
 
     def check(self, ctx):

@@ -51,7 +51,6 @@ class CustomCodeNeedsTrust(Rule):
     id = "SD101"
     severity = Severity.ERROR
     fields = ("trust_remote_code",)
-    topic = "model"
     phase = "config"
 
     def check(self, ctx):

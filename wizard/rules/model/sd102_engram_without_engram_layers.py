@@ -51,7 +51,6 @@ class EngramWithoutEngramLayers(Rule):
     severity = Severity.ERROR
     versions = ">=0.32"
     fields = ("extra_args.engram_config",)
-    topic = "model"
     phase = "config"
 
     def check(self, ctx):

@@ -50,7 +50,6 @@ class ReplaySsmUnsupportedArchitecture(Rule):
     severity = Severity.ERROR
     versions = ">=0.32"
     fields = ("extra_args.use_replayssm",)
-    topic = "model"
     phase = "config"
 
     def check(self, ctx):

@@ -56,7 +56,6 @@ class FastPrefillWithEagle(Rule):
     severity = Severity.ERROR
     versions = ">=0.10"
     fields = ("kv_sharing_fast_prefill", "speculative_config.method")
-    topic = "kv_sharing_fast_prefill"
     phase = "config"
 
     def check(self, ctx):

@@ -52,7 +52,6 @@ class MalformedSpecJson(Rule):
     id = "SD002"
     severity = Severity.ERROR
     fields = ("speculative_config",)
-    topic = "cli_syntax"
     phase = "parse"
 
     def check(self, ctx):

@@ -54,7 +54,6 @@ class JsonAndDottedMixed(Rule):
     id = "SD003"
     severity = Severity.WARNING
     fields = ("speculative_config",)
-    topic = "cli_syntax"
     phase = "parse"
 
     def check(self, ctx):

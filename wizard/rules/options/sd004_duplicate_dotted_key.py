@@ -48,7 +48,6 @@ class DuplicateDottedKey(Rule):
     id = "SD004"
     severity = Severity.INFO  # docs/severity.md: serves correctly; advice
     fields = ("speculative_config",)
-    topic = "cli_syntax"
     phase = "parse"
 
     def check(self, ctx):

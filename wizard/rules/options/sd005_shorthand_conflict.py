@@ -49,7 +49,6 @@ class ShorthandConflict(Rule):
     id = "SD005"
     severity = Severity.ERROR
     fields = ("speculative_config",)
-    topic = "cli_syntax"
     phase = "config"
 
     _SHORTHANDS = {"spec_method": "method", "spec_model": "model", "spec_tokens": "num_speculative_tokens"}

@@ -54,7 +54,6 @@ class DeprecatedSpelling(Rule):
     id = "SD006"
     severity = Severity.ERROR
     fields = ()
-    topic = "cli_syntax"
     phase = "parse"
 
     def check(self, ctx):

@@ -83,7 +83,6 @@ class ModelConfigUnusable(Rule):
     id = "SD007"
     severity = Severity.ERROR
     fields = ("model", "speculative_config.model")
-    topic = "models"
     phase = "load"
 
     def check(self, ctx):

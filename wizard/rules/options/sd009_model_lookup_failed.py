@@ -83,7 +83,6 @@ class ModelLookupFailed(Rule):
     id = "SD009"
     severity = Severity.WARNING
     fields = ("model", "speculative_config.model")
-    topic = "models"
     phase = "config"
 
     def check(self, ctx):

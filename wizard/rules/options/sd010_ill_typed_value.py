@@ -98,7 +98,6 @@ class IllTypedValue(Rule):
     id = "SD010"
     severity = Severity.ERROR
     fields = ("invalid_values",)
-    topic = "spec_fields"
     phase = "config"
 
     def check(self, ctx):

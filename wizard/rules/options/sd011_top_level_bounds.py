@@ -61,7 +61,6 @@ class TopLevelBounds(Rule):
     severity = Severity.ERROR
     fields = ("gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens", "block_size", "tensor_parallel_size",
               "pipeline_parallel_size", "data_parallel_size", "max_model_len")
-    topic = "spec_fields"
     phase = "config"
 
     def check(self, ctx):

@@ -53,7 +53,6 @@ class AbsurdNumber(Rule):
     id = "SD012"
     severity = Severity.ERROR
     fields = ("max_num_seqs", "max_num_batched_tokens", "max_model_len", "tensor_parallel_size")
-    topic = "spec_fields"
     phase = "load"
 
     def check(self, ctx):

@@ -101,8 +101,8 @@ class UnknownServeOption(Rule):
     is a warning: the command line rejects it, vLLM's ``--config`` loader silently drops it.
     Dotted options (``--compilation-config.mode``) are checked by their head.
 
-    Each release 0.28-0.33 is checked against its own list; other versions against the nearest
-    known release's list (SD403 says which).
+    Each release with a generated list (0.15, 0.17-0.33) is checked against its own; an older or unknown
+    release is not judged by this rule (SD403 says the release has no tables of its own).
 
     ## Why it matters
 
@@ -135,15 +135,14 @@ class UnknownServeOption(Rule):
     ## Source
 
     vllm/entrypoints/cli/serve.py ``ServeSubcommand.subparser_init`` +
-    vllm/engine/arg_utils.py ``EngineArgs.add_cli_args`` (each release 0.28-0.33), dumped by
+    vllm/engine/arg_utils.py ``EngineArgs.add_cli_args`` (each release 0.15, 0.17-0.33), dumped by
     scripts/dump_vllm_serve_options.py into wizard/data/vllm/<X.Y>/serve_options.json; Python argparse ``allow_abbrev``.
     """
 
     id = "SD013"
     severity = Severity.ERROR
-    versions = ">=0.28"
+    tables = ("serve_options.json",)  # every release with its own parser table (0.15, 0.17 ... 0.33)
     fields = ("extra_args",)
-    topic = "cli_syntax"
     phase = "parse"
 
     def check(self, ctx):

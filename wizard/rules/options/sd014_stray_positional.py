@@ -48,7 +48,6 @@ class StrayPositional(Rule):
     id = "SD014"
     severity = Severity.ERROR
     fields = ("extra_args._positional",)
-    topic = "cli_syntax"
     phase = "parse"
 
     def check(self, ctx):

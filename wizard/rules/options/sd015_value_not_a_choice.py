@@ -76,7 +76,6 @@ class ValueNotAChoice(Rule):
     id = "SD015"
     severity = Severity.ERROR
     fields = ("dtype",)
-    topic = "spec_fields"
     phase = "config"
 
     def check(self, ctx):

@@ -52,7 +52,6 @@ class UnknownConfigKey(Rule):
     id = "SD016"
     severity = Severity.ERROR
     fields = ("structured_outputs_config", "compilation_config")
-    topic = "spec_fields"
     phase = "config"
 
     def check(self, ctx):

@@ -66,16 +66,15 @@ class ParserRefusesValue(Rule):
 
     vllm/engine/arg_utils.py ``parse_type``/``optional_type``/``union_dict_and_str``/
     ``parse_dataclass`` and vllm/utils/argparse_utils.py ``human_readable_int(_or_auto)``
-    (0.28-0.33); the per-release types in ``wizard/data/vllm/<X.Y>/serve_options.json``
+    (0.28-0.33; the same type names from 0.15); the per-release types in ``wizard/data/vllm/<X.Y>/serve_options.json``
     (scripts/dump_vllm_serve_options.py); Python argparse ``_get_values``/``_check_value``.
     Found by the schema-driven conformance corpus (``benchmarks/conformance_schema.py``).
     """
 
     id = "SD017"
     severity = Severity.ERROR
-    versions = ">=0.28"
+    tables = ("serve_options.json",)  # every release with its own parser table (0.15, 0.17 ... 0.33)
     fields = ("extra_args",)
-    topic = "cli_syntax"
     phase = "parse"
 
     def check(self, ctx):

@@ -49,9 +49,8 @@ class ValueReadAsDottedOption(Rule):
 
     id = "SD018"
     severity = Severity.ERROR
-    versions = ">=0.28"
+    versions = ">=0.11"  # conformance-checked per release (benchmarks/conformance_schema.py)
     fields = ("command",)
-    topic = "cli_syntax"
     phase = "parse"
 
     def check(self, ctx):

@@ -58,7 +58,6 @@ class ShellAroundCommand(Rule):
     id = "SD019"
     severity = Severity.INFO
     fields = ("command",)
-    topic = "cli_syntax"
     phase = "parse"
 
     def check(self, ctx):

@@ -50,7 +50,6 @@ class DraftTpValue(Rule):
     id = "SD080"
     severity = Severity.ERROR
     fields = ("speculative_config.draft_tensor_parallel_size",)
-    topic = "parallel"
     phase = "config"
 
     def check(self, ctx):

@@ -51,7 +51,6 @@ class DraftHeadsNotDivisible(Rule):
     id = "SD081"
     severity = Severity.ERROR
     fields = ("speculative_config.draft_tensor_parallel_size", "tensor_parallel_size")
-    topic = "parallel"
     phase = "config"
 
     def check(self, ctx):

@@ -52,7 +52,6 @@ class SpecMaxLenTooLong(Rule):
     id = "SD082"
     severity = Severity.ERROR
     fields = ("speculative_config.max_model_len",)
-    topic = "parallel"
     phase = "config"
 
     def check(self, ctx):

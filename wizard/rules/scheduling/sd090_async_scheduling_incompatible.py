@@ -53,7 +53,6 @@ class AsyncSchedulingIncompatible(Rule):
     id = "SD090"
     severity = Severity.ERROR
     fields = ("async_scheduling",)
-    topic = "scheduling"
     phase = "config"
 
     def check(self, ctx):

@@ -51,7 +51,6 @@ class AsyncSchedulingDisabled(Rule):
     id = "SD091"
     severity = Severity.INFO
     fields = ("async_scheduling",)
-    topic = "scheduling"
     phase = "config"
 
     def check(self, ctx):

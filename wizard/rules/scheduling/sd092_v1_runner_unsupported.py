@@ -54,7 +54,6 @@ class V1RunnerUnsupported(Rule):
     id = "SD092"
     severity = Severity.ERROR
     fields = ("speculative_config.method", "speculative_config.enable_adaptive_verification")
-    topic = "scheduling"
     phase = "config"
 
     def check(self, ctx):

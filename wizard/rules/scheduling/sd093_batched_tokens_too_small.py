@@ -72,7 +72,6 @@ class BatchedTokensTooSmall(Rule):
     id = "SD093"
     severity = Severity.ERROR
     fields = ("max_num_batched_tokens",)
-    topic = "scheduling"
     phase = "config"
 
     def check(self, ctx):

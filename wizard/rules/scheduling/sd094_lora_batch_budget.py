@@ -52,7 +52,6 @@ class LoraBatchBudget(Rule):
     id = "SD094"
     severity = Severity.ERROR
     fields = ("max_num_batched_tokens", "max_num_seqs", "enable_lora")
-    topic = "scheduling"
     phase = "config"
 
     def check(self, ctx):

@@ -47,7 +47,6 @@ class PerRequestMetricsWithoutSpec(Rule):
     id = "SD095"
     severity = Severity.ERROR
     fields = ("extra_args.per_request_spec_decode_metrics",)
-    topic = "scheduling"
     phase = "config"
 
     def check(self, ctx):

@@ -52,7 +52,6 @@ class V2RunnerForced(Rule):
     id = "SD096"
     severity = Severity.ERROR
     fields = ("env.VLLM_USE_V2_MODEL_RUNNER",)
-    topic = "scheduling"
     phase = "config"
 
     def check(self, ctx):

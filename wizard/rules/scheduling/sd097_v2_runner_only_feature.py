@@ -69,7 +69,6 @@ class V2RunnerOnlyFeature(Rule):
     fields = ("extra_args.enable_return_routed_experts", "extra_args.aux_output_config",
               "extra_args.return_sampling_mask", "extra_args.enable_trace_replay",
               "extra_args.enable_batch_sharded_sampling")
-    topic = "scheduling"
     phase = "config"
 
     def check(self, ctx):

@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+from typing import Any
+
+from wizard.config import Patch
+from wizard.rules.helpers import given_keys
+from wizard.rules.registry import Rule, Severity, register
+
+
+_GE1 = ("draft_tensor_parallel_size", "max_model_len", "prompt_lookup_min", "prompt_lookup_max", "dspark_draft_topk")
+
+
+def _as_number(raw: Any, is_int: bool):
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float):
+        return raw if not is_int or raw.is_integer() else None
+    if isinstance(raw, str):
+        try:
+            return int(raw.strip()) if is_int else float(raw.strip())
+        except ValueError:
+            return None
+    return None
+
+
+@register
+class SpecNumericBounds(Rule):
+    r"""speculative_config number out of range
+
+    ## What it does
+
+    ``num_speculative_tokens`` must be an integer > 0; ``draft_tensor_parallel_size``,
+    ``max_model_len``, ``prompt_lookup_min/max`` and ``dspark_draft_topk`` integers >= 1; on 0.33
+    also ``fly_window_size`` >= 1, ``xpress_topc`` >= 0, ``fly_entropy_threshold`` >= 0,
+    ``fly_entropy_top_k`` >= 1. A value that is not a number at all (``"three"``) is reported too;
+    ``"3"`` is accepted, as pydantic coerces it.
+
+    ## Why it matters
+
+    pydantic rejects these fields before any other check.
+
+    ## Example
+
+    ``"num_speculative_tokens": 0`` to "turn speculation off".
+
+    ```sh
+    vllm serve meta-llama/Llama-3.1-8B-Instruct \
+      --speculative-config '{"method":"ngram","num_speculative_tokens":0}'
+    ```
+
+    ## Use instead
+
+    Remove ``--speculative-config`` to disable speculation; use k >= 1.
+
+    ```sh
+    vllm serve meta-llama/Llama-3.1-8B-Instruct \
+      --speculative-config '{"method":"ngram","num_speculative_tokens":2}'
+    ```
+
+    ## Fix safety
+
+    Setting the smallest valid value changes what is served (k=1 drafts one token).
+
+    ## Source
+
+    vllm/config/speculative.py field constraints (Field(gt=0) / ge=1), 0.32 and 0.33;
+    docs/vllm-rules.md R011, R012 (E05, E07, F24, F06).
+    """
+
+    id = "SD022"
+    severity = Severity.ERROR
+    fields = ("speculative_config.num_speculative_tokens",)
+    phase = "config"
+
+    def check(self, ctx):
+        if ctx.spec is None:
+            return
+        given = given_keys(ctx)
+        bounds: dict[str, tuple[float, bool, bool]] = {"num_speculative_tokens": (0, True, True)}  # (limit, strict, int)
+        for f in _GE1:
+            bounds[f] = (1, False, True)
+        if ctx.version.at_least("0.33"):
+            bounds.update({"fly_window_size": (1, False, True), "xpress_topc": (0, False, True),
+                           "fly_entropy_threshold": (0, False, False), "fly_entropy_top_k": (1, False, True)})
+        for key, (limit, strict, is_int) in bounds.items():
+            if key not in given:
+                continue
+            raw = given[key]
+            val = _as_number(raw, is_int)
+            path = f"speculative_config.{key}"
+            if val is None:
+                problem = f"{raw!r} is not {'an integer' if is_int else 'a number'}"
+            elif (val <= limit if strict else val < limit):
+                problem = f"{raw!r} must be {'>' if strict else '>='} {limit}"
+            else:
+                continue
+            fix_val: Any = 1 if limit <= 1 else limit
+            if key == "xpress_topc" or key == "fly_entropy_threshold":
+                fix_val = 0
+            fixes = []
+            if key in ("max_model_len", "draft_tensor_parallel_size", "dspark_draft_topk"):
+                fixes.append(Patch(description=f"Remove {key} (vLLM derives it)", unset=[path]))
+            fixes.append(Patch(description=f"Set {key} to {fix_val}", set={path: fix_val}))
+            yield self.finding(
+                f"{path}: {problem}; vLLM rejects it at config time ('Input should be ...').",
+                fields=[path],
+                fixes=fixes,
+            )
