@@ -19,7 +19,7 @@ from wizard.hardware.nvml import discover, to_hardware
 from wizard.hardware.spec import Hardware
 from wizard.plan.kv import GiB
 from wizard.plan.acceptance import AcceptanceInputError, parse_rates
-from wizard.suggest import K_HARD_MAX
+from wizard.suggest import K_HARD_MAX, MAX_CONCURRENCY
 
 if TYPE_CHECKING:  # the launch stack is imported by `tune` only (`check` and `plan` start without it)
     from wizard.launch.tune import TuneResult
@@ -54,11 +54,11 @@ def ks_arg(text: str) -> list[int]:
 
 def concurrency_arg(text: str) -> list[int]:
     """argparse type for ``tune --concurrency 1,4,16`` (one value or a list; whole numbers from 1
-    to 4096, the bound ``wizard.launch.tune`` checks again)."""
+    to :data:`wizard.suggest.MAX_CONCURRENCY`, the bound ``wizard.launch.tune`` checks again)."""
     out: list[int] = []
     for part in [p for p in text.replace(" ", "").split(",") if p]:
-        if not (part.isascii() and part.isdigit()) or len(part) > 5 or not 1 <= int(part) <= 4096:
-            raise argparse.ArgumentTypeError(f"{part[:20]!r}: give concurrencies such as 1,4,16 (1 to 4096)")
+        if not (part.isascii() and part.isdigit()) or len(part) > 5 or not 1 <= int(part) <= MAX_CONCURRENCY:
+            raise argparse.ArgumentTypeError(f"{part[:20]!r}: give concurrencies such as 1,4,16 (1 to {MAX_CONCURRENCY})")
         if int(part) not in out:
             out.append(int(part))
     if not out:

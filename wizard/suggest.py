@@ -42,13 +42,17 @@ from wizard.vllm.versions import VllmVersion, kv_cache_dtypes
 __all__ = [
     "MethodChoice", "DrafterChoice", "KRange", "KvChoice", "BackendChoice", "Suggestions",
     "methods_for", "drafters_for", "drafter_method", "k_range", "kv_dtypes", "backends", "suggest",
-    "closest_catalog_ids", "K_HARD_MAX", "FactRow", "drafter_facts", "default_drafter", "default_k",
+    "closest_catalog_ids", "K_HARD_MAX", "MAX_CONCURRENCY", "FactRow", "drafter_facts", "default_drafter", "default_k",
     "DrafterFit", "drafter_fit", "drafter_family", "method_reads", "SpecChange", "spec_for_target", "spec_for_method",
 ]
 
 #: the largest k any face accepts or offers (the UI's slider and k lists, the CLI's ``plan --k-max``
 #: and ``tune --k``); vLLM accepts any k > 0 within the step budget (SD026)
 K_HARD_MAX = 64
+
+#: the largest concurrency a tune sweep accepts (the CLI's and the UI's ``--concurrency`` lists,
+#: wizard.launch.tune)
+MAX_CONCURRENCY = 4096
 
 #: attention layout assumed when the target's head size is unknown (Llama/Qwen-style 128-dim heads)
 GENERIC_LAYOUT = AttentionLayout(head_size=128)

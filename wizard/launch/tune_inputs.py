@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from wizard.launch.tune_results import TuneError
+from wizard.suggest import K_HARD_MAX, MAX_CONCURRENCY
 
 __all__ = ["DEFAULT_PROMPTS", "MAX_K", "MAX_CONCURRENCY", "validate_prompts"]
 
 DEFAULT_PROMPTS = Path(__file__).resolve().parents[1] / "data" / "tune_prompts.jsonl"
-MAX_K = 64
-MAX_CONCURRENCY = 4096
+MAX_K = K_HARD_MAX  # the faces' bound (wizard.suggest), checked again here
 
 
 def validate_prompts(path: str | Path | None) -> Path:

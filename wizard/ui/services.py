@@ -21,7 +21,7 @@ from wizard.hardware import nvml
 from wizard.io import presets as presets_mod
 from wizard.io.forms import export
 from wizard.models import catalog as model_catalog
-from wizard.suggest import K_HARD_MAX
+from wizard.suggest import K_HARD_MAX, MAX_CONCURRENCY
 from wizard.ui.state import config_of, gpu_count_problem, gpu_spec
 from wizard.vllm import crosscheck
 from wizard.vllm.versions import KNOWN_VERSIONS, VllmVersion, default_version, is_known, parse_version
@@ -176,15 +176,15 @@ def parse_ks(text: Any) -> tuple[list[int] | None, str | None]:
 
 def parse_concurrencies(text: Any) -> tuple[list[int] | None, str | None]:
     """Concurrencies to sweep, as typed ("1,4,16" or "4"): ([1, 4, 16], None), or (None, why)
-    (at most 16 values, each a whole number from 1 to 4096, the bound wizard.launch.tune checks)."""
+    (at most 16 values, each a whole number from 1 to :data:`wizard.suggest.MAX_CONCURRENCY`, which wizard.launch.tune checks)."""
     parts = _items(text, 17)
     if not parts:
         return None, "concurrency: give one or more whole numbers, e.g. 4 or 1,4,16"
     if len(parts) > 16:
         return None, "concurrency: at most 16 values"
     for p in parts:
-        if not (p.isascii() and p.isdigit()) or len(p) > 5 or not 1 <= int(p) <= 4096:
-            return None, f"concurrency: {p[:12]!r} is not a whole number from 1 to 4096"
+        if not (p.isascii() and p.isdigit()) or len(p) > 5 or not 1 <= int(p) <= MAX_CONCURRENCY:
+            return None, f"concurrency: {p[:12]!r} is not a whole number from 1 to {MAX_CONCURRENCY}"
     return sorted({int(p) for p in parts}), None
 
 

@@ -38,7 +38,6 @@ def _root():
 
 
 @functools.lru_cache(maxsize=None)
-@functools.lru_cache(maxsize=64)
 def releases_with(name: str) -> tuple[str, ...]:
     """Release keys ('X.Y') that have the generated file ``name``, oldest first (read once per
     process: the package data does not change while it runs)."""
