@@ -385,7 +385,14 @@ def render_schema_section(results_dir: Path = RESULTS) -> list[str]:
                      f"**{s['agreement_pct']}%** | {s['wizard_only']} | {s['vllm_only']} | "
                      f"{s.get('cpu_platform_only', '?')} | {s.get('date', '')} |")
     for rel, data in runs:
-        rows = [r for r in data["rows"] if r["agreement"] != "unavailable"]
+        rows = [r for r in data["rows"] if r["agreement"] not in ("unavailable", "excluded")]
+        excl = collections.defaultdict(list)
+        for r in data["rows"]:
+            if r["agreement"] == "excluded":
+                excl[r.get("excluded") or "?"].append(r["id"])
+        for why, ids in excl.items():
+            lines += ["", f"{rel}, not counted (oracle environment, `conformance_schema.ORACLE_ENV`): "
+                      f"{', '.join(f'`{i}`' for i in ids)}: {why}."]
         cpu = collections.Counter(r["id"].split(":")[0] for r in rows if r.get("cpu_platform_only"))
         if cpu:
             lines += ["", f"{rel}, CPU-platform-only rows by option: " +

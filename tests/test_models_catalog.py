@@ -49,7 +49,13 @@ def test_every_entry_resolves_offline_and_has_source(entry, monkeypatch):
     assert entry.source and entry.title and entry.methods
     info = resolve_model(entry.id, allow_hub=False)
     assert info.source == "catalog" and info.id == entry.id and info.provenance and entry.source in info.provenance
-    assert info.architectures and info.hidden_size and info.num_hidden_layers and info.vocab_size
+    assert info.architectures and info.hidden_size and info.num_hidden_layers
+    # a block drafter that shares the target's embedding and lm_head may publish no vocab_size
+    # (z-lab/Qwen3.5-27B-DFlash's config has none); it must then say so, never get one invented
+    shares_vocab = (entry.role == "drafter" and entry.raw.get("has_lm_head") is False
+                    and entry.raw.get("has_embed_tokens") is False and "vocab_size" not in entry.raw["config"]
+                    and "no vocab_size" in (entry.approximate or ""))
+    assert info.vocab_size or shares_vocab
     assert info.num_attention_heads and info.num_key_value_heads and info.head_dim
     assert info.param_count and info.param_count > 0 and info.weight_bytes and info.weight_bytes > 0
     if entry.role == "drafter":

@@ -195,3 +195,34 @@ def test_class_b_reviews_name_their_advisory(ledger):
     for e in ledger:
         if e.get("advisory"):
             assert e["class"] == "b" and e["advisory"] in ids, e["id"]
+
+
+def test_off_spec_path_in_filtered_files():
+    """rule:off-spec-path: in a filtered file a hunk away from the speculative lines is c; a hunk
+    on them, or on a value one assignment away from them, stays for the later rules / review."""
+    pad = "    pad = 0\n" * 8
+    old = ("def schedule(self, req):\n    num_draft = len(req.spec_token_ids)\n    n = 1 + num_draft\n" + pad
+           + "    prefix = self.cache.lookup(req)\n" + pad + "    budget = n * 2\n" + pad + "    return prefix, budget\n")
+    path = "vllm/v1/core/sched/scheduler.py"
+    off = _one(old, old.replace("self.cache.lookup(req)", "self.cache.lookup(req, hashed=True)"), path)["schedule"]
+    assert (off["class"], off["classified_by"]) == ("c", "rule:off-spec-path")
+    # `n` is assigned from a line that names drafts: a change that uses it is on the path
+    on = _one(old, old.replace("budget = n * 2", "budget = n * 3"), path)["schedule"]
+    assert on["class"] == "unclassified"
+    # a hunk naming acceptance / verification (HUNK_SPEC_WORDS) is on the path too
+    acc = _one(old, old.replace("self.cache.lookup(req)", "self.cache.lookup(req, accept=True)"), path)["schedule"]
+    assert acc["class"] == "unclassified"
+    # a full file (every unit is speculative) never takes the rule
+    full = _one(old, old.replace("self.cache.lookup(req)", "self.cache.lookup(req, hashed=True)"))["schedule"]
+    assert full["class"] == "unclassified"
+
+
+def test_reviews_are_read_from_the_review_folder(tmp_path):
+    (tmp_path / "reviewed").mkdir()
+    (tmp_path / "reviewed.yaml").write_text('aaaa: {class: c, reason: "one"}\n')
+    (tmp_path / "reviewed" / "x.yaml").write_text('bbbb: {class: a, reason: "0.2: two"}\naaaa: {class: c, reason: "same"}\n')
+    got = L.load_reviewed(tmp_path / "reviewed.yaml")
+    assert set(got) == {"aaaa", "bbbb"} and got["bbbb"]["class"] == "a"
+    (tmp_path / "reviewed" / "y.yaml").write_text('aaaa: {class: b, reason: "conflict"}\n')
+    with pytest.raises(SystemExit, match="aaaa"):
+        L.load_reviewed(tmp_path / "reviewed.yaml")

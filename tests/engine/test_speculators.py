@@ -136,8 +136,8 @@ def test_real_gemma4_speculator_config(folders):
         assert rw.ok and rw.verifier == "google/gemma-4-31B-it"
         assert (ctx.config.model, ctx.method, ctx.k) == ("google/gemma-4-31B-it", "eagle3", 3)
         assert ctx.config.speculative_config.model == "./RedHatAI--gemma-4-31B-it-speculator.eagle3"
-        # the verifier is not in the offline catalog: its lookup error names the speculator
-        assert "named by speculator" in ctx.lookup_errors.get("model", "")
+        # the verifier is in the offline catalog (issue #25 added google/gemma-4-31B-it): it resolves
+        assert "model" not in ctx.lookup_errors and ctx.target is not None and ctx.target.hidden_size == 5376
 
 
 def test_user_keys_replaced_on_028_merged_from_029(folders):

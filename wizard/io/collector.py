@@ -140,7 +140,12 @@ class Collector:
             return
         if name in SPEC_SHORTHANDS:
             if value in ("", "None") and not typed and name != "spec_tokens":
-                return  # optional_type(str): vLLM's parser reads '' / 'None' as not given
+                # optional_type(str): vLLM's parser reads '' / 'None' as not given -- where the
+                # option's choices hold None (0.31+); 0.27-0.30 list the text 'None', so argparse
+                # refuses the None it converted to. Kept raw (no speculative config) so the export
+                # reproduces it and SD017 judges it with the release's own choices.
+                self.extra[name] = value
+                return
             if isinstance(value, str) and name == "spec_tokens":
                 try:
                     value = int(value)

@@ -27,7 +27,7 @@ class ModelLookupError(Exception):
 class TensorInfo(BaseModel):
     """One tensor from a safetensors header: shape (elements per dim) and dtype ("BF16", "F8_E4M3"...)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     shape: list[int]
     dtype: str
 
@@ -39,7 +39,7 @@ class ConfigProblem(BaseModel):
     non-finite RoPE factor. Collected by :func:`wizard.models.config_json.info_from_config`;
     rule SD007 reports each one as an error."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     file: str = Field(..., description="The file holding the value: 'config.json' or 'params.json'.")
     key: str = Field(..., description="Dotted path of the value in that file, e.g. 'hidden_size', "
                                       "'text_config.vocab_size', 'rope_scaling.factor', 'architectures'.")
@@ -57,7 +57,7 @@ class ConfigProblem(BaseModel):
 class ModelInfo(BaseModel):
     """Facts about one model (target or drafter). ``None`` = unknown, never guessed."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str = Field(..., description="What the user gave: HF id, folder path or catalog id.")
     source: Literal["local", "hub", "catalog"] = "local"

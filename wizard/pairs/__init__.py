@@ -43,7 +43,7 @@ SIDES = ("prefill", "decode")
 class PairFix(BaseModel):
     """A fix of a pair finding: a Patch on one side's configuration."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     side: str
     patch: Patch
 
@@ -55,7 +55,7 @@ class PairFix(BaseModel):
 class PairFinding(BaseModel):
     """One diagnosis of a pair: ``fields`` maps each side to its dotted ServeConfig paths."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     rule: str
     severity: Severity
     title: str
@@ -67,7 +67,7 @@ class PairFinding(BaseModel):
 class PairReport(BaseModel):
     """Both sides' own findings (``side`` set) and the pair rules' findings."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
     verdict: str
     vllm_version: str
     findings: list[PairFinding]

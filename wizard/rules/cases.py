@@ -55,7 +55,7 @@ CASES_DIR: Path = shipped_path("tests", "rules")  # the repo's tests/rules, or t
 class ModelFolder(BaseModel):
     """A tiny model folder: its config.json and the tensor shapes of its safetensors header."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     config: dict[str, Any]
     tensors: dict[str, list[int]] = Field(default_factory=dict)
 
@@ -63,7 +63,7 @@ class ModelFolder(BaseModel):
 class Context(BaseModel):
     """What a rule's commands run with."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     gpu: str | None = None
     vllm: str | None = None
     hardware: dict[str, Any] = Field(default_factory=dict)
@@ -73,7 +73,7 @@ class Context(BaseModel):
 class Case(BaseModel):
     """One command and what the rule must do with it (exactly one of fail / pass / fix)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
     name: str | None = None
     fail: str | None = None
     pass_: str | None = Field(None, alias="pass")
@@ -104,7 +104,7 @@ class Case(BaseModel):
 class RuleCases(BaseModel):
     """The contents of one ``SDNNN.yml``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     rule: str
     context: Context = Field(default_factory=Context)
     #: overrides of ``context`` (gpu, vllm, hardware) for the docstring's Use instead only, for a

@@ -35,7 +35,7 @@ from wizard.io.spec_json import human_readable_int, parse_dotted_value
 from wizard.vllm.options import serve_options
 from wizard.vllm.releases import nearest_release
 
-__all__ = ["option_dest", "ParsedOption", "ParsedArgv", "parse_serve_argv", "preprocess", "ValueProblem", "value_problems",
+__all__ = ["option_dest", "option_negates", "ParsedOption", "ParsedArgv", "parse_serve_argv", "preprocess", "ValueProblem", "value_problems",
            "convert", "dotted_value", "shortest_prefix"]
 
 
@@ -156,6 +156,22 @@ def option_dest(spelled: str, version: Any) -> str | None:
         if len(tuples) == 1:
             act = tuples[0][0]
     return None if act is None else act.dest
+
+
+def option_negates(spelled: str, version: Any) -> bool:
+    """True when switch ``spelled`` (exact, ``_`` for ``-``, or an abbreviation argparse resolves)
+    stores False in ``version``'s parser: ``--no-X``, and the ``--disable-X`` of 0.33's
+    ``EnableDisableAction`` (``--enable-hybrid-kv-cache-manager`` for ``disable_hybrid_kv_cache_manager``)."""
+    p = _parser(nearest_release(version))
+    opt = spelled.split("=", 1)[0]
+    if opt.startswith("--"):
+        opt = "--" + opt[2:].replace("_", "-")
+    act = p._option_string_actions.get(opt)
+    if act is None and opt.startswith("--") and p.allow_abbrev:
+        tuples = p._get_option_tuples(opt)
+        if len(tuples) == 1:
+            act, opt = tuples[0][0], tuples[0][1]
+    return act is not None and opt in getattr(act, "_negative", ())
 
 
 def shortest_prefix(opt: str, version: Any) -> str | None:

@@ -20,6 +20,15 @@ def _platform_refusals(ctx, vendor: str):
     if truthy(option(ctx, "enable_eplb")) and not cuda_alike:
         yield ("enable_eplb", "Expert parallelism load balancing is only supported on CUDA devices or ROCm devices "
                f"or XPU devices now (checked for {_PLATFORM[vendor]}).")
+    if vendor == "cpu" and not ctx.version.at_least("0.21"):
+        # CpuPlatform.check_and_update_config through 0.20: any KV dtype but auto (0.10-0.14), any
+        # fp8 one (0.15-0.20, is_quantized_kv_cache), with chunked prefill or prefix caching on
+        kv = ctx.config.kv_cache_dtype or "auto"
+        refused = kv.startswith("fp8") if ctx.version.at_least("0.15") else kv != "auto"
+        if refused and (ctx.config.enable_chunked_prefill is not False or ctx.config.enable_prefix_caching is not False):
+            yield ("kv_cache_dtype", f"Chunked-prefill and prefix-cache on the CPU backend is not compatible with FP8 KV "
+                   f"cache (kv_cache_dtype={kv!r}; vLLM {ctx.version} refuses it unless both "
+                   "--no-enable-chunked-prefill and --no-enable-prefix-caching are given).")
     kda = option(ctx, "kda_prefill_backend") if ctx.version.at_least("0.30") else None
     if kda == "fused" and vendor != "amd":
         yield ("kda_prefill_backend", f"--kda-prefill-backend=fused is only available on ROCm (checked for {_PLATFORM[vendor]}).")
@@ -37,14 +46,17 @@ class PlatformLacksFeature(Rule):
     one ROCm, ``cpu`` vLLM's CPU platform; no hardware given: nothing is judged):
     ``--enable-sleep-mode`` and ``--enable-cumem-allocator`` (CUDA/ROCm only),
     ``--enable-eplb`` (CUDA, ROCm or XPU), ``--kda-prefill-backend fused`` (ROCm only) and
-    ``flashkda`` (CUDA only). A CPU-only refusal never fires for a GPU check.
+    ``flashkda`` (CUDA only); on the CPU platform through 0.20 a KV-cache dtype other than
+    ``auto`` (0.10-0.14; 0.15-0.20: an fp8 one) while chunked prefill or prefix caching is on
+    (their defaults). A CPU-only refusal never fires for a GPU check.
 
     ## Why it matters
 
     vLLM refuses while building the config: "Sleep mode is not supported on current
     platform.", "cumem allocator is not supported on current platform.", "Expert parallelism
     load balancing is only supported on CUDA devices or ROCm devices or XPU devices now.",
-    "--kda-prefill-backend=fused is only available on ROCm.".
+    "--kda-prefill-backend=fused is only available on ROCm.", "Chunked-prefill and prefix-cache on
+    the CPU backend is not compatible with FP8 KV cache.".
 
     ## Example
 
@@ -71,6 +83,8 @@ class PlatformLacksFeature(Rule):
     cumem: the ``vllm.cumem_allocator`` extension of vllm/device_allocator/cumem.py);
     vllm/config/parallel.py ``ParallelConfig`` (EPLB: ``is_cuda_alike() or is_xpu()``);
     vllm/engine/arg_utils.py ``create_engine_config`` (KDA prefill backends, 0.30+); read in 0.32;
+    vllm/platforms/cpu.py ``CpuPlatform.check_and_update_config`` (KV dtype: 0.13.0 L195-202
+    ``cache_dtype != "auto"``, 0.15.1 L202 ``is_quantized_kv_cache``, gone in 0.21.0);
     docs/vllm-rules.md R198, R199 (0.28-0.33), R266/R273 (EPLB), R507, R508. Found by
     the schema corpus (``benchmarks/conformance_schema.py``, 0.32, CPU platform).
     """
@@ -79,7 +93,7 @@ class PlatformLacksFeature(Rule):
     severity = Severity.ERROR
     versions = ">=0.11"  # conformance-checked per release (benchmarks/conformance_schema.py)
     fields = ("extra_args.enable_sleep_mode", "extra_args.enable_cumem_allocator", "extra_args.enable_eplb",
-              "extra_args.kda_prefill_backend")
+              "extra_args.kda_prefill_backend", "kv_cache_dtype")
     phase = "config"
 
     def check(self, ctx):

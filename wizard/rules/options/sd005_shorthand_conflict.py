@@ -58,7 +58,8 @@ class ShorthandConflict(Rule):
         spec = ctx.spec
         for name, key in self._SHORTHANDS.items():
             # dict/YAML input: the shorthand sits in extra_args next to the same key
-            if name in ctx.config.extra_args and spec is not None and key not in noted and key in spec.model_fields_set:
+            given = ctx.config.extra_args.get(name, None) not in (None, "", "None")  # '' / 'None': not given
+            if given and spec is not None and key not in noted and key in spec.model_fields_set:
                 flag = "--" + name.replace("_", "-")
                 yield self.finding(
                     f"{flag} and --speculative-config['{key}'] are mutually exclusive: vLLM raises ValueError. "

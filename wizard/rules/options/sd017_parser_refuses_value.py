@@ -38,7 +38,8 @@ class ParserRefusesValue(Rule):
 
     Values another rule explains are left to it: the importer's ill-typed values (SD010), the
     field constraints of the config classes (SD011, SD015, SD016) and the options in
-    ``optionvalues.OWNED`` (SD009, SD020, SD021, SD024, SD160).
+    ``optionvalues.OWNED`` (SD009, SD020, SD021, SD024, SD160) -- except where the option is an
+    abbreviation the importer keeps raw (``--kv-cache-d X``), which those rules never see.
 
     ## Why it matters
 
@@ -91,10 +92,13 @@ class ParserRefusesValue(Rule):
         seen = set()
         for p in problems:
             dest = p.option.dest
-            if dest in covered or dest in seen:
+            path = _path(ctx, p.option.typed, dest)
+            # an abbreviation the importer kept raw (``--kv-cache-d X`` -> extra_args.kv_cache_d):
+            # the rule owning the field never sees the value, so it is judged here
+            raw_abbrev = path.startswith("extra_args.") and path != f"extra_args.{dest}" and dest in OWNED
+            if (dest in covered and not raw_abbrev) or dest in seen:
                 continue
             seen.add(dest)
-            path = _path(ctx, p.option.typed, dest)
             desc = f"Remove {p.option.typed} (vLLM's default applies)"
             yield self.finding(
                 f"vLLM's parser refuses {p.option.typed} {str(p.option.value)[:80]!r}: {p.message} "

@@ -5,6 +5,7 @@ from typing import Any
 from wizard.config import Patch
 from wizard.rules.helpers import given_keys
 from wizard.rules.registry import Rule, Severity, register
+from wizard.vllm.constraints import field_spec
 
 
 _GE1 = ("draft_tensor_parallel_size", "max_model_len", "prompt_lookup_min", "prompt_lookup_max", "dspark_draft_topk")
@@ -35,7 +36,9 @@ class SpecNumericBounds(Rule):
     ``max_model_len``, ``prompt_lookup_min/max`` and ``dspark_draft_topk`` integers >= 1; on 0.33
     also ``fly_window_size`` >= 1, ``xpress_topc`` >= 0, ``fly_entropy_threshold`` >= 0,
     ``fly_entropy_top_k`` >= 1. A value that is not a number at all (``"three"``) is reported too;
-    ``"3"`` is accepted, as pydantic coerces it.
+    ``"3"`` is accepted, as pydantic coerces it. Keys the wizard does not model
+    (``disable_by_batch_size``, ge=2 in 0.11-0.2x) are checked against the type and bounds of the
+    checked release's own ``SpeculativeConfig`` field (``constraints.json``).
 
     ## Why it matters
 
@@ -66,6 +69,8 @@ class SpecNumericBounds(Rule):
     ## Source
 
     vllm/config/speculative.py field constraints (Field(gt=0) / ge=1), 0.32 and 0.33;
+    ``disable_by_batch_size: int | None = Field(default=None, ge=2)`` (vllm/config/speculative.py:97,
+    0.11.2; found by the schema corpus, ``benchmarks/conformance_schema.py``);
     docs/vllm-rules.md R011, R012 (E05, E07, F24, F06).
     """
 
@@ -105,6 +110,25 @@ class SpecNumericBounds(Rule):
             fixes.append(Patch(description=f"Set {key} to {fix_val}", set={path: fix_val}))
             yield self.finding(
                 f"{path}: {problem}; vLLM rejects it at config time ('Input should be ...').",
+                fields=[path],
+                fixes=fixes,
+            )
+        # keys the wizard does not model (``SpecConfig.model_extra``; e.g. ``disable_by_batch_size``,
+        # ge=2 through 0.2x) are checked against the release's own SpeculativeConfig field
+        # (constraints.json): its type and its ge/gt/le/lt bounds, as pydantic does
+        for key, raw in (ctx.spec.model_extra or {}).items():
+            fs = field_spec("SpeculativeConfig", str(key), ctx.version) if key not in bounds else None
+            if fs is None or (raw is None and "none" in fs.kinds):
+                continue
+            p = fs.problem(raw)
+            if p is None or p.kind not in ("type", "bound"):
+                continue
+            path = f"speculative_config.{key}"
+            fixes = [Patch(description=f"Set {key} to {p.fix}", set={path: p.fix})] if p.fix is not None else []
+            fixes.append(Patch(description=f"Remove {key} (vLLM's default applies)", unset=[path]))
+            yield self.finding(
+                f"{path}: {raw!r}: {p.message} (SpeculativeConfig.{key} in vLLM {ctx.version}); vLLM rejects it at "
+                "config time (pydantic ValidationError).",
                 fields=[path],
                 fixes=fixes,
             )

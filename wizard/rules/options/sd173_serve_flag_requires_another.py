@@ -1,7 +1,17 @@
 from __future__ import annotations
 
+import json
+
 from wizard.rules.optionvalues import option, set_option_patch, truthy
 from wizard.rules.registry import Rule, Severity, register
+
+
+def _json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 @register
@@ -13,13 +23,15 @@ class ServeFlagRequiresAnother(Rule):
     The checks ``validate_parsed_serve_args`` makes before anything loads:
     ``--enable-auto-tool-choice`` needs ``--tool-call-parser``; ``--enable-log-outputs``
     needs ``--enable-log-requests``; (0.32+) ``--grpc-port`` needs the Rust frontend
-    (``VLLM_USE_RUST_FRONTEND=1`` in the server's environment).
+    (``VLLM_USE_RUST_FRONTEND=1`` in the server's environment); (0.33) ``--reasoning-effort-map``
+    must be a JSON object whose values are strings.
 
     ## Why it matters
 
     ``vllm serve`` exits at once: "Error: --enable-auto-tool-choice requires
     --tool-call-parser", "Error: --enable-log-outputs requires --enable-log-requests",
-    "--grpc-port requires VLLM_USE_RUST_FRONTEND=1 vllm serve".
+    "--grpc-port requires VLLM_USE_RUST_FRONTEND=1 vllm serve", "Error: --reasoning-effort-map
+    must be a JSON object mapping reasoning efforts to strings.".
 
     ## Example
 
@@ -43,14 +55,16 @@ class ServeFlagRequiresAnother(Rule):
 
     vllm/entrypoints/openai/cli_args.py (0.28), vllm/entrypoints/launchers/cli_args.py
     (0.29-0.32), vllm/entrypoints/common/cli_args.py (0.33) ``validate_parsed_serve_args``;
-    ``validate_grpc_port_arg`` (0.32, 0.33); conformance ``benchmarks/conformance_schema.py``
-    on 0.32.
+    ``validate_grpc_port_arg`` (0.32, 0.33); ``validate_reasoning_effort_map``
+    (vllm/entrypoints/common/cli_args.py:512-522, 0.33.0); conformance
+    ``benchmarks/conformance_schema.py`` on 0.32 and 0.33.
     """
 
     id = "SD173"
     severity = Severity.ERROR
     versions = ">=0.11"  # conformance-checked per release (benchmarks/conformance_schema.py)
-    fields = ("extra_args.enable_auto_tool_choice", "extra_args.enable_log_outputs", "extra_args.grpc_port")
+    fields = ("extra_args.enable_auto_tool_choice", "extra_args.enable_log_outputs", "extra_args.grpc_port",
+              "extra_args.reasoning_effort_map")
     phase = "parse"
 
     def check(self, ctx):
@@ -71,3 +85,12 @@ class ServeFlagRequiresAnother(Rule):
                 "--grpc-port requires VLLM_USE_RUST_FRONTEND=1 vllm serve.",
                 fields=("extra_args.grpc_port",),
                 fixes=[set_option_patch(ctx, "grpc_port", None, "Remove --grpc-port")])
+        effort_map = option(ctx, "reasoning_effort_map") if ctx.version.matches(">=0.33") else None
+        if isinstance(effort_map, str) and not _json(effort_map):
+            effort_map = None  # text its json.loads type refuses: the parser stops first (SD017)
+        if effort_map is not None and not (isinstance(effort_map, dict)
+                                           and all(isinstance(v, str) for v in effort_map.values())):
+            yield self.finding(
+                "Error: --reasoning-effort-map must be a JSON object mapping reasoning efforts to strings.",
+                fields=("extra_args.reasoning_effort_map",),
+                fixes=[set_option_patch(ctx, "reasoning_effort_map", None, "Remove --reasoning-effort-map")])

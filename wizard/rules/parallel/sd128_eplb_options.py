@@ -3,6 +3,7 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.rules.optionvalues import option, option_path, set_option_patch, truthy
 from wizard.rules.registry import Rule, Severity, register
+from wizard.vllm.constraints import engine_arg
 
 #: EPLBConfig defaults (vllm/config/parallel.py, 0.32)
 _DEFAULTS = {"use_async": True, "policy": "default", "communicator": None, "num_redundant_experts": 0,
@@ -12,6 +13,16 @@ _DEFAULTS = {"use_async": True, "policy": "default", "communicator": None, "num_
 def _eplb(ctx) -> dict:
     v = option(ctx, "eplb_config")
     return {**_DEFAULTS, **v} if isinstance(v, dict) else dict(_DEFAULTS)
+
+
+def _int(v):
+    """An option's text as argparse's ``int`` reads it (None when it does not)."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    try:
+        return int(str(v))
+    except ValueError:
+        return None
 
 
 def _drop_key_patch(ctx, key: str) -> Patch:
@@ -29,7 +40,8 @@ class EplbOptions(Rule):
 
     The cross-field checks of ``EPLBConfig`` and ``ParallelConfig``: ``--enable-elastic-ep``
     needs ``--enable-eplb``; ``eplb_config.num_redundant_experts`` other than 0 needs
-    ``--enable-eplb``; async EPLB (``eplb_config.use_async``, on by default) refuses the
+    ``--enable-eplb`` (0.11's deprecated top-level ``--num-redundant-experts`` too, which
+    ``EngineArgs`` copies over it); async EPLB (``eplb_config.use_async``, on by default) refuses the
     ``torch_nccl`` and ``pynccl`` communicators and any policy but ``default``;
     ``log_balancedness`` needs ``log_balancedness_interval`` > 0.
 
@@ -98,7 +110,12 @@ class EplbOptions(Rule):
                                fields=[option_path(ctx, "enable_elastic_ep")],
                                fixes=[set_option_patch(ctx, "enable_elastic_ep", None, "Remove --enable-elastic-ep")])
         red = cfg.get("num_redundant_experts")
+        fix = _drop_key_patch(ctx, "num_redundant_experts")
+        top = option(ctx, "num_redundant_experts")  # 0.11's deprecated --num-redundant-experts: EngineArgs
+        if top is not None and engine_arg("num_redundant_experts", ctx.version) is not None:
+            # copied over eplb_config's (vllm/engine/arg_utils.py:1591, 0.11.2); later releases: SD013
+            red, where = _int(top), option_path(ctx, "num_redundant_experts")
+            fix = set_option_patch(ctx, "num_redundant_experts", None, "Remove --num-redundant-experts")
         if not eplb and isinstance(red, int) and not isinstance(red, bool) and red != 0:
             yield self.finding(f"num_redundant_experts is set to {red} but EPLB is not enabled. Either enable EPLB "
-                               "(--enable-eplb) or unset num_redundant_experts.", fields=[where],
-                               fixes=[_drop_key_patch(ctx, "num_redundant_experts")])
+                               "(--enable-eplb) or unset num_redundant_experts.", fields=[where], fixes=[fix])
