@@ -146,22 +146,13 @@ def option_dest(spelled: str, version: Any) -> str | None:
     (``--device-memory-utilization``, ``-tp``) or an abbreviation argparse resolves to one option
     (``--gp`` -> ``gpu_memory_utilization``); ``_`` in the name read as ``-`` like
     FlexibleArgumentParser. None when the parser does not know it or the prefix is ambiguous."""
-    p = _parser(nearest_release(version))
-    opt = spelled.split("=", 1)[0]
-    if opt.startswith("--"):
-        opt = "--" + opt[2:].replace("_", "-")
-    act = p._option_string_actions.get(opt)
-    if act is None and opt.startswith("--") and p.allow_abbrev:
-        tuples = p._get_option_tuples(opt)
-        if len(tuples) == 1:
-            act = tuples[0][0]
+    act, _ = _resolve_option(spelled, version)
     return None if act is None else act.dest
 
 
-def option_negates(spelled: str, version: Any) -> bool:
-    """True when switch ``spelled`` (exact, ``_`` for ``-``, or an abbreviation argparse resolves)
-    stores False in ``version``'s parser: ``--no-X``, and the ``--disable-X`` of 0.33's
-    ``EnableDisableAction`` (``--enable-hybrid-kv-cache-manager`` for ``disable_hybrid_kv_cache_manager``)."""
+def _resolve_option(spelled: str, version: Any) -> tuple[Any, str]:
+    """(argparse action or None, the option string it was matched by) for ``spelled`` in
+    ``version``'s mirror parser: exact, ``_`` read as ``-``, or a unique abbreviation."""
     p = _parser(nearest_release(version))
     opt = spelled.split("=", 1)[0]
     if opt.startswith("--"):
@@ -171,6 +162,14 @@ def option_negates(spelled: str, version: Any) -> bool:
         tuples = p._get_option_tuples(opt)
         if len(tuples) == 1:
             act, opt = tuples[0][0], tuples[0][1]
+    return act, opt
+
+
+def option_negates(spelled: str, version: Any) -> bool:
+    """True when switch ``spelled`` (exact, ``_`` for ``-``, or an abbreviation argparse resolves)
+    stores False in ``version``'s parser: ``--no-X``, and the ``--disable-X`` of 0.33's
+    ``EnableDisableAction`` (``--enable-hybrid-kv-cache-manager`` for ``disable_hybrid_kv_cache_manager``)."""
+    act, opt = _resolve_option(spelled, version)
     return act is not None and opt in getattr(act, "_negative", ())
 
 
