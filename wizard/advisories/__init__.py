@@ -187,6 +187,30 @@ def _counts(items: list[Advisory]) -> tuple[dict[str, int], dict[str, int]]:
     return fam, sev
 
 
+def _by_release(items: list[Advisory]) -> dict[str, dict[str, int]]:
+    """minor release 'X.Y' -> {severity: advisories affecting one of its releases} (the releases the
+    release ledger read, patch and .postN included: wizard/data/vllm/ledger/releases.json)."""
+    from wizard.vllm.releases import release_of
+
+    path = DATA_DIR.parent / "vllm" / "ledger" / "releases.json"
+    try:
+        releases = json.loads(path.read_text(encoding="utf-8"))["releases"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    minors: dict[str, list[Version]] = {}
+    for r in releases:
+        minors.setdefault(release_of(r), []).append(Version(r))
+    out: dict[str, dict[str, int]] = {}
+    for minor, versions in minors.items():
+        row = {"error": 0, "warning": 0, "info": 0}
+        for a in items:
+            spec = _spec(a.affected)
+            if any(spec.contains(v, prereleases=True) for v in versions):
+                row[a.severity] += 1
+        out[minor] = row
+    return out
+
+
 def render_advisories(fmt: str = "text") -> str:
     """Every advisory as 'text', 'json' or 'markdown' (docs/advisories.md).
 
@@ -197,7 +221,7 @@ def render_advisories(fmt: str = "text") -> str:
     if fmt == "json":
         fam, sev = _counts(items)
         return json.dumps({"advisories": [_as_dict(a) for a in items], "by_family": fam, "by_severity": sev,
-                           "skipped_files": load_errors()}, indent=2) + "\n"
+                           "by_release": _by_release(items), "skipped_files": load_errors()}, indent=2) + "\n"
     if fmt == "text":
         out = []
         for a in items:
@@ -235,7 +259,18 @@ def _markdown(items: list[Advisory]) -> str:
         "the advisory id. The condition language is documented in `wizard/advisories/matcher.py`.",
         "",
         f"**{len(items)} advisories.** By severity: " + ", ".join(f"{k} {v}" for k, v in sorted(sev.items()))
-        + ". By family: " + ", ".join(f"{k} {v}" for k, v in sorted(fam.items())) + ".",
+        + ". By family: " + ", ".join(f"{k} {v}" for k, v in sorted(fam.items())) + ". "
+        + f"{sum(1 for a in items if a.ledger)} come from the release ledger ([ledger.md](ledger.md)): they list "
+        + f"{sum(len(a.ledger) for a in items)} class b hunks in `ledger:`.",
+        "",
+        "Per vLLM release (advisories whose affected range contains one of its releases, patch releases included):",
+        "",
+        "| release | advisories | error | warning | info |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for minor, row in sorted(_by_release(items).items(), key=lambda kv: Version(kv[0])):
+        lines.append(f"| {minor} | {sum(row.values())} | {row['error']} | {row['warning']} | {row['info']} |")
+    lines += [
         "",
         "| id | severity | family | affected | fixed in | confidence | title |",
         "|---|---|---|---|---|---|---|",
@@ -259,6 +294,8 @@ def _markdown(items: list[Advisory]) -> str:
         if fixes:
             lines.append(f"- Fix: {'; or '.join(fixes)}")
         lines.append("- Sources: " + ", ".join(a.sources))
+        if a.ledger:
+            lines.append("- Release-ledger hunks: " + ", ".join(f"`{h}`" for h in a.ledger))
         if a.notes:
             lines.append(f"- Notes: {' '.join(a.notes.split())}")
         lines += ["", "Condition:", "", "```yaml", yaml.safe_dump(a.match, sort_keys=False).rstrip(), "```", ""]

@@ -27,6 +27,7 @@ the spirit of OSV / pip-audit. Fields::
         vllm_version: 0.26.0
         gpu: H100-SXM                 # optional NAME[xN]
         models: {./tiny-x: {config: {...}, tensors: {name: [shape]}}}  # optional local folders
+    ledger: [51d613ec634df72a, ...]   # the release-ledger hunks (class b) whose fix this is
     notes: free text (what was verified and how)
 
 ``ValidationError`` (pydantic) is raised for a malformed file; :mod:`wizard.advisories` catches it
@@ -69,6 +70,7 @@ ID_PREFIX: dict[str, str] = {
 FAMILIES = tuple(ID_PREFIX)
 PLATFORMS = ("cuda", "rocm", "cpu", "xpu", "tpu")
 _ID = re.compile(r"^[A-Z]{3}-\d{4}$")
+_HUNK = re.compile(r"^[0-9a-f]{16}$")
 
 
 def _check_version(v: str | None) -> str | None:
@@ -179,7 +181,18 @@ class Advisory(BaseModel):
     sources: list[str] = Field(..., min_length=1)
     fix: AdvisoryFix = Field(default_factory=AdvisoryFix)
     examples: list[Example] = Field(..., min_length=2)
+    #: ids of the release-ledger hunks (wizard/data/vllm/ledger/ledger.jsonl, class b) this
+    #: advisory turns into a finding: the fix the hunk ships is this advisory's ``fixed``
+    ledger: list[str] = Field(default_factory=list)
     notes: str | None = None
+
+    @field_validator("ledger")
+    @classmethod
+    def _hunks(cls, v: list[str]) -> list[str]:
+        bad = [h for h in v if not _HUNK.match(h)]
+        if bad:
+            raise ValueError(f"ledger ids are 16 lowercase hex digits (ledger.jsonl 'id'): {bad}")
+        return v
 
     @field_validator("affected")
     @classmethod
