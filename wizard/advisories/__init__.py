@@ -29,6 +29,7 @@ from wizard.advisories.schema import Advisory, FAMILIES, ID_PREFIX
 from wizard.config import Patch
 from wizard.datacache import cached
 from wizard.rules.registry import Finding, Severity
+from wizard.vllm.releases import release_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.context import CheckContext
@@ -190,8 +191,6 @@ def _counts(items: list[Advisory]) -> tuple[dict[str, int], dict[str, int]]:
 def _by_release(items: list[Advisory]) -> dict[str, dict[str, int]]:
     """minor release 'X.Y' -> {severity: advisories affecting one of its releases} (the releases the
     release ledger read, patch and .postN included: wizard/data/vllm/ledger/releases.json)."""
-    from wizard.vllm.releases import release_of
-
     path = DATA_DIR.parent / "vllm" / "ledger" / "releases.json"
     try:
         releases = json.loads(path.read_text(encoding="utf-8"))["releases"]
