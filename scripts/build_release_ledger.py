@@ -676,7 +676,8 @@ def read_ledger(path: Path = LEDGER) -> list[dict]:
 
 def render_docs(entries: list[dict], meta: dict) -> str:
     releases = meta["releases"]
-    links = advisory_links()
+    advs = advisory_files()
+    links = advisory_links(advs)
     entries = [dict(e, advisory=", ".join(links[e["id"]])) if e["id"] in links else e for e in entries]
     pairs = list(zip(releases, releases[1:]))
     by_pair: dict[tuple[str, str], list[dict]] = {p: [] for p in pairs}
@@ -742,37 +743,45 @@ def render_docs(entries: list[dict], meta: dict) -> str:
             reason = e["reason"].replace("|", "\\|")
             out.append(f"- `{e['id']}` `{e['file']}` `{e['symbol']}` (+{e['added']}/-{e['removed']}, "
                        f"{e['classified_by']}): {reason}{(' ' + ref) if ref else ''}")
-    out += render_advisories(entries, releases)
+    out += render_advisories(entries, releases, advs, links)
     return "\n".join(out) + "\n"
 
 
 ADVISORY_DIR = ROOT / "wizard" / "data" / "advisories"
 
 
-def advisory_links() -> dict[str, list[str]]:
-    """ledger entry id -> the advisories that list it (``ledger:`` in wizard/data/advisories/*.yaml)."""
+def advisory_files() -> dict[str, dict]:
+    """advisory id (file stem) -> the parsed wizard/data/advisories/*.yaml, each file read once;
+    a malformed one is left out (tests/advisories reports it)."""
     import yaml
 
-    links: dict[str, list[str]] = {}
+    out: dict[str, dict] = {}
     for f in sorted(ADVISORY_DIR.glob("*.yaml")):
         try:
-            data = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
+            data = yaml.safe_load(f.read_text(encoding="utf-8"))
         except yaml.YAMLError:
-            continue  # tests/advisories reports a malformed file
+            continue
+        if isinstance(data, dict):
+            out[f.stem] = data
+    return out
+
+
+def advisory_links(advs: dict[str, dict]) -> dict[str, list[str]]:
+    """ledger entry id -> the advisories that list it (``ledger:`` in the advisory file)."""
+    links: dict[str, list[str]] = {}
+    for adv, data in advs.items():
         for h in data.get("ledger") or []:
-            links.setdefault(str(h), []).append(f.stem)
+            links.setdefault(str(h), []).append(adv)
     return links
 
 
-def render_advisories(entries: list[dict], releases: list[str]) -> list[str]:
+def render_advisories(entries: list[dict], releases: list[str], advs: dict[str, dict],
+                      links: dict[str, list[str]]) -> list[str]:
     """The advisories derived from the ledger (``ledger:`` in an advisory file), per release and per class."""
-    import yaml
     from packaging.specifiers import SpecifierSet
 
-    links = advisory_links()
     linked = sorted(((adv, e) for e in entries for adv in links.get(e["id"], [])), key=lambda p: (p[0], p[1]["id"]))
-    advs: dict[str, dict] = {adv: yaml.safe_load((ADVISORY_DIR / f"{adv}.yaml").read_text(encoding="utf-8"))
-                             for adv, _ in linked}
+    advs = {adv: advs[adv] for adv, _ in linked}
     out = ["", f"## Advisories derived from the ledger ({len(advs)})", "",
            "Class b entries listed by an advisory (`ledger:` in `wizard/data/advisories/ID.yaml`).", ""]
     if not linked:
@@ -863,7 +872,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-download", action="store_true", help="use only wheels already in the cache")
     ap.add_argument("--releases", nargs="*", help="explicit release list (default: from the package index)")
     ap.add_argument("--dump-hunks", type=Path, metavar="FILE",
-                    help="also write the full text of the still-unclassified hunks (for review) to FILE")
+                    help="also write the full text of the hunks of --dump-class (for review) to FILE")
     ap.add_argument("--files", default=".", metavar="REGEX", help="with --dump-hunks: only files matching REGEX")
     ap.add_argument("--dump-class", default="unclassified", choices=("unclassified", "a", "b", "c"),
                     help="with --dump-hunks: the class to write (default %(default)s)")

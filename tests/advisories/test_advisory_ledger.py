@@ -35,14 +35,15 @@ def test_the_ledger_dates_the_range(adv):
     of its hunks ships there."""
     spec = SpecifierSet(adv.affected)
     intro = adv.introduced.version if adv.introduced else None
-    for h in adv.ledger:
-        to = ENTRIES[h]["to"] if h in ENTRIES else None
-        assert to is not None, h
+    missing = [h for h in adv.ledger if h not in ENTRIES]
+    assert not missing, missing
+    ships = {h: ENTRIES[h]["to"] for h in adv.ledger}
+    for h, to in ships.items():
         assert to == intro or not spec.contains(Version(to), prereleases=True), \
             f"{adv.id}: hunk {h} ships in {to}, inside {adv.affected} and not the introducing release"
-    if adv.fixed.version and any(ENTRIES[h]["to"] != intro for h in adv.ledger if h in ENTRIES):
-        assert adv.fixed.version in {ENTRIES[h]["to"] for h in adv.ledger if h in ENTRIES}, \
-            f"{adv.id}: fixed {adv.fixed.version} but its hunks ship in {sorted({ENTRIES[h]['to'] for h in adv.ledger})}"
+    if adv.fixed.version and any(to != intro for to in ships.values()):
+        assert adv.fixed.version in ships.values(), \
+            f"{adv.id}: fixed {adv.fixed.version} but its hunks ship in {sorted(set(ships.values()))}"
 
 
 #: class b entries not yet turned into an advisory (the remaining work of issue 22 item 3), one id a
