@@ -629,6 +629,10 @@ def diff_pair(a: str, b: str, old: dict[str, str], new: dict[str, str]) -> list[
 # reviews, output
 
 
+#: the keys a review may give (apply_reviews copies them into the entry)
+REVIEW_KEYS = frozenset({"class", "reason", "pr", "issue"})
+
+
 def load_reviewed(path: Path = REVIEWED) -> dict[str, dict]:
     """Reviews from ``reviewed.yaml`` and every ``reviewed/*.yaml`` beside it (one file per reviewed
     area); an id reviewed twice must be reviewed the same way."""
@@ -640,6 +644,10 @@ def load_reviewed(path: Path = REVIEWED) -> dict[str, dict]:
         data = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
         for k, v in data.items():
             k = str(k)
+            unknown = sorted(set(v) - REVIEW_KEYS) if isinstance(v, dict) else ["(not a mapping)"]
+            if unknown:
+                raise SystemExit(f"{f.name}: review of {k} has keys {unknown}; a review takes {sorted(REVIEW_KEYS)} "
+                                 "(the advisory a class b entry became is named by `ledger:` in the advisory file)")
             if k in out and out[k].get("class") != v.get("class"):
                 raise SystemExit(f"{f.name}: {k} reviewed as {v.get('class')} here, {out[k].get('class')} elsewhere")
             out[k] = v

@@ -226,3 +226,11 @@ def test_reviews_are_read_from_the_review_folder(tmp_path):
     (tmp_path / "reviewed" / "y.yaml").write_text('aaaa: {class: b, reason: "conflict"}\n')
     with pytest.raises(SystemExit, match="aaaa"):
         L.load_reviewed(tmp_path / "reviewed.yaml")
+
+
+def test_a_review_with_an_unknown_key_is_refused(tmp_path):
+    """A review key apply_reviews would not copy (e.g. the old ``advisory:``) stops the build, naming it."""
+    f = tmp_path / "reviewed.yaml"
+    f.write_text('"0123456789abcdef": {class: b, reason: "x", advisory: PFX-0001}\n', encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"0123456789abcdef has keys \['advisory'\].*ledger:"):
+        L.load_reviewed(f)
