@@ -52,11 +52,11 @@ def test_catalogs_load_the_same_from_the_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("SPECWIZARD_CACHE_DIR", str(tmp_path / "cache"))
     fresh = (advisories._build(), catalog._build())
     for _ in range(2):  # the first call writes the entry, the second reads it
-        advisories._load.cache_clear()
+        advisories.reload()
         catalog._load.cache_clear()
         assert advisories._load() == fresh[0]
         assert catalog._load() == fresh[1]
-    advisories._load.cache_clear()
+    advisories.reload()
     catalog.reload()
 
 

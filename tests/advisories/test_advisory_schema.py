@@ -90,7 +90,7 @@ def test_malformed_file_is_skipped_and_reported(tmp_path, monkeypatch):
     bad.update(id="KVD-9998", family="kv-cache-dtype", match={"all": [{"nonsense.field": 1}]})
     (tmp_path / "KVD-9998.yaml").write_text(yaml.safe_dump(bad))
     monkeypatch.setattr(adv_mod, "DATA_DIR", tmp_path)
-    adv_mod._load.cache_clear()
+    adv_mod.reload()
     try:
         assert [a.id for a in adv_mod.advisories()] == [ADVISORIES[0].id]
         errs = adv_mod.load_errors()
@@ -100,7 +100,7 @@ def test_malformed_file_is_skipped_and_reported(tmp_path, monkeypatch):
         cfg = api.load(command="vllm serve meta-llama/Llama-3.1-8B-Instruct")
         assert api.check(cfg, allow_hub=False).verdict in ("ok", "warning")
     finally:
-        adv_mod._load.cache_clear()
+        adv_mod.reload()
 
 
 @pytest.mark.parametrize("cond,fragment", [

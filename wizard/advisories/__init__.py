@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+import pickle
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,15 +36,33 @@ if TYPE_CHECKING:  # pragma: no cover
     from wizard.context import CheckContext
     from wizard.rules.registry import Finding
 
-__all__ = ["Advisory", "advisories", "load_errors", "applies", "matching", "advisory_findings",
+__all__ = ["Advisory", "advisories", "reload", "load_errors", "applies", "matching", "advisory_findings",
            "render_advisories", "DATA_DIR", "FAMILIES", "ID_PREFIX"]
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "advisories"
 
 
 @functools.lru_cache(maxsize=1)
+def _index() -> tuple[tuple[tuple[str, str, bytes], ...], tuple[tuple[str, str], ...]]:
+    """((id, affected, the pickled Advisory), ...) and the skipped files: a check unpickles only
+    the advisories whose range holds its release (about 1 in 10), not all of them."""
+    return cached("advisories", sources=sorted(DATA_DIR.glob("*.yaml")), code=[__file__, Advisory, Patch],
+                  build=lambda: _pack(*_build()))
+
+
+def _pack(good: tuple[Advisory, ...], bad: tuple[tuple[str, str], ...]):
+    return tuple((a.id, a.affected, pickle.dumps(a, protocol=pickle.HIGHEST_PROTOCOL)) for a in good), bad
+
+
+@functools.lru_cache(maxsize=None)
+def _unpack(blob: bytes) -> Advisory:
+    return pickle.loads(blob)  # noqa: S301 - built by _pack in this process or read from datacache's owner-only entry
+
+
+@functools.lru_cache(maxsize=1)
 def _load() -> tuple[tuple[Advisory, ...], tuple[tuple[str, str], ...]]:
-    return cached("advisories", sources=sorted(DATA_DIR.glob("*.yaml")), code=[__file__, Advisory, Patch], build=_build)
+    items, bad = _index()
+    return tuple(_unpack(blob) for _, _, blob in items), bad
 
 
 def _build() -> tuple[tuple[Advisory, ...], tuple[tuple[str, str], ...]]:
@@ -70,6 +89,12 @@ def _build() -> tuple[tuple[Advisory, ...], tuple[tuple[str, str], ...]]:
         seen.add(adv.id)
         good.append(adv)
     return tuple(good), tuple(bad)
+
+
+def reload() -> None:
+    """Forget what was read (the files are read again on next use; tests that swap DATA_DIR)."""
+    for fn in (_index, _load, _unpack, _affecting):
+        fn.cache_clear()
 
 
 def advisories() -> list[Advisory]:
@@ -122,7 +147,7 @@ def _affecting(version: str) -> tuple[Advisory, ...]:
     """The advisories whose affected range holds ``version``: the range test (a PEP 440 specifier
     per advisory) runs once per release and process, not once per check."""
     v = Version(version)
-    return tuple(a for a in _load()[0] if _spec(a.affected).contains(v, prereleases=True))
+    return tuple(_unpack(blob) for _, affected, blob in _index()[0] if _spec(affected).contains(v, prereleases=True))
 
 
 def _candidates(ctx: "CheckContext") -> tuple[Advisory, ...]:
