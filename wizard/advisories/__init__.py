@@ -43,15 +43,15 @@ DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "advisories"
 
 
 @functools.lru_cache(maxsize=1)
-def _index() -> tuple[tuple[tuple[str, str, bytes], ...], tuple[tuple[str, str], ...]]:
-    """((id, affected, the pickled Advisory), ...) and the skipped files: a check unpickles only
+def _index() -> tuple[tuple[tuple[str, bytes], ...], tuple[tuple[str, str], ...]]:
+    """((affected, the pickled Advisory), ...) and the skipped files: a check unpickles only
     the advisories whose range holds its release (about 1 in 10), not all of them."""
     return cached("advisories", sources=sorted(DATA_DIR.glob("*.yaml")), code=[__file__, Advisory, Patch],
                   build=lambda: _pack(*_build()))
 
 
 def _pack(good: tuple[Advisory, ...], bad: tuple[tuple[str, str], ...]):
-    return tuple((a.id, a.affected, pickle.dumps(a, protocol=pickle.HIGHEST_PROTOCOL)) for a in good), bad
+    return tuple((a.affected, pickle.dumps(a, protocol=pickle.HIGHEST_PROTOCOL)) for a in good), bad
 
 
 @functools.lru_cache(maxsize=None)
@@ -62,7 +62,7 @@ def _unpack(blob: bytes) -> Advisory:
 @functools.lru_cache(maxsize=1)
 def _load() -> tuple[tuple[Advisory, ...], tuple[tuple[str, str], ...]]:
     items, bad = _index()
-    return tuple(_unpack(blob) for _, _, blob in items), bad
+    return tuple(_unpack(blob) for _, blob in items), bad
 
 
 def _build() -> tuple[tuple[Advisory, ...], tuple[tuple[str, str], ...]]:
@@ -147,7 +147,7 @@ def _affecting(version: str) -> tuple[Advisory, ...]:
     """The advisories whose affected range holds ``version``: the range test (a PEP 440 specifier
     per advisory) runs once per release and process, not once per check."""
     v = Version(version)
-    return tuple(_unpack(blob) for _, affected, blob in _index()[0] if _spec(affected).contains(v, prereleases=True))
+    return tuple(_unpack(blob) for affected, blob in _index()[0] if _spec(affected).contains(v, prereleases=True))
 
 
 def _candidates(ctx: "CheckContext") -> tuple[Advisory, ...]:

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import sys
 from dataclasses import dataclass
 
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from wizard.vllm import releases
@@ -108,14 +108,6 @@ def parse_version(text: str, distribution: str | None = None) -> VllmVersion:
     return VllmVersion(Version(v.base_version), distribution)
 
 
-_DIST_SEP = re.compile(r"[-_.]+")
-
-
-def _dist_key(name: str) -> str:
-    """A distribution name as the ``.dist-info`` folder spells it (PEP 503 normalised, ``_``)."""
-    return _DIST_SEP.sub("_", name).lower()
-
-
 def _metadata_version(folder: str) -> str | None:
     """The ``Version:`` header of an installed distribution's METADATA (or an egg's PKG-INFO)."""
     for name in ("METADATA", "PKG-INFO"):
@@ -136,7 +128,7 @@ def _installed_versions(names: tuple[str, ...], path: list[str]) -> dict[str, st
     ``path`` (the order in which ``importlib.metadata.version`` finds it). Reads the folders
     directly: importing ``importlib.metadata`` and its lookup cost ~30 ms of a ~300 ms cold check
     (benchmarks/cold_start.py)."""
-    wanted = {_dist_key(n): n for n in names}
+    wanted = {canonicalize_name(n): n for n in names}
     found: dict[str, str] = {}
     for entry in path:
         try:
@@ -148,7 +140,7 @@ def _installed_versions(names: tuple[str, ...], path: list[str]) -> dict[str, st
                 stem, dot, suffix = item.name.rpartition(".")
                 if not dot or suffix not in ("dist-info", "egg-info"):
                     continue
-                name = wanted.get(_dist_key(stem.partition("-")[0]))
+                name = wanted.get(canonicalize_name(stem.partition("-")[0]))
                 if name is None or name in found:
                     continue
                 version = _metadata_version(item.path)
