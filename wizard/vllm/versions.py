@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 import sys
 from dataclasses import dataclass
 
@@ -111,8 +112,11 @@ def parse_version(text: str, distribution: str | None = None) -> VllmVersion:
 def _metadata_version(folder: str) -> str | None:
     """The ``Version:`` header of an installed distribution's METADATA (or an egg's PKG-INFO)."""
     for name in ("METADATA", "PKG-INFO"):
+        path = os.path.join(folder, name)
         try:
-            with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as fh:
+            if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or device would block the read
+                continue
+            with open(path, encoding="utf-8", errors="replace") as fh:
                 for line in fh:
                     if not line.strip():
                         break  # the headers end at the first blank line
