@@ -46,8 +46,9 @@ class Report(BaseModel):
     vllm_version: str
     findings: list[Finding] = Field(default_factory=list)
     command: str = ""
-    #: a speculators checkpoint given as the model: the long form vLLM builds (verifier as --model,
-    #: the checkpoint as speculative_config.model); "" otherwise
+    #: the long form vLLM builds when it rewrites the command: a speculators checkpoint given as the
+    #: model (verifier as --model, the checkpoint as speculative_config.model) or abbreviated --spec-*
+    #: shorthands (wizard.engine.shorthands); "" otherwise
     long_command: str = ""
 
     @property

@@ -14,6 +14,7 @@ from typing import Any, Callable
 from wizard import resolve
 from wizard.config import ServeConfig
 from wizard.engine import EngineView, build_view
+from wizard.engine.shorthands import shorthand_rewrite
 from wizard.engine.speculators import speculators_rewrite
 from wizard.hardware.spec import Hardware
 from wizard.models.info import ModelInfo, ModelLookupError
@@ -46,7 +47,8 @@ class CheckContext:
     mechanism_results: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     mechanism_errors: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     #: the model was a speculators checkpoint: what vLLM does with it (wizard.engine.speculators); when it
-    #: applies, ``config`` is the long form vLLM builds and ``written_config`` the configuration as given
+    #: (or an abbreviated --spec-* shorthand, wizard.engine.shorthands) applies, ``config`` is the long
+    #: form vLLM builds and ``written_config`` the configuration as given
     speculators: Any = None
     written_config: ServeConfig | None = None
     #: the verifier a speculators-format *drafter* names (``speculators_config.verifier.name_or_path``),
@@ -138,12 +140,16 @@ def resolve_context(
     ctx.target = target
     if err:
         ctx.lookup_errors["model"] = err
+    short = shorthand_rewrite(config, ctx.version)
+    if short is not None:
+        # --spec-me ngram: the release's parser reads the abbreviation as --spec-method (allow_abbrev)
+        ctx.written_config, ctx.config, config = config, short, short
     rw = speculators_rewrite(config, target, ctx.version)
     if rw is not None:
         ctx.speculators = rw
         if rw.ok:
             # vLLM's maybe_override_with_speculators: the verifier is the target, the checkpoint the drafter
-            ctx.written_config, ctx.config, config = config, rw.config, rw.config
+            ctx.written_config, ctx.config, config = ctx.written_config or config, rw.config, rw.config
             verifier, err = lookup("model", config.model, config.revision)
             ctx.target = verifier
             if err:

@@ -35,6 +35,6 @@ def render_text(report) -> str:
     lines.append(report.command)
     if getattr(report, "long_command", ""):
         lines.append("")
-        lines.append("long form (what vLLM builds from the speculators checkpoint: verifier + drafter):")
+        lines.append("long form (what vLLM builds from it: a speculators checkpoint as verifier + drafter, --spec-* abbreviations spelled out):")
         lines.append(report.long_command)
     return "\n".join(lines) + "\n"

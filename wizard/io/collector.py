@@ -23,7 +23,7 @@ from typing import Any
 from wizard.config import SERVE_FIELDS, ConfigError, ImportNote, ServeConfig, config_from_dict
 from wizard.io.spec_json import json_text, parse_dotted_value, parse_spec_json
 from wizard.vllm import legacy
-from wizard.vllm.cli_parse import convert
+from wizard.vllm.cli_parse import SPEC_SHORTHANDS, convert
 from wizard.vllm.options import cli_vocabulary
 
 __all__ = ["Collector", "CLI", "SPEC_SHORTHANDS", "SPEC_NAMES", "POSITIONAL_KEY", "MAX_OPTIONS", "KNOWN_BOOLS",
@@ -32,8 +32,6 @@ __all__ = ["Collector", "CLI", "SPEC_SHORTHANDS", "SPEC_NAMES", "POSITIONAL_KEY"
 #: how `vllm serve` reads each option, over every known release (generated data)
 CLI = cli_vocabulary()
 
-#: ``--spec-*`` shorthands (``EngineArgs.create_speculative_config``, 0.32/0.33) -> key.
-SPEC_SHORTHANDS: dict[str, str] = {"spec_method": "method", "spec_model": "model", "spec_tokens": "num_speculative_tokens"}
 
 #: the dests that hold the speculative config: its long name and its short alias (``-sc``)
 SPEC_NAMES = ("speculative_config", *sorted(a for a, d in CLI.short_aliases.items() if d == "speculative_config"))

@@ -35,7 +35,7 @@ from wizard.io.spec_json import human_readable_int, parse_dotted_value
 from wizard.vllm.options import serve_options
 from wizard.vllm.releases import nearest_release
 
-__all__ = ["option_dest", "option_negates", "ParsedOption", "ParsedArgv", "parse_serve_argv", "preprocess", "ValueProblem", "value_problems",
+__all__ = ["SPEC_SHORTHANDS", "option_dest", "option_negates", "ParsedOption", "ParsedArgv", "parse_serve_argv", "preprocess", "ValueProblem", "value_problems",
            "convert", "dotted_value", "shortest_prefix"]
 
 
@@ -139,6 +139,12 @@ def _parser(release: str) -> _Parser:
         neg = [o for o in opts if data["options"][o].get("negative") or o.startswith("--no-")] if nargs == 0 else []
         p.add_argument(*opts, dest=key[0], nargs=nargs, action=_Record, negative=neg)
     return p
+
+
+#: the ``--spec-*`` shorthands' dests -> the speculative-config key each sets
+#: (``EngineArgs.create_speculative_config``, vllm/engine/arg_utils.py, 0.22-0.33: ``--spec-method``,
+#: ``--spec-model``, ``--spec-tokens``; mutually exclusive with the same key in ``--speculative-config``)
+SPEC_SHORTHANDS: dict[str, str] = {"spec_method": "method", "spec_model": "model", "spec_tokens": "num_speculative_tokens"}
 
 
 def option_dest(spelled: str, version: Any) -> str | None:

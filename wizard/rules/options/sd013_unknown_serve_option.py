@@ -10,6 +10,7 @@ from wizard.io.spec_json import human_readable_int
 from wizard.rules.helpers import remove_extra_patch
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm import options as vllm_options
+from wizard.vllm.cli_parse import SPEC_SHORTHANDS
 
 
 # options removed before 0.32 that scripts still carry -> what to say instead of a near name
@@ -58,6 +59,14 @@ def _rename_patch(key: str, value: Any, opt: str, options: dict[str, Any], given
     dest = options[opt]["dest"]
     if dest in ("model", "config", "speculative_config", "model_tag"):
         return None
+    if dest in SPEC_SHORTHANDS:  # the key the full spelling sets (wizard.engine.shorthands)
+        spec_key = SPEC_SHORTHANDS[dest]
+        if spec_key in (given.get("speculative_config") or {}):
+            return None
+        if dest == "spec_tokens" and isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip())
+        return Patch(description=f"Rename to {opt}", set={f"speculative_config.{spec_key}": value},
+                     unset=[f"extra_args.{key}"])
     neg = opt.startswith("--no-") and options[opt]["kind"] == "BooleanOptionalAction"
     if neg and value is True:
         value = False
@@ -148,9 +157,13 @@ class UnknownServeOption(Rule):
     def check(self, ctx):
         data = vllm_options.serve_options(ctx.version)
         options: dict[str, Any] = data["options"]
-        given = ctx.config.model_dump(exclude_none=True)
+        # as written: an abbreviated --spec-* shorthand is in ctx.config's speculative_config already
+        written = ctx.written_config or ctx.config
+        given = written.model_dump(exclude_none=True)
+        if written.speculative_config is not None:
+            given["speculative_config"] = written.speculative_config.model_dump(exclude_none=True)
         suggested = 0
-        for key, value in ctx.config.extra_args.items():
+        for key, value in written.extra_args.items():
             if key == POSITIONAL_KEY:
                 continue  # SD014
             head = key.split(".", 1)[0]
