@@ -168,17 +168,6 @@ def folders(tmp_path_factory):
     return {"ds": str(DS_DIR), "qwen": str(q), "drafter": str(d)}
 
 
-@pytest.fixture(scope="module")
-def oracle():
-    from wizard.vllm.oracle import VllmOracle, vllm_unavailable_reason
-
-    if vllm_unavailable_reason():
-        pytest.skip(vllm_unavailable_reason())
-    o = VllmOracle()
-    yield o
-    o.close()
-
-
 def _verdicts(oracle, cfg, model_dir, opts):
     out = []
     for n in node_commands(cfg, opts):

@@ -35,17 +35,6 @@ def models(tmp_path_factory):
     return build_models(tmp_path_factory.mktemp("oracle"))
 
 
-@pytest.fixture(scope="module")
-def oracle():
-    from wizard.vllm.oracle import VllmOracle, vllm_unavailable_reason
-
-    if vllm_unavailable_reason():
-        pytest.skip(vllm_unavailable_reason())
-    o = VllmOracle()
-    yield o
-    o.close()
-
-
 def _check(cfg):
     return api.check(cfg, gpu="cpu", allow_hub=False)
 

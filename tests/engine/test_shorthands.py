@@ -82,17 +82,6 @@ def test_context_keeps_the_written_config():
     assert ctx.written_config is cfg and _spec(ctx.config) == {"method": "ngram", "num_speculative_tokens": 3}
 
 
-@pytest.fixture(scope="module")
-def oracle():
-    from wizard.vllm.oracle import VllmOracle, vllm_unavailable_reason
-
-    if vllm_unavailable_reason():
-        pytest.skip(vllm_unavailable_reason())
-    o = VllmOracle()
-    yield o
-    o.close()
-
-
 @pytest.mark.vllm
 def test_vllm_builds_the_same_speculation_from_the_abbreviations(oracle, tmp_path):
     from factory import make_tiny_llama
