@@ -383,7 +383,8 @@ def render_schema_section(results_dir: Path = RESULTS) -> list[str]:
         s = data["summary"]
         lines.append(f"| {rel} | {s.get('vllm')} | {s['cases']} | {s['compared']} | {s['agree']} | "
                      f"**{s['agreement_pct']}%** | {s['wizard_only']} | {s['vllm_only']} | "
-                     f"{s.get('cpu_platform_only', '?')} | {s.get('date', '')} |")
+                     f"{s.get('cpu_platform_only', '?')} | {s.get('date', '')}"
+                     + (f" (wizard re-judged {s['rejudged']})" if s.get("rejudged") else "") + " |")
     for rel, data in runs:
         rows = [r for r in data["rows"] if r["agreement"] not in ("unavailable", "excluded")]
         excl = collections.defaultdict(list)

@@ -6,6 +6,12 @@ spelling vLLM parses, judged by vLLM's own parser + serve validator + ``create_e
     python benchmarks/conformance_schema.py                      # the installed vLLM's release
     python benchmarks/conformance_schema.py --release 0.31       # a release venv (wizard.vllm.venvs)
     python benchmarks/conformance_schema.py --all-spellings --show 40
+    python benchmarks/conformance_schema.py --release 0.22 --rejudge   # wizard side only, vLLM's recorded verdicts
+
+``--rejudge`` runs the wizard's current rules again on the recorded run's cases (regenerated from the
+same schema, matched by case id) and compares them with the vLLM verdicts that run stored: vLLM's
+verdict does not depend on the wizard, so no release environment is needed. Case ids the generator no
+longer draws, or draws anew, are counted apart (``not_rejudged`` / ``new_unjudged``).
 
 Rows refused only because the oracle runs vLLM's CPU platform (the wizard, judged for ``cpu``,
 refuses them too, and accepts them for an H100 check: V2-runner-only features, sleep mode, cumem,
@@ -94,8 +100,43 @@ def wizard_verdict(words: list[str], release: str, gpu: str = "cpu") -> tuple[bo
     return bool(errs), [f.rule for f in errs], (errs[0].message[:300] if errs else "")
 
 
+class _Recorded:
+    """A vLLM verdict read back from a recorded run (the shape of the oracle's answer)."""
+
+    def __init__(self, row: dict):
+        self.verdict = row["vllm"]
+        self.rejected = row["vllm"] == "rejected"
+        self.exc_type = row.get("exc_type")
+        self._message = row.get("vllm_message", "")
+
+    def short_message(self, n: int = 300) -> str:
+        return self._message[:n]
+
+
+class _RecordedOracle:
+    """Stands in for :class:`VllmOracle` in ``--rejudge``: answers from the recorded rows by case id."""
+
+    def __init__(self, rows: list[dict], info: dict):
+        self.rows = {r["id"]: r for r in rows}
+        self.info = info
+        self.missing: list[str] = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def verdict_for(self, cid: str):
+        row = self.rows.get(cid)
+        if row is None:
+            self.missing.append(cid)
+            return None
+        return _Recorded(row)
+
+
 def run(release: str | None, all_spellings: bool = False, limit: int | None = None, show: int = 25,
-        quiet: bool = False, out_dir: Path | None = None) -> dict:
+        quiet: bool = False, out_dir: Path | None = None, rejudge: bool = False) -> dict:
     from conformance_corpus import build_models
     from schema_corpus import generate_schema
 
@@ -106,7 +147,13 @@ def run(release: str | None, all_spellings: bool = False, limit: int | None = No
     if release is None:
         v = installed_vllm()
         release = f"{v.version.major}.{v.version.minor}" if v is not None else "0.32"
-    python = release_python(release, create=True, log=lambda m: print(m, flush=True))
+    recorded = None
+    if rejudge:
+        old = json.loads(((out_dir or RESULTS) / f"schema-{release}.json").read_text())
+        recorded = _RecordedOracle(old["rows"], {"vllm_version": old["summary"]["vllm"]})
+        recorded_date = old["summary"]["date"]
+    else:
+        python = release_python(release, create=True, log=lambda m: print(m, flush=True))
     tmp = Path(tempfile.mkdtemp(prefix="sw-conf-schema-"))
     models = build_models(tmp / "tiny")
     model = models["target"]
@@ -116,10 +163,15 @@ def run(release: str | None, all_spellings: bool = False, limit: int | None = No
         cases = cases[:limit]
     rows = []
     t0 = time.time()
-    with VllmOracle(python=python, patch_cpu_platform=True) as oracle:
+    with (recorded if recorded is not None else VllmOracle(python=python, patch_cpu_platform=True)) as oracle:
         for i, (cid, words) in enumerate(cases):
+            if recorded is not None:
+                v = recorded.verdict_for(cid)
+                if v is None:
+                    continue
             rejects, rules, msg = wizard_verdict(words, release)
-            v = oracle.check_argv(words, timeout=600)
+            if recorded is None:
+                v = oracle.check_argv(words, timeout=600)
             if v.verdict not in ("accepted", "rejected"):
                 agreement = "unavailable"
             elif rejects == v.rejected:
@@ -149,6 +201,11 @@ def run(release: str | None, all_spellings: bool = False, limit: int | None = No
                "unavailable": sum(r["agreement"] == "unavailable" for r in rows),
                "excluded": sum(r["agreement"] == "excluded" for r in rows), "skipped": {k: v for k, v in stats.items() if k.startswith("skip:")},
                "wall_s": round(time.time() - t0, 1), "date": time.strftime("%Y-%m-%d", time.gmtime())}
+    if recorded is not None:
+        summary["date"] = recorded_date
+        summary["rejudged"] = time.strftime("%Y-%m-%d", time.gmtime())
+        summary["new_unjudged"] = len(recorded.missing)
+        summary["not_rejudged"] = len(set(recorded.rows) - {r["id"] for r in rows})
     out = (out_dir or RESULTS) / f"schema-{release}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=0))
@@ -158,6 +215,9 @@ def run(release: str | None, all_spellings: bool = False, limit: int | None = No
           f"skipped options {summary['skipped']}")
     print(f"agreement: {agree}/{len(counted)} = {summary['agreement_pct']}% "
           f"(wizard-only {summary['wizard_only']}, vLLM-only {summary['vllm_only']}); wall {summary['wall_s']} s")
+    if recorded is not None:
+        print(f"rejudged against the vLLM verdicts recorded {summary['date']}: cases drawn anew (no verdict) "
+              f"{summary['new_unjudged']}, recorded cases no longer drawn {summary['not_rejudged']}")
     cpu_rows = collections.Counter(r["id"].split(":")[0] for r in counted if r.get("cpu_platform_only"))
     print(f"refused only because the oracle runs the CPU platform (the wizard accepts them for {GPU_CHECK}): "
           f"{summary['cpu_platform_only']} rows: " + ", ".join(f"{k} {n}" for k, n in sorted(cpu_rows.items())))
@@ -181,8 +241,10 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--show", type=int, default=25)
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--rejudge", action="store_true",
+                    help="wizard side only, against the vLLM verdicts of the recorded run (no release venv)")
     a = ap.parse_args(argv)
-    run(a.release, a.all_spellings, a.limit, a.show, a.quiet)
+    run(a.release, a.all_spellings, a.limit, a.show, a.quiet, rejudge=a.rejudge)
     return 0
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from wizard.advisories import advisory_findings
 from wizard.config import ConfigError, Patch, ServeConfig, apply_patch, config_from_dict
 from wizard.context import CheckContext, resolve_context
+from wizard.engine.abbreviations import written_fix
 from wizard.hardware.catalog import parse_gpu_spec
 from wizard.hardware.spec import Hardware
 from wizard.io.argv import parse_command
@@ -48,7 +49,7 @@ class Report(BaseModel):
     command: str = ""
     #: the long form vLLM builds when it rewrites the command: a speculators checkpoint given as the
     #: model (verifier as --model, the checkpoint as speculative_config.model) or abbreviated --spec-*
-    #: shorthands (wizard.engine.shorthands); "" otherwise
+    #: shorthands or other abbreviated options (wizard.engine.abbreviations); "" otherwise
     long_command: str = ""
 
     @property
@@ -124,6 +125,9 @@ def _hardware(gpu: Hardware | str | None) -> Hardware | None:
 def check_context(ctx: CheckContext) -> Report:
     """Run every applicable rule and advisory (wizard.advisories) on a resolved context."""
     findings = sorted([*iter_findings(ctx), *advisory_findings(ctx)], key=lambda f: (f.severity.rank, f.rule, f.fields))
+    if ctx.abbreviated:  # fixes apply to the configuration as written: they drop the abbreviation too
+        findings = [f.model_copy(update={"fixes": [written_fix(p, ctx.abbreviated) for p in f.fixes]})
+                    for f in findings]
     if any(f.severity == Severity.ERROR for f in findings):
         verdict = "error"
     elif any(f.severity == Severity.WARNING for f in findings):

@@ -14,7 +14,7 @@ from typing import Any, Callable
 from wizard import resolve
 from wizard.config import ServeConfig
 from wizard.engine import EngineView, build_view
-from wizard.engine.shorthands import shorthand_rewrite
+from wizard.engine.abbreviations import abbreviation_rewrite
 from wizard.engine.speculators import speculators_rewrite
 from wizard.hardware.spec import Hardware
 from wizard.models.info import ModelInfo, ModelLookupError
@@ -47,10 +47,12 @@ class CheckContext:
     mechanism_results: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     mechanism_errors: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     #: the model was a speculators checkpoint: what vLLM does with it (wizard.engine.speculators); when it
-    #: (or an abbreviated --spec-* shorthand, wizard.engine.shorthands) applies, ``config`` is the long
+    #: (or an abbreviated option, wizard.engine.abbreviations) applies, ``config`` is the long
     #: form vLLM builds and ``written_config`` the configuration as given
     speculators: Any = None
     written_config: ServeConfig | None = None
+    #: abbreviated options moved into the long form: {path in ``config``: ``extra_args`` path as written}
+    abbreviated: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     #: the verifier a speculators-format *drafter* names (``speculators_config.verifier.name_or_path``),
     #: looked up when it differs from the target (rule SD232 compares the two); None = not looked up / unknown
     verifier: ModelInfo | None = None
@@ -140,9 +142,10 @@ def resolve_context(
     ctx.target = target
     if err:
         ctx.lookup_errors["model"] = err
-    short = shorthand_rewrite(config, ctx.version)
+    short = abbreviation_rewrite(config, ctx.version)
     if short is not None:
-        # --spec-me ngram: the release's parser reads the abbreviation as --spec-method (allow_abbrev)
+        short, ctx.abbreviated = short
+        # --kv-cache-d fp8, --spec-me ngram: the release's parser reads an abbreviation as its option (allow_abbrev)
         ctx.written_config, ctx.config, config = config, short, short
     rw = speculators_rewrite(config, target, ctx.version)
     if rw is not None:

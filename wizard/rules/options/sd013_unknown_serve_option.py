@@ -59,7 +59,7 @@ def _rename_patch(key: str, value: Any, opt: str, options: dict[str, Any], given
     dest = options[opt]["dest"]
     if dest in ("model", "config", "speculative_config", "model_tag"):
         return None
-    if dest in SPEC_SHORTHANDS:  # the key the full spelling sets (wizard.engine.shorthands)
+    if dest in SPEC_SHORTHANDS:  # the key the full spelling sets (wizard.engine.abbreviations)
         spec_key = SPEC_SHORTHANDS[dest]
         if spec_key in (given.get("speculative_config") or {}):
             return None

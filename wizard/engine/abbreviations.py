@@ -1,0 +1,111 @@
+"""Fact: the options a release's parser reads from an abbreviation.
+
+vLLM's ``vllm serve`` parser is argparse with ``allow_abbrev``: a unique prefix of an option is that
+option. ``--kv-cache-d fp8`` is ``--kv-cache-dtype fp8`` and ``--spec-me ngram --spec-tok 3`` is
+``--spec-method ngram --spec-tokens 3`` wherever the release's parser has no other option with
+that prefix (the ``--spec-*`` shorthands exist from 0.22; ``EngineArgs.create_speculative_config``,
+vllm/engine/arg_utils.py 0.22-0.33, builds the speculative config from them). The importer is
+release-independent, so it keeps an abbreviation raw (``extra_args.kv_cache_d``);
+:func:`abbreviation_rewrite` moves it where the full spelling goes for the release checked, so
+every rule, the plan and the advisories see what runs. SD013 still asks for the full spelling.
+
+The value is read by the importer's own code for the full spelling (:class:`wizard.io.collector.
+Collector`): the option's argparse type for numbers, ``--no-X`` as False, and for the shorthands
+``''`` / ``None`` as the method or model left raw (``optional_type`` reads it as not given; SD017
+judges it), ``--spec-tokens`` text that is an integer becomes the integer. Left raw: an ambiguous
+prefix (argparse refuses it; SD013 says so), a value the option's type refuses (SD010 names it), a
+value-taking option given no value, and an option or speculative key the command already sets in
+its full spelling (the order of the two is not kept; vLLM takes the last, or refuses a shorthand
+next to the same key: "... are mutually exclusive").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wizard.config import SERVE_FIELDS, ConfigError, Patch, ServeConfig, apply_patch
+from wizard.io.collector import Collector
+from wizard.vllm.cli_parse import SPEC_SHORTHANDS, option_dest
+
+__all__ = ["abbreviation_rewrite", "written_fix"]
+
+#: fields the importer fills itself, never from an abbreviation
+_NOT_OPTIONS = frozenset({"model", "extra_args", "env", "invalid_values", "import_notes", "speculative_config"})
+
+
+def _read(dest: str, value: Any) -> tuple[bool, Any]:
+    """(ok, value) as the importer reads option ``dest`` given ``value`` in its full spelling."""
+    c = Collector("command")
+    try:
+        c.option(dest, value, "--" + dest.replace("_", "-"))
+    except ConfigError:
+        return False, None
+    if dest in c.top:
+        return True, c.top[dest]
+    if c.shorthands:
+        return True, c.shorthands[0][2]
+    return False, None
+
+
+def abbreviation_rewrite(config: ServeConfig, version: Any) -> tuple[ServeConfig, dict[str, str]] | None:
+    """(``config`` with the abbreviations in ``extra_args`` that ``version``'s parser resolves moved
+    where their full spelling goes -- a ServeConfig field, or a ``speculative_config`` key for the
+    ``--spec-*`` shorthands --, {path it went to: the ``extra_args`` path it was written at}); None
+    when there are none. A fix that sets or removes such a path must remove the written spelling too
+    (:func:`written_fix`), or vLLM reads both."""
+    if not config.extra_args:
+        return None
+    spec = config.speculative_config.model_dump(exclude_none=True) if config.speculative_config else {}
+    given = config.model_fields_set
+    moves: dict[str, Any] = {}
+    gone: list[str] = []
+    where: dict[str, str] = {}
+    for k, v in config.extra_args.items():
+        if (not isinstance(k, str) or not k or k.startswith(("_", "-")) or "." in k or k in SPEC_SHORTHANDS
+                or k in SERVE_FIELDS):
+            continue  # the full spelling was imported already (or kept raw on purpose)
+        if v is None or isinstance(v, (list, dict)):
+            continue
+        dest = option_dest("--" + k.replace("_", "-"), version)
+        if dest is None or dest == k:
+            continue
+        key = SPEC_SHORTHANDS.get(dest)
+        if key is not None:
+            if key in spec or f"speculative_config.{key}" in moves or isinstance(v, bool):
+                continue  # set in the config already, or no value (argparse: expected one argument)
+            ok, value = _read(dest, v)
+            if not ok:
+                continue
+            moves[f"speculative_config.{key}"] = value
+            where[f"speculative_config.{key}"] = f"extra_args.{k}"
+        elif dest in SERVE_FIELDS and dest not in _NOT_OPTIONS:
+            if dest in given or dest in moves:
+                continue
+            ok, value = _read(dest, v)
+            if not ok:
+                continue
+            moves[dest] = value
+            where[dest] = f"extra_args.{k}"
+        else:
+            continue
+        gone.append(f"extra_args.{k}")
+    if not moves:
+        return None
+    try:
+        out = apply_patch(config, Patch(description="abbreviated options as vLLM's parser reads them", set=moves,
+                                        unset=gone))
+    except (ConfigError, ValueError):
+        return None
+    return out, where
+
+
+def written_fix(patch: Patch, where: dict[str, str]) -> Patch:
+    """``patch`` (paths of the rewritten config) for the configuration as written: every path it sets
+    or removes that an abbreviation was moved to also removes that abbreviation (``where``, from
+    :func:`abbreviation_rewrite`)."""
+    touched = [*patch.set, *patch.unset]
+    extra = [old for new, old in where.items() if old not in patch.unset
+             and any(t == new or t.startswith(new + ".") for t in touched)]
+    if not extra:
+        return patch
+    return Patch(description=patch.description, set=dict(patch.set), unset=[*patch.unset, *extra])
