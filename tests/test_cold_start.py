@@ -33,3 +33,20 @@ def test_check_imports_no_launch_stack():
     names = imported_modules(CHECK)
     bad = sorted(n for n in names if any(n == f or n.startswith(f + ".") for f in FORBIDDEN))
     assert not bad, f"`wizard check` imports {bad}"
+
+
+def test_every_cli_entry_freezes_the_startup_heap():
+    """``python -m wizard`` and the ``specwizard`` console script both start through
+    ``wizard.__main__.run``, which keeps the garbage collector off while the CLI's long-lived
+    objects are imported and then freezes them (``gc.freeze``): without it one full collection of
+    that heap cost a cold check about 55 ms (341 -> 285 ms, benchmarks/cold_start.py, 2026-12-04)."""
+    import tomllib
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["specwizard"] == "wizard.__main__:run"
+    code = ("import gc, sys, wizard.cli, wizard.__main__ as m\n"
+            "wizard.cli.main = lambda: print(gc.isenabled(), gc.get_freeze_count() > 10000) or 0\n"
+            "sys.exit(m.run())")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == ["True", "True"]
