@@ -10,15 +10,16 @@ collections) before the collector is turned back on for what the command itself 
 import gc
 import sys
 
+gc.disable()
+try:
+    from wizard import cli
+finally:
+    gc.freeze()
+    gc.enable()
+
 
 def run() -> int:
-    gc.disable()
-    try:
-        from wizard.cli import main
-    finally:
-        gc.freeze()
-        gc.enable()
-    return main()
+    return cli.main()
 
 
 if __name__ == "__main__":

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from wizard.hardware.spec import Hardware
-from wizard.models.info import ModelInfo
 from wizard.engine.dtype import model_dtype, supported_dtypes  # the model dtype: one definition, in wizard/engine
 from wizard.engine.mtp import mtp_rewrite
 from wizard.vllm import methods as M

@@ -643,7 +643,7 @@ def drafter_facts(ctx: CheckContext) -> list[FactRow]:
         L = t.num_hidden_layers if t else None
         default = f"(2, {L // 2}, {L - 3})" if isinstance(L, int) and L > 3 else "(2, L/2, L-3)"
         rows.append(FactRow("aux layer ids", f"{_v(L)} layers", _v(ids) if ids else "not given",
-                            f"reads these target layers' hidden states" if ids else
+                            "reads these target layers' hidden states" if ids else
                             f"not given: vLLM uses {default} of the target, which must be what it was trained on (SD224)"))
     tmax = t.max_position_embeddings if t else None
     served = ctx.config.max_model_len if isinstance(ctx.config.max_model_len, int) else tmax

@@ -34,7 +34,6 @@ from wizard.vllm.releases import release_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from wizard.context import CheckContext
-    from wizard.rules.registry import Finding
 
 __all__ = ["Advisory", "advisories", "reload", "load_errors", "applies", "matching", "advisory_findings",
            "render_advisories", "DATA_DIR", "FAMILIES", "ID_PREFIX"]

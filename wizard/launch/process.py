@@ -186,7 +186,6 @@ class ServerHandle:
         self._done_evt = threading.Event()
         self._stop_requested = False
         self._descendants: dict[int, float] = {}  # pid -> create_time
-        self._listeners: list[Callable[[str, "ServerHandle"], None]] = []
         self._log_file = open(log_path, "a", encoding="utf-8", errors="replace")
         self._reader = threading.Thread(target=self._read_output, name=f"vllm-log-{self.pid}", daemon=True)
         self._watcher = threading.Thread(target=self._watch, name=f"vllm-watch-{self.pid}", daemon=True)
@@ -298,10 +297,6 @@ class ServerHandle:
         method, k = self.spec_method_and_k()
         return advice(self.latest_metrics(), method, k)
 
-    def add_listener(self, fn: Callable[[str, "ServerHandle"], None]) -> None:
-        """Call ``fn(state, handle)`` on every state change (from the watcher thread)."""
-        self._listeners.append(fn)
-
     def wait_healthy(self, timeout: float = 240.0) -> bool:
         """Block until healthy (True) or failed/exited/stopped or ``timeout`` s (False)."""
         deadline = time.monotonic() + timeout
@@ -368,11 +363,6 @@ class ServerHandle:
             if self._state == state:
                 return
             self._state = state
-        for fn in list(self._listeners):
-            try:
-                fn(state, self)
-            except Exception:
-                pass
 
     def _signal_group(self, sig: int) -> None:
         try:

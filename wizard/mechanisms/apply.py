@@ -366,7 +366,7 @@ def _why(sel: AB.Selection | None, layout: AB.AttentionLayout | None, who: str, 
     if sel.backend:
         skipped = "; ".join(f"{b}: {r}" for b, r in rejected.items())
         out["why"] = (f"{who}: {desc} on {release}/{hw_name} -> {sel.backend} accepts it"
-                      + (f" (pinned)" if sel.pinned else "") + (f"; passed over: {skipped}" if skipped else ""))
+                      + (" (pinned)" if sel.pinned else "") + (f"; passed over: {skipped}" if skipped else ""))
     else:
         out["why"] = f"{who}: {desc} on {release}/{hw_name} -> no backend fits: {sel.error}"
     return out

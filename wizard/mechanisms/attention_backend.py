@@ -51,8 +51,6 @@ from wizard.vllm.backends import BackendTable, load
 __all__ = ["AttentionLayout", "BackendCheck", "Selection", "select_backend", "layout_for", "select_for_pair",
            "kernel_checks", "kv_support", "selection_rules", "target_lock", "first_release_where"]
 
-_QUANT_PREFIXES = ("fp8", "nvfp4", "int4", "int8", "turboquant", "ultraquant", "octave")
-
 
 @dataclass(frozen=True)
 class AttentionLayout:
@@ -162,10 +160,6 @@ class Selection:
     def rejection(self) -> str:
         """Why the (pinned) first candidate is refused, in vLLM's words."""
         return "; ".join(self.candidates[0].reasons) if self.candidates else (self.error or "")
-
-
-def _is_quantized(kv: str | None) -> bool:
-    return bool(kv) and kv not in ("auto", "float16", "bfloat16") and kv.startswith(_QUANT_PREFIXES)
 
 
 def select_backend(

@@ -126,8 +126,3 @@ class SentValues:
     def forget(self, sess: str | None) -> None:
         with self._lock:
             self._sent.pop(sess or "", None)
-
-    def sent_count(self, sess: str | None) -> int:
-        """How many components have a remembered value in ``sess`` (tests, benchmarks)."""
-        with self._lock:
-            return len(self._sent.get(sess or "", {}))

@@ -128,10 +128,6 @@ class MethodTraits:
     lookup: bool = False
     multi_kv_group: bool = False
 
-    def exists_in(self, version: VllmVersion) -> bool:
-        """Whether ``version`` accepts this name (its release's generated method list)."""
-        return self.name in allowed_methods(version)
-
 
 def _mtp_alias(name: str, multi_step: bool = False, multi_kv_group: bool = False) -> MethodTraits:
     return MethodTraits(name, "target", "deprecated alias of mtp (vLLM rewrites it to mtp)", mtp_family=True,

@@ -17,7 +17,7 @@ from wizard.config import apply_patch
 from wizard.hardware import nvml
 import wizard.launch as launch_api
 from wizard.launch import compare_machine, metrics
-from wizard.launch.install import (install_commands, install_hint, refresh_install_state, render_commands,
+from wizard.launch.install import (install_commands, refresh_install_state, render_commands,
                                    suggested_distribution, vllm_importable)
 from wizard.launch.launcher import review_launch
 from wizard.ui import services
@@ -162,12 +162,6 @@ def _review_md(ui: WizardUI, state: dict) -> str:
         lines.append(f"**Options that need the opt-in** ({state_txt}; vLLM {html.escape(rv.argv.release)}'s allowlist):\n"
                      + "\n".join(f"- {html.escape(r.text())}" for r in rv.risky))
     return "\n\n".join(lines)
-
-
-def no_vllm_hint() -> str:
-    """What to run when vLLM is missing: :func:`wizard.launch.install.install_hint` for this
-    machine's GPUs (its commands are the tested ones, also in the README)."""
-    return install_hint(gpu_count=len(nvml.discover()))
 
 
 def install_box() -> dict:
