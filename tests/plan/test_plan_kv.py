@@ -131,3 +131,68 @@ def test_kv_dtype_bytes_and_unknown_dtype():
     assert kv_dtype_bytes("auto", "float32") == 4 and kv_dtype_bytes("fp8") == 1 and kv_dtype_bytes("nvfp4") == 0.5625
     with pytest.raises(ValueError, match="known"):
         kv_dtype_bytes("fp7_weird")
+
+
+# ---- Gemma 4: full-attention layers of their own shape -------------------------------------------
+# transformers' Gemma4TextConfig gives full-attention layers global_head_dim (512) and, with
+# attention_k_eq_v, num_global_key_value_heads (4) through per_layer_config, which vLLM's gemma4.py
+# reads per layer; the 50 sliding layers keep 16 KV heads x 256. Until 2026-12-04 every layer was
+# counted at 16 x 256 (983,040 bytes/token, and 18.3 GiB for one 32k request where vLLM needs less).
+
+def _gemma4_31b():
+    return resolve_model("google/gemma-4-31B-it", allow_hub=False)  # the bundled catalog's config.json
+
+
+def test_gemma4_full_attention_layers_have_their_own_shape():
+    m = _gemma4_31b()
+    assert (m.head_dim, m.num_key_value_heads, m.full_attention_head_dim, m.full_attention_kv_heads) == (256, 16, 512, 4)
+    lay = kv_layout(m, "auto", dtype="bfloat16")
+    assert (lay.full_layers, lay.sliding_layers, lay.sliding_window) == (10, 50, 1024)
+    assert lay.layer_bytes_per_token == 2 * 16 * 256 * 2 == 16384          # sliding layers
+    assert lay.full_layer_bytes_per_token == 2 * 4 * 512 * 2 == 8192       # global layers
+    assert lay.bytes_per_token == 10 * 8192 + 50 * 16384 == 901120
+    assert kv_layout(m, "auto", tp=2).full_layer_bytes_per_token == 2 * 2 * 512 * 2
+
+
+def test_gemma4_one_request_as_vllm_groups_it():
+    """Page sizes unified as vLLM 0.32's unify_kv_cache_spec_page_size does: the global layers'
+    half-size pages get 32-token blocks. 3,909 blocks of 2.5 MiB for one 32k request with 8,192
+    tokens in flight is what vLLM 0.32's own get_kv_cache_groups + _max_memory_usage_bytes_from_groups
+    return for these 60 layer specs (test_gemma4_grouping_matches_vllm below)."""
+    from wizard.plan.capacity import capacity
+
+    lay = kv_layout(_gemma4_31b(), "auto", dtype="bfloat16")
+    row, _, per_req, _, _ = capacity([lay], 10 << 30, 16, 32768, 8192)
+    assert row == 10 * 16384 * 16 == 2621440      # 5 sliding groups + 1 full group of 10 layers
+    assert per_req == 5 * ((1023 + 8192) // 16 + 1 + 1) + 32768 // 32 == 3909
+
+
+@pytest.mark.vllm
+@pytest.mark.skipif(installed_vllm() is None, reason="vLLM (CPU build) not installed")
+def test_gemma4_grouping_matches_vllm():
+    """The installed vLLM's own grouping of the 60 layer specs the wizard derives (its KV spec
+    classes and kv_cache_utils; the engine config is a stand-in holding only the fields read)."""
+    import types
+
+    import torch
+    from vllm.v1.core import kv_cache_utils as U
+    from vllm.v1.kv_cache_interface import FullAttentionSpec, SlidingWindowSpec
+
+    from wizard.mechanisms.kv_groups import layers_for
+
+    m = _gemma4_31b()
+    specs = {}
+    for layer in layers_for(m, "target"):
+        cls, extra = (SlidingWindowSpec, {"sliding_window": layer.sliding_window}) if layer.kind == "sliding" else (FullAttentionSpec, {})
+        specs[layer.name] = cls(block_size=16, num_kv_heads=layer.num_kv_heads, head_size=layer.head_size,
+                                dtype=torch.bfloat16, **extra)
+    ns = types.SimpleNamespace
+    vc = ns(model_config=ns(max_model_len=32768, use_mla=False), max_in_flight_tokens=8192,
+            scheduler_config=ns(disable_hybrid_kv_cache_manager=False, max_num_batched_tokens=8192),
+            cache_config=ns(get_resolved_kv_cache_layout=lambda: ns(is_block_outermost=False)),
+            parallel_config=ns(decode_context_parallel_size=1, prefill_context_parallel_size=1),
+            attention_config=None, speculative_config=None, kv_transfer_config=None)
+    groups = U.get_kv_cache_groups(vc, specs)
+    assert sorted((type(g.kv_cache_spec).__name__, g.kv_cache_spec.block_size, len(g.layer_names)) for g in groups) == \
+        [("FullAttentionSpec", 32, 10)] + [("SlidingWindowSpec", 16, 10)] * 5
+    assert U._max_memory_usage_bytes_from_groups(vc, groups) == 3909 * 2621440

@@ -470,6 +470,9 @@ def layers_for(
     tp = max(1, tensor_parallel_size)
     kvh = max(1, (getattr(model, "num_key_value_heads", None) or getattr(model, "num_attention_heads", None) or 1) // tp)
     hd = getattr(model, "head_dim", None) or 0
+    # full-attention layers of their own shape (Gemma 4 global layers: wizard.models.config_json)
+    full_hd = getattr(model, "full_attention_head_dim", None) or hd
+    full_kvh = max(1, g // tp) if (g := getattr(model, "full_attention_kv_heads", None)) else kvh
     db = _dtype_bytes(kv_cache_dtype, model)
     types = list(getattr(model, "layer_types", None) or [])
     shared = getattr(model, "num_kv_shared_layers", 0) or 0
@@ -489,5 +492,5 @@ def layers_for(
         elif not types and sw and getattr(model, "model_type", "") in ("mistral",):
             out.append(LayerKV(name, "sliding", role, kvh, hd, db, sliding_window=sw))
         else:
-            out.append(LayerKV(name, "full", role, kvh, hd, db))
+            out.append(LayerKV(name, "full", role, full_kvh, full_hd, db))
     return out

@@ -430,6 +430,21 @@ def _rope_problems(merged: Mapping[str, Any], key_path, problems: _Problems) -> 
         problems.add(where, _shown_any(v), f"{what} must be {need}, so vLLM cannot build the rotary embedding")
 
 
+
+def _full_attention_shape(merged: dict[str, Any], model_type: str | None, head_dim: int | None,
+                          kv_heads: int | None, g_int: Any) -> tuple[int | None, int | None]:
+    """(head size, KV heads) of the full-attention layers where they differ from every other layer's.
+    Gemma 4 (transformers' Gemma4TextConfig.__post_init__, the per_layer_config vLLM's gemma4.py reads
+    per layer): full-attention layers take ``global_head_dim`` (default 512) and, when
+    ``attention_k_eq_v`` is true or absent, ``num_global_key_value_heads``; (None, None) otherwise."""
+    if not str(model_type or "").startswith("gemma4") or "global_head_dim" not in merged and \
+            "num_global_key_value_heads" not in merged:
+        return None, None
+    hd = g_int("global_head_dim") if "global_head_dim" in merged else 512
+    kvh = g_int("num_global_key_value_heads") if merged.get("attention_k_eq_v", True) is not False else None
+    return (hd if hd and hd != head_dim else None), (kvh if kvh and kvh != kv_heads else None)
+
+
 def info_from_config(
     raw: Any,
     *,
@@ -585,6 +600,7 @@ def info_from_config(
     moe = _moe_fields(merged, layers, notes, fname, problems, key_path)
     tie = merged.get("tie_word_embeddings")
     kv_shared = g_int("num_kv_shared_layers") or 0
+    full_head_dim, full_kv_heads = _full_attention_shape(merged, model_type, head_dim, kv_heads, g_int)
     vocab = g_int("vocab_size")
     max_pos = g_int("max_position_embeddings")
     inter = g_int("intermediate_size")
@@ -657,6 +673,8 @@ def info_from_config(
             qk_rope_head_dim=qk_rope,
             sliding_window=sliding,
             layer_types=layer_types,
+            full_attention_head_dim=full_head_dim,
+            full_attention_kv_heads=full_kv_heads,
             attention_chunk_size=chunk,
             num_kv_shared_layers=kv_shared,
             num_mamba_layers=num_mamba,

@@ -103,6 +103,12 @@ class ModelInfo(BaseModel):
     qk_rope_head_dim: int | None = None
     sliding_window: int | None = None
     layer_types: list[str] | None = Field(None, description="Per-layer attention type, e.g. ['sliding_attention', 'full_attention', ...].")
+    full_attention_head_dim: int | None = Field(
+        None, description="Head size of the full-attention layers where it differs from head_dim (Gemma 4: "
+        "global_head_dim; transformers' Gemma4TextConfig per_layer_config, read by vLLM's gemma4.py).")
+    full_attention_kv_heads: int | None = Field(
+        None, description="KV heads of the full-attention layers where they differ (Gemma 4: "
+        "num_global_key_value_heads when attention_k_eq_v is true or absent).")
     attention_chunk_size: int | None = None
     num_kv_shared_layers: int = Field(0, description="Layers that reuse another layer's KV (cross-layer KV sharing).")
     num_mamba_layers: int = Field(0, description="Layers with recurrent state instead of KV (hybrid/mamba/GDN).")

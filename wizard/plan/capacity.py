@@ -54,11 +54,10 @@ def capacity(
     sliding: dict[tuple[int | None, int], int] = {}
     for lay in layouts:
         if lay.full_layers:
-            full_pages.append((lay.layer_bytes_per_token * block_size, lay.full_layers))
+            full_pages.append(((lay.full_layer_bytes_per_token or lay.layer_bytes_per_token) * block_size, lay.full_layers))
         if lay.sliding_layers:
             key = (lay.sliding_window, lay.layer_bytes_per_token * block_size)
             sliding[key] = sliding.get(key, 0) + lay.sliding_layers
-    n_full = sum(c for _, c in full_pages)
     state = sum(lay.state_bytes_per_request for lay in layouts)
     full_blocks = -(-max_model_len // block_size)
     if not sliding:
@@ -69,17 +68,26 @@ def capacity(
     else:
         # hybrid allocator: groups of group_size layers per attention type (uniform page assumed;
         # the largest page is used when target and drafter pages differ: approximation)
-        counts = ([n_full] if n_full else []) + list(sliding.values())
+        full_by_page: dict[int, int] = {}
+        for p, c in full_pages:
+            full_by_page[p] = full_by_page.get(p, 0) + c
+        counts = list(full_by_page.values()) + list(sliding.values())
         lo, hi = min(counts), max(counts)
         group_size = hi if hi < lo * 1.5 else lo
-        page = max([*(p for p, _ in full_pages), *(k[1] for k in sliding)])
+        page = max([*full_by_page, *(k[1] for k in sliding)])
         row = group_size * page
+
+        def tokens_per_block(p: int) -> int:
+            # unify_kv_cache_spec_page_size: a smaller page that divides the largest gets a larger
+            # block (block_size x ratio); one that does not is padded to it (same block size)
+            return block_size * (page // p) if p and page % p == 0 else block_size
+
         per_req = 0
-        if n_full:
-            per_req += -(-n_full // group_size) * full_blocks
-        for (window, _), n in sliding.items():
+        for p, n in full_by_page.items():
+            per_req += -(-n // group_size) * -(-max_model_len // tokens_per_block(p))
+        for (window, p), n in sliding.items():
             toks = min((window or max_model_len) - 1 + in_flight, max_model_len)
-            per_req += -(-n // group_size) * (-(-toks // block_size) + 1)
+            per_req += -(-n // group_size) * (-(-toks // tokens_per_block(p)) + 1)
     if state:
         # documented approximation: mamba state is carved out of the pool per request
         per_req += -(-state // max(1, row))

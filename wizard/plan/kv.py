@@ -54,6 +54,9 @@ class KvLayout(BaseModel):
     kv_heads_per_rank: int | None = None
     head_dim: int | None = None
     layer_bytes_per_token: int = Field(0, description="One layer, one token (bytes).")
+    full_layer_bytes_per_token: int = Field(
+        0, description="One full-attention layer, one token, where its shape differs (Gemma 4's global layers; "
+        "0: the same as layer_bytes_per_token).")
     full_bytes_per_token: int = 0
     sliding_bytes_per_token: int = 0
     bytes_per_token: int = 0
@@ -116,6 +119,11 @@ def _mamba_state_bytes(info: ModelInfo, tp: int, dtype: str, release: Any, k: in
     sp = mamba_state.state_page(info, release if release is not None else default_version(), tensor_parallel_size=tp,
                                 num_speculative_tokens=k, model_dtype=dtype)
     return (sp.page_bytes, None) if sp.page_bytes else (0, sp.error)
+
+
+def _attention_bytes(kv_heads: int, head_dim: int, elem: float, kvd: str) -> int:
+    """One standard-attention layer, one token, one rank: K and V (+ per-token-head scales)."""
+    return int(math.ceil(2 * kv_heads * head_dim * elem)) + (2 * kv_heads * 4 if kvd in PER_TOKEN_HEAD_SCALE else 0)
 
 
 def kv_layout(
@@ -190,12 +198,18 @@ def kv_layout(
             return KvLayout(attention="none", kv_dtype=kv_dtype, element_bytes=elem, layers=0,
                             notes=["attention heads / head_dim unknown: KV not counted"])
         kvh_rank = max(1, kvh // max(1, tp))
-        per_layer = int(math.ceil(2 * kvh_rank * head_dim * elem))
-        if kvd in PER_TOKEN_HEAD_SCALE:
-            per_layer += 2 * kvh_rank * 4
+        per_layer = _attention_bytes(kvh_rank, head_dim, elem, kvd)
         attention = "standard"
         if tp > kvh:
             notes.append(f"tp {tp} > {kvh} KV heads: vLLM replicates KV heads, 1 per rank")
+        per_full = per_layer
+        g_heads, g_dim = info.full_attention_kv_heads or kvh, info.full_attention_head_dim or head_dim
+        if full and (g_heads, g_dim) != (kvh, head_dim):
+            per_full = _attention_bytes(max(1, g_heads // max(1, tp)), g_dim, elem, kvd)
+            notes.append(f"full-attention layers: {g_heads} KV heads x head_dim {g_dim} ({per_full} bytes per token "
+                         f"and layer; the other layers {per_layer})")
+    if info.use_mla:
+        per_full = per_layer
     page, why = _mamba_state_bytes(info, tp, dtype, release, num_speculative_tokens) if mamba else (0, None)
     state = page * mamba
     if mamba and not state:
@@ -216,9 +230,10 @@ def kv_layout(
         kv_heads_per_rank=kvh_rank,
         head_dim=head_dim if not info.use_mla else (info.kv_lora_rank or 0) + (info.qk_rope_head_dim or 0),
         layer_bytes_per_token=per_layer,
-        full_bytes_per_token=per_layer * full,
+        full_layer_bytes_per_token=per_full if per_full != per_layer else 0,
+        full_bytes_per_token=per_full * full,
         sliding_bytes_per_token=per_layer * sliding,
-        bytes_per_token=per_layer * (full + sliding),
+        bytes_per_token=per_full * full + per_layer * sliding,
         state_bytes_per_request=state,
         notes=notes,
     )
