@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+
+import pytest
 import subprocess
 import sys
 from pathlib import Path
@@ -95,3 +97,38 @@ def test_sd001_offers_ngram_only_where_fast_prefill_does_something():
                     vllm_version=V32, allow_hub=False)
     sd001 = next(f for f in rep.findings if f.rule == "SD001")
     assert all("n-gram" not in p.description for p in sd001.fixes)
+
+
+# ---- what suggest offers passes check (found by a new-user trial, 2026-12-04) ------------------
+OFFERED = [
+    ("0.33.0", f"vllm serve {LLAMA} --speculative-config "
+               "'{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\",\"num_speculative_tokens\":3}'"),
+    ("0.33.0", "vllm serve Qwen/Qwen3-8B --speculative-config "
+               "'{\"method\":\"dflash\",\"model\":\"z-lab/Qwen3-8B-DFlash-b16\",\"num_speculative_tokens\":7}'"),
+    ("0.32.0", "vllm serve Qwen/Qwen3-8B --speculative-config "
+               "'{\"method\":\"draft_model\",\"model\":\"Qwen/Qwen3-0.6B\",\"num_speculative_tokens\":3}'"),
+]
+
+
+@pytest.mark.parametrize("version,cmd", OFFERED)
+def test_every_offered_kv_dtype_passes_check(version, cmd):
+    cfg = api.load(command=cmd)
+    base = {f.rule for f in api.check(cfg, vllm_version=version, gpu="H100", allow_hub=False).errors}
+    s = api.suggest(cfg, vllm_version=version, gpu="H100", allow_hub=False)
+    for path, rows in (("kv_cache_dtype", s.kv_dtypes), ("speculative_config.kv_cache_dtype", s.drafter_kv_dtypes)):
+        for d in suggest.iter_usable(rows):
+            patched = api.load(data={**cfg.model_dump(exclude_none=True), **(
+                {"kv_cache_dtype": d} if path == "kv_cache_dtype" else
+                {"speculative_config": {**cfg.speculative_config.model_dump(exclude_none=True), "kv_cache_dtype": d}})})
+            new = {f.rule for f in api.check(patched, vllm_version=version, gpu="H100", allow_hub=False).errors} - base
+            assert not new, f"{path}={d} is offered but the check refuses it: {new}"
+
+
+def test_the_float_kv_dtype_033_refuses_is_not_offered_and_says_why():
+    ctx = api.resolve(api.load(command=f"vllm serve {LLAMA}"), vllm_version="0.33.0", gpu="H100", allow_hub=False)
+    row = next(c for c in suggest.checked_kv_dtypes(ctx) if c.dtype == "float16")
+    assert row.usable is False and "SD031" in row.why
+    assert "float16" not in suggest.iter_usable(suggest.checked_kv_dtypes(ctx))
+    # 0.32 accepted the mismatch (and cast): offered there
+    ctx32 = api.resolve(api.load(command=f"vllm serve {LLAMA}"), vllm_version="0.32.0", gpu="H100", allow_hub=False)
+    assert "float16" in suggest.iter_usable(suggest.checked_kv_dtypes(ctx32))

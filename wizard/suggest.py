@@ -35,13 +35,15 @@ from wizard.mechanisms.attention_backend import AttentionLayout, Selection, layo
 from wizard.mechanisms.drafter_context import drafter_context, drafter_max_len
 from wizard.models import catalog
 from wizard.models.info import ModelInfo
-from wizard.rules.helpers import draft_vocab, tensor_shape
+from wizard.config import Patch
+from wizard.rules.helpers import draft_vocab, patched_ctx, tensor_shape
+from wizard.rules.registry import Severity, iter_findings
 from wizard.vllm import methods as M
 from wizard.vllm.versions import VllmVersion, kv_cache_dtypes
 
 __all__ = [
     "MethodChoice", "DrafterChoice", "KRange", "KvChoice", "BackendChoice", "Suggestions",
-    "methods_for", "drafters_for", "drafter_method", "k_range", "kv_dtypes", "backends", "suggest",
+    "methods_for", "drafters_for", "drafter_method", "k_range", "kv_dtypes", "checked_kv_dtypes", "backends", "suggest",
     "closest_catalog_ids", "K_HARD_MAX", "MAX_CONCURRENCY", "FactRow", "drafter_facts", "default_drafter", "default_k",
     "DrafterFit", "drafter_fit", "drafter_family", "method_reads", "SpecChange", "spec_for_target", "spec_for_method",
 ]
@@ -706,8 +708,10 @@ class Suggestions:
                 lines.append(f"{title}: {', '.join(r.dtype for r in rows)} (hardware unknown: not narrowed)")
                 continue
             ok = [f"{r.dtype} ({r.backend})" for r in rows if r.usable]
-            bad = [r.dtype for r in rows if r.usable is False]
-            lines.append(f"{title}: {', '.join(ok)}" + (f"; no backend: {', '.join(bad)}" if bad else ""))
+            bad = [r.dtype for r in rows if r.usable is False and not r.why.startswith(_REFUSED)]
+            refused = [f"{r.dtype} ({r.why[len(_REFUSED):]})" for r in rows if r.usable is False and r.why.startswith(_REFUSED)]
+            lines.append(f"{title}: {', '.join(ok)}" + (f"; no backend: {', '.join(bad)}" if bad else "")
+                         + (f"; refused by the check: {', '.join(refused)}" if refused else ""))
         for b in self.backends:
             if b.backend:
                 lines.append(f"attention backend, {b.role}: {b.backend} (KV {b.kv_cache_dtype})"
@@ -715,6 +719,48 @@ class Suggestions:
             else:
                 lines.append(f"attention backend, {b.role}: none -- {b.error}")
         return "\n".join(lines) + "\n"
+
+
+def _kv_inputs(ctx: CheckContext, role: str) -> tuple[ModelInfo | None, str | None, int, str | None]:
+    """(model, dtype, tensor_parallel_size, method) the ``role`` side's KV dtype list is built for."""
+    cfg = ctx.config
+    method = ctx.method if ctx.spec is not None else None
+    model = ctx.target if role == "target" or M.is_mtp(method) else ctx.drafter
+    dtype = cfg.dtype if isinstance(cfg.dtype, str) else None
+    if role == "drafter" and ctx.view.drafter_dtype:  # the draft model runs in the target's dtype
+        dtype = ctx.view.drafter_dtype
+    tp = cfg.tensor_parallel_size if isinstance(cfg.tensor_parallel_size, int) and cfg.tensor_parallel_size > 0 else 1
+    return model, dtype, tp, method
+
+
+#: how a KvChoice.why a check refused starts (the rule id and title follow)
+_REFUSED = "refused by the check: "
+
+
+def checked_kv_dtypes(ctx: CheckContext, role: str = "target") -> list[KvChoice]:
+    """:func:`kv_dtypes` for ``ctx``'s target (``role`` 'target') or drafter side, where each dtype an
+    attention backend accepts is then checked in this configuration: one that brings an error the
+    configuration does not have without it (0.33's float KV dtype that differs from the model's,
+    SD031; a drafter no backend fits, SD701) is marked unusable with that rule, so what ``suggest``
+    and the UI offer passes ``check``."""
+    model, dtype, tp, method = _kv_inputs(ctx, role)
+    out = kv_dtypes(ctx.version, ctx.hardware, model, dtype=dtype, tensor_parallel_size=tp, method=method, role=role)
+    if ctx.hardware is None:
+        return out
+    path = "kv_cache_dtype" if role == "target" else "speculative_config.kv_cache_dtype"
+    before = {f.rule for f in iter_findings(ctx) if f.severity == Severity.ERROR}
+    checked = []
+    for c in out:
+        if c.usable and c.dtype != "auto":
+            try:
+                new = [f for f in iter_findings(patched_ctx(ctx, Patch(description="", set={path: c.dtype})))
+                       if f.severity == Severity.ERROR and f.rule not in before]
+            except Exception:  # a configuration the patch cannot build: leave the choice as it was
+                new = []
+            if new:
+                c = KvChoice(c.dtype, False, None, f"{_REFUSED}{new[0].rule}: {new[0].title}")
+        checked.append(c)
+    return checked
 
 
 def suggest(ctx: CheckContext) -> Suggestions:
@@ -728,14 +774,8 @@ def suggest(ctx: CheckContext) -> Suggestions:
     k = k_range(method, ctx.target, drafter_model, max_model_len=ints(cfg.max_model_len),
                 max_num_batched_tokens=ints(cfg.max_num_batched_tokens),
                 current=ints(spec.num_speculative_tokens) if spec is not None else None) if method else None
-    dtype = cfg.dtype if isinstance(cfg.dtype, str) else None
-    tp = ints(cfg.tensor_parallel_size) or 1
-    tkv = kv_dtypes(ctx.version, ctx.hardware, ctx.target, dtype=dtype, tensor_parallel_size=tp)
-    dkv: list[KvChoice] = []
-    if method and M.uses_draft_kv_cache(method):
-        dmodel = ctx.target if M.is_mtp(method) else ctx.drafter
-        dkv = kv_dtypes(ctx.version, ctx.hardware, dmodel, dtype=dtype, tensor_parallel_size=tp, method=method,
-                        role="drafter")
+    tkv = checked_kv_dtypes(ctx, "target")
+    dkv = checked_kv_dtypes(ctx, "drafter") if method and M.uses_draft_kv_cache(method) else []
     return Suggestions(
         vllm_version=str(ctx.version),
         hardware=f"{ctx.hardware.name}x{ctx.hardware.count}" if ctx.hardware is not None else None,

@@ -180,6 +180,27 @@ def test_missing_local_path_is_an_error_hub_id_a_warning(tmp_path, monkeypatch):
     assert f.fields == ["speculative_config.model"] and f.severity.value == "error"
 
 
+def test_existing_local_path_without_a_model_is_an_error(tmp_path):
+    """An empty folder, a folder of other files, or a plain file is not loadable either (found by a
+    new-user trial, 2026-12-04: it was a warning); params.json (Mistral format) and .gguf are left."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "README.md").write_text("x")
+    (tmp_path / "c.yaml").write_text("x: 1\n")
+    for name, why in (("empty", "no config.json"), ("other", "no config.json"), ("c.yaml", "is a file")):
+        _, rep = _check(f"vllm serve {tmp_path / name}")
+        (f,) = _fired(rep, "SD009")
+        assert f.severity.value == "error" and f.title == "Model path holds no model" and why in f.message
+    _, rep = _check(LLAMA + f" --speculative-config '{{\"method\":\"draft_model\",\"model\":\"{tmp_path / 'empty'}\","
+                            "\"num_speculative_tokens\":3}'")
+    (f,) = _fired(rep, "SD009")
+    assert f.fields == ["speculative_config.model"] and f.severity.value == "error"
+    (tmp_path / "mistral").mkdir()
+    (tmp_path / "mistral" / "params.json").write_text("{}")
+    _, rep = _check(f"vllm serve {tmp_path / 'mistral'}")
+    assert all(f.title != "Model path holds no model" for f in _fired(rep, "SD009"))
+
+
 # ---- SD042 / SD200 ---------------------------------------------------------------------------
 
 def test_missing_drafter_first_fix_is_the_catalog_drafter():

@@ -260,7 +260,8 @@ class Collector:
                       position=problem["position"], corrected=problem["corrected"])
             return obj, kept, obj is None
         # bare flag (True), a YAML list/number...
-        what = "no value" if kept is True else f"a {type(kept).__name__}"
+        name = type(kept).__name__
+        what = "no value" if kept is True else f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
         self.note("not_an_object", "speculative_config", f"{spelled} has {what}; vLLM needs a JSON object",
                   raw=kept, error=f"{what}, not an object", position=0, corrected=None)
         return None, kept, True

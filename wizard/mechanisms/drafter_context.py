@@ -61,15 +61,23 @@ def _history() -> dict[str, Any]:
 
 def _facts(version: Any) -> tuple[str, dict[str, Any]]:
     """(release label, drafter-context facts) of ``version``'s own minor release when the history
-    has it, else of the nearest release with a features.json (a release without its own facts used
-    to be judged by a newer one's: 0.12 by 0.20's)."""
+    has it (labelled with ``version`` itself), else of the release whose tables stand for ``version``
+    (:func:`wizard.vllm.releases.nearest_release`, as SD403 says: 0.9.2 -> 0.10), else of the nearest
+    release with a features.json (a release without its own facts used to be judged by a newer
+    one's: 0.12 by 0.20's, 0.9 by 0.11's)."""
     try:
         key = releases.release_of(version)
     except ValueError:
         key = None
     own = _history().get(key) if key else None
-    if own is not None:
-        return str(own.get("release") or key), own.get("drafter_context") or {}
+    if own is not None:  # the facts of the X.Y.0 wheel, named by the version asked for (0.10.2, not 0.10.0)
+        return str(getattr(version, "version", version) or own.get("release") or key), own.get("drafter_context") or {}
+    try:  # outside the history: the release whose tables stand for it everywhere else (SD403)
+        stand_in = _history().get(releases.nearest_release(version))
+    except (ValueError, releases.ReleaseDataError):
+        stand_in = None
+    if stand_in is not None:
+        return str(stand_in.get("release")), stand_in.get("drafter_context") or {}
     near = release_for(version)
     t = releases.load(near, "features.json")
     return t.get("release", near), (t.get("facts") or {}).get("drafter_context") or {}

@@ -7,18 +7,23 @@ from wizard.rules.registry import Rule, Severity, register
 
 @register
 class MalformedSpecJson(Rule):
-    r"""--speculative-config is not valid JSON
+    r"""--speculative-config is not a JSON object vLLM can read
 
     ## What it does
 
     Reports an ``import_notes`` entry of kind ``json_malformed``: single quotes,
     a Python dict (``True``/``None``), trailing commas or doubled escaping from wrapper scripts.
-    The message shows where the problem is and the corrected JSON the wizard read.
+    The message shows where the problem is and the corrected JSON the wizard read. Also the
+    kind ``not_an_object``: valid JSON that is not an object (``7``, ``[]``, ``"eagle3"``, a YAML
+    list), or the flag with no value.
 
     ## Why it matters
 
     vLLM parses the value with ``json.loads``; argparse then exits with code
-    2: ``argument --speculative-config/-sc: Value ... cannot be converted to``.
+    2: ``argument --speculative-config/-sc: Value ... cannot be converted to``. A JSON value that
+    is not an object passes the parser and stops the engine in
+    ``EngineArgs.create_speculative_config`` (``self.speculative_config.items()``); the flag with
+    no value is argparse's ``expected one argument``.
 
     ## Example
 
@@ -45,8 +50,8 @@ class MalformedSpecJson(Rule):
 
     ## Source
 
-    vllm/engine/arg_utils.py ``add_cli_args`` (type ``optional_type(json.loads)``),
-    0.32 and 0.33; docs/vllm-rules.md R001 (C11).
+    vllm/engine/arg_utils.py ``add_cli_args`` (type ``optional_type(json.loads)``) and
+    ``create_speculative_config`` (0.32 L2086), 0.32 and 0.33; docs/vllm-rules.md R001 (C11).
     """
 
     id = "SD002"
@@ -76,3 +81,16 @@ class MalformedSpecJson(Rule):
                 fields=[note.field or "speculative_config"],
                 fixes=fixes,
             )
+        for note in import_notes(ctx, "not_an_object"):
+            d = note.detail or {}
+            remove = Patch(description="Remove the --speculative-config that is not an object (no speculation)",
+                           unset=["import_notes.not_an_object", "speculative_config"])
+            if d.get("raw") is True:  # the flag with no value
+                msg = ("--speculative-config is given no value: vLLM's parser exits with 'argument "
+                       "--speculative-config/-sc: expected one argument' (code 2).")
+            else:
+                msg = (f"--speculative-config is {d.get('error') or 'not a JSON object'} ({d.get('raw')!r}): vLLM's "
+                       "parser reads any JSON value, then EngineArgs.create_speculative_config needs a mapping and "
+                       "the engine stops at startup ('... has no attribute 'items''). Give a JSON object, e.g. "
+                       "'{\"method\":\"ngram\",\"num_speculative_tokens\":3}'.")
+            yield self.finding(msg, fields=[note.field or "speculative_config"], fixes=[remove])

@@ -29,6 +29,19 @@ def _catalog_match(name: str, field: str) -> str | None:
     return hits[0] if len(hits) == 1 else None
 
 
+def _unloadable(name: str) -> str | None:
+    """Why an existing local path holds no model vLLM can load (None when it may): a folder with
+    neither config.json nor params.json (Mistral's native format), or a file that is not a GGUF."""
+    p = os.path.expanduser(name)
+    if os.path.isdir(p):
+        if os.path.exists(os.path.join(p, "config.json")) or os.path.exists(os.path.join(p, "params.json")):
+            return None
+        return "is a folder with no config.json"
+    if os.path.isfile(p) and not p.lower().endswith(".gguf"):
+        return "is a file, not a model folder (nor a .gguf file)"
+    return None
+
+
 @register
 class ModelLookupFailed(Rule):
     r"""Model lookup failed: model-dependent checks did not run
@@ -40,7 +53,9 @@ class ModelLookupFailed(Rule):
 
     A *path-like* name (``/models/x``, ``./x``, ``../x``, ``~/x``) that does not exist is an
     **error** (title "Model path does not exist"): vLLM reads such names only as local folders and
-    fails for sure. Hub ids that cannot be reached (offline) stay a warning.
+    fails for sure. So is an existing local path that holds no model: a folder with neither
+    ``config.json`` nor ``params.json``, or a file that is not a ``.gguf`` (title "Model path holds
+    no model"). Hub ids that cannot be reached (offline) stay a warning.
 
     ## Why it matters
 
@@ -100,6 +115,14 @@ class ModelLookupFailed(Rule):
                     "the weights" + (f", or use the catalog id {entry}." if entry else "."),
                     fields=[field], fixes=fixes, severity=Severity.ERROR, title="Model path does not exist",
                 )
+                continue
+            unloadable = _unloadable(name) if isinstance(name, str) and field not in ctx.refused_paths else None
+            if unloadable:
+                yield self.finding(
+                    f"{field}: {name!r} {unloadable}; vLLM cannot load a model from it (transformers: 'does not "
+                    "appear to have a file named config.json'). Point it at the folder holding the checkpoint's "
+                    "config.json and weights.",
+                    fields=[field], severity=Severity.ERROR, title="Model path holds no model")
                 continue
             yield self.finding(
                 f"{field}: could not inspect the model ({reason}). Rules that need its config.json "

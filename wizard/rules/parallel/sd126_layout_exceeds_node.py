@@ -97,8 +97,9 @@ class LayoutExceedsNode(Rule):
                      f"this node runs {here} GPUs (" + (f"data_parallel_size_local {lay.dp_local_resolved} x " if lay.dp > 1
                                                        else "") + f"TP {lay.tp} x PP {lay.pp})")
             vllm_says = ("" if lay.multi_node or lay.dp > 1 else
-                         f"; vLLM refuses it: 'World size ({lay.world_within_dp}) is larger than the number of available "
-                         f"GPUs ({per_node}) in this node'")
+                         f"; on that machine vLLM refuses it: 'World size ({lay.world_within_dp}) is larger than the "
+                         f"number of available GPUs ({per_node}) in this node'. A warning, not an error, because the "
+                         f"GPU count named may be a plan: name the node you will run on (--gpu {hw.name}x{here})")
             # one node: a warning, the --gpu spec may be the machine you have or the one you plan (SD500's
             # fixes suggest more GPUs); across nodes each node is the given machine: an error
             yield self.finding(f"{where}, but the node has {per_node} {hw.name}{vllm_says}.",

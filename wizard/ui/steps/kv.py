@@ -15,7 +15,7 @@ import gradio as gr
 from wizard import suggest
 from wizard.ui import services
 from wizard.ui.core import WizardUI
-from wizard.vllm.methods import is_mtp, uses_draft_kv_cache
+from wizard.vllm.methods import uses_draft_kv_cache
 
 __all__ = ["build", "wire", "kv_choices", "backends_md", "kv_md", "model_dtypes_md"]
 
@@ -28,22 +28,12 @@ FIELDS = ("kv_cache_dtype", SPEC + "kv_cache_dtype", "kv_sharing_fast_prefill", 
 
 def kv_choices(ev, version, role: str = "target") -> list[str]:
     """KV dtypes vLLM ``version`` accepts that have an attention backend for the target (or the
-    drafter) on the hardware; every one of them when the hardware is unknown."""
+    drafter) on the hardware and that the check does not refuse in this configuration
+    (:func:`wizard.suggest.checked_kv_dtypes`); every one of them when the hardware is unknown."""
     ctx = ev.ctx if ev is not None else None
-    model = None
-    method = None
-    dtype = None
-    tp = 1
     if ctx is not None:
-        method = ctx.method if ctx.spec is not None else None
-        model = ctx.target if role == "target" or is_mtp(method) else ctx.drafter
-        dtype = ctx.config.dtype if isinstance(ctx.config.dtype, str) else None
-        if role == "drafter" and ctx.view.drafter_dtype:  # the draft model runs in the target's dtype (core fact)
-            dtype = ctx.view.drafter_dtype
-        tp = ctx.config.tensor_parallel_size if isinstance(ctx.config.tensor_parallel_size, int) else 1
-    hw = ev.hardware if ev is not None else None
-    return suggest.iter_usable(suggest.kv_dtypes(version, hw, model, dtype=dtype, tensor_parallel_size=tp or 1,
-                                                 method=method, role=role))
+        return suggest.iter_usable(suggest.checked_kv_dtypes(ctx, role))
+    return suggest.iter_usable(suggest.kv_dtypes(version, ev.hardware if ev is not None else None))
 
 
 def build(ui: WizardUI) -> None:
