@@ -24,9 +24,10 @@ from wizard.hardware.spec import Hardware
 from wizard.io.argv import parse_command
 from wizard.io.export import to_command
 from wizard.io.safeio import MAX_YAML_CONFIG_BYTES, InputRefused, read_text_file
-from wizard.io.yaml_config import parse_yaml
+from wizard.io.yaml_config import config_file_args, parse_yaml
 from wizard.mechanisms import apply as mechanisms
 from wizard.plan.acceptance import TASKS as PLAN_TASKS  # the tasks plan(task=...) takes
+from wizard.plan.acceptance import AcceptanceInputError, rising
 from wizard.plan.planner import Plan
 from wizard.plan.planner import plan as _plan
 from wizard.rules.registry import Finding, Severity, iter_findings
@@ -75,6 +76,7 @@ def load(
     config_file: str | Path | None = None,
     yaml_text: str | None = None,
     data: dict[str, Any] | None = None,
+    read_config_files: bool = False,
 ) -> ServeConfig:
     """Build a ServeConfig from exactly one source.
 
@@ -83,6 +85,8 @@ def load(
         config_file: path of a YAML file for `vllm serve --config` (may hold `model:`).
         yaml_text: the same YAML as text.
         data: a plain dict of options (Python API style).
+        read_config_files: let ``command`` name a ``--config FILE`` that is read and spliced in as
+            vLLM does (the CLI; faces that import pasted text keep it off).
 
     Raises:
         ConfigError: unusable input (no model, unreadable file, not YAML); the message names the field.
@@ -91,7 +95,7 @@ def load(
     if sum(given) != 1:
         raise ConfigError("give exactly one of: a vllm serve command, --config FILE, YAML text or a dict")
     if command is not None:
-        return parse_command(command)
+        return parse_command(command, config_file=config_file_args if read_config_files else None)
     if config_file is not None:
         p = Path(config_file)
         try:
@@ -300,6 +304,11 @@ def plan(
             acceptance, acceptance_source, acceptance_kind = inp["per_position"], inp["acceptance_source"], "cumulative"
         if baseline_tpot_ms is None and inp.get("baseline_tpot_ms"):
             baseline_tpot_ms, baseline_batch = inp["baseline_tpot_ms"], baseline_batch or inp.get("concurrency")
+    if acceptance is not None and acceptance_kind == "cumulative" and acceptance_source in (None, "entered", "--acceptance"):
+        why = rising(acceptance)  # typed by hand: refuse, do not flatten into 100% conditional acceptance
+        if why:
+            raise AcceptanceInputError(f"{acceptance_source or 'acceptance'}: {why}; if these are conditional rates "
+                                       "(each given the previous accepted), say so (--acceptance-kind conditional)")
     p = _plan(ctx, kv_cache_space_gib=kv_cache_space_gib, acceptance=acceptance, acceptance_kind=acceptance_kind,
               acceptance_source=acceptance_source or ("entered" if acceptance is not None else None), k_max=k_max,
               context_tokens=context_tokens, baseline_step_s=baseline_tpot_ms / 1e3 if baseline_tpot_ms else None,

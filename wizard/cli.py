@@ -234,7 +234,7 @@ def load_from_args(args: argparse.Namespace):
         return api.load(config_file=args.config)
     if not command:
         raise ConfigError("command: nothing to check: give --config FILE or -- vllm serve MODEL ...", field="command")
-    return api.load(command=command)
+    return api.load(command=command, read_config_files=True)  # `vllm serve M --config FILE`, read as vLLM does
 
 
 def _print_report(report, fmt: str, out=None) -> None:
@@ -290,6 +290,14 @@ def _cmd_export(args) -> int:
     if args.long_form:
         cfg = api.long_form(cfg, vllm_version=args.vllm_version, allow_hub=not args.offline)
     sys.stdout.write(export(cfg, args.to, hardware=args.gpu).rstrip("\n") + "\n")  # --gpu: GPUs per node
+    try:  # the export writes what was given; say when the check refuses it (stdout stays the export alone)
+        errors = api.check(cfg, vllm_version=args.vllm_version, gpu=args.gpu, allow_hub=not args.offline).errors
+    except ValueError:
+        errors = []
+    if errors:
+        ids = ", ".join(dict.fromkeys(f.rule for f in errors))
+        sys.stderr.write(f"wizard: note: `wizard check` finds {len(errors)} error(s) in this configuration ({ids}); "
+                         "vLLM would refuse or fail it. The export above is written as given.\n")
     return EXIT_OK
 
 
@@ -311,7 +319,10 @@ def _cmd_models(args) -> int:
         sys.stdout.write("\n")
     else:
         for e in rows:
-            sys.stdout.write(f"{e.role:8s} {e.id}\n")
+            # a target that declares draft_for is listed with --role drafter as a draft_model candidate
+            label = "draft" if args.role == "drafter" and e.role != "drafter" else e.role
+            for_ = f"  (draft_model for {', '.join(e.draft_for)})" if label == "draft" and e.draft_for else ""
+            sys.stdout.write(f"{label:8s} {e.id}{for_}\n")
     return EXIT_OK
 
 

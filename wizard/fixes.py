@@ -6,9 +6,10 @@ Kept here so a rule, the startup diagnosis and the UI propose exactly the same c
 from __future__ import annotations
 
 from wizard.config import Patch
-from wizard.vllm.methods import NGRAM
+from wizard.models.catalog import drafters_for
+from wizard.vllm.methods import DRAFT_MODEL, NGRAM
 
-__all__ = ["ngram_fallback", "pin_shared_backend", "NGRAM_LOOKUP"]
+__all__ = ["ngram_fallback", "catalog_drafter", "pin_shared_backend", "NGRAM_LOOKUP"]
 
 # prompt_lookup_min/max for the fallback: vLLM's default is 5/5 (only 5-gram matches, see
 # vllm/config/speculative.py __post_init__); 2..5 also catches short repeats.
@@ -25,6 +26,22 @@ def ngram_fallback(k: int | None = None, description: str = "Use n-gram speculat
         set={"speculative_config": {"method": NGRAM, "num_speculative_tokens": k,
                                     "prompt_lookup_min": NGRAM_LOOKUP[0], "prompt_lookup_max": NGRAM_LOOKUP[1]}},
     )
+
+
+def catalog_drafter(target_id: object, method: str | None, k: int | None = None) -> Patch | None:
+    """Set ``speculative_config.model`` to the catalog's first drafter of ``method`` for
+    ``target_id`` (a draft model of the same family for draft_model) and, with ``k``,
+    ``num_speculative_tokens``; None when the catalog has none."""
+    if not isinstance(target_id, str) or not method:
+        return None
+    for e in drafters_for(target_id):
+        if method in e.methods or (method == DRAFT_MODEL and e.draft_for):
+            set_ = {"speculative_config.model": e.id}
+            if k is not None:
+                set_["speculative_config.num_speculative_tokens"] = k
+            return Patch(description=f"Use the catalog drafter {e.id}" + (f" with k={k}" if k is not None else ""),
+                         set=set_)
+    return None
 
 
 def pin_shared_backend(backend: str) -> Patch:

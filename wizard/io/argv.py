@@ -65,7 +65,7 @@ than ``serve``, ``vllm serve --config FILE`` (out of scope here: pass the file t
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
 from wizard.config import SERVE_FIELDS, ConfigError, ServeConfig
 from wizard.io.collector import CLI, KNOWN_BOOLS, MAX_OPTIONS, SPEC_NAMES, Collector, bool_literal
@@ -159,6 +159,10 @@ def read_args(args: list[str], col: Collector) -> None:
         head, dot, rest = key.partition(".")
         name = head.replace("-", "_") + dot + rest
         if name == "config":
+            if has_eq:
+                raise ConfigError(
+                    f"--config: vLLM reads a config file only from `--config FILE` (two words); {tok!r} is parsed "
+                    "and ignored, so none of the file's options apply", field="config")
             raise ConfigError(
                 "--config: reading `vllm serve --config FILE` from a command is not supported here; check the YAML "
                 "file itself (wizard check --config FILE) and pass the other options separately",
@@ -208,7 +212,24 @@ def read_args(args: list[str], col: Collector) -> None:
             col.option(name, True, tok)
 
 
-def parse_command(command: str | Sequence[str]) -> ServeConfig:
+def _pull_config(args: list[str], read: Callable[[str], list[str]]) -> list[str]:
+    """``args`` with ``--config FILE`` replaced by the file's words where vLLM puts them
+    (``FlexibleArgumentParser._pull_args_from_config``): after the positional model when there is
+    one, else first; the rest of the command line comes after them and wins."""
+    if args.count("--config") > 1:
+        raise ConfigError("--config: more than one config file given; vLLM asserts 'More than one config file "
+                          "specified!'", field="config")
+    i = args.index("--config")
+    if i == len(args) - 1:
+        raise ConfigError("--config: no file after it; vLLM stops with 'No config file specified!'", field="config")
+    words = read(args[i + 1])
+    rest = args[:i] + args[i + 2:]
+    if rest and not _is_option(rest[0]):
+        return [rest[0], *words, *rest[1:]]
+    return [*words, *rest]
+
+
+def parse_command(command: str | Sequence[str], *, config_file: Callable[[str], list[str]] | None = None) -> ServeConfig:
     """A `vllm serve` command (shell text or argv list) -> ServeConfig (see the module doc).
 
     Args:
@@ -221,7 +242,10 @@ def parse_command(command: str | Sequence[str]) -> ServeConfig:
     Raises:
         ConfigError: not a string/sequence of strings, unbalanced quotes, no model, a ``vllm``
             sub-command other than ``serve``, a non-vLLM python module, or ``--config FILE``
-            (``field``: command, model or config).
+            without ``config_file`` (``field``: command, model or config).
+
+    ``config_file``: how to read ``--config FILE`` (:func:`wizard.io.yaml_config.config_file_args`,
+    given by the CLI); the faces that must not read files named in pasted text leave it None.
     """
     if isinstance(command, str):
         if len(command) > MAX_COMMAND_CHARS:
@@ -240,6 +264,8 @@ def parse_command(command: str | Sequence[str]) -> ServeConfig:
     else:
         raise ConfigError(f"command: expected a command string or an argv list, got {type(command).__name__}", field="command")
     args = entry_args(tokens)
+    if config_file is not None and "--config" in args:
+        args = _pull_config(args, config_file)
     col = Collector("command")
     col.env = env
     read_args(args, col)

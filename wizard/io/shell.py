@@ -381,7 +381,14 @@ def entry_args(tokens: list[str]) -> list[str]:
         )
     if tokens[0] == "serve":
         return tokens[1:]
-    return tokens
+    first = tokens[0]
+    if first.startswith("-") or "/" in first or "\\" in first or os.path.exists(os.path.expanduser(first)):
+        return tokens  # the short form: MODEL [options] (a Hub id org/name or a local path), or options only
+    raise ConfigError(
+        f"command: `{shlex.join(tokens[:3])}{' ...' if len(tokens) > 3 else ''}` is not a vLLM command; give "
+        f"`vllm serve MODEL ...` (if {first!r} is a model id: `vllm serve {shlex.quote(first)} ...`)",
+        field="command",
+    )
 
 
 def split_shell_text(text: str) -> tuple[list[str], dict[str, str], Shell]:

@@ -18,10 +18,10 @@ import yaml
 
 from wizard.config import SERVE_FIELDS, ConfigError, ServeConfig
 from wizard.io.argv import read_args
-from wizard.io.collector import MAX_OPTIONS, MODELLED_BOOLS, Collector, bool_literal
-from wizard.io.safeio import MAX_YAML_CONFIG_BYTES, InputRefused, yaml_load_bounded
+from wizard.io.collector import KNOWN_BOOLS, MAX_OPTIONS, MODELLED_BOOLS, Collector, bool_literal
+from wizard.io.safeio import MAX_YAML_CONFIG_BYTES, InputRefused, read_text_file, yaml_load_bounded
 
-__all__ = ["parse_yaml"]
+__all__ = ["parse_yaml", "config_file_args"]
 
 _ENV_COMMENT = re.compile(r"^\s*#\s*env:\s*([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 #: ``# args: -x 5 -- word``: command-line arguments a --config file cannot hold (wizard.io.export.to_yaml)
@@ -107,3 +107,47 @@ def parse_yaml(text: str, source: str | None = None) -> ServeConfig:
     if cli_args:
         read_args(cli_args, col)
     return col.build()
+
+
+def config_file_args(path: str) -> list[str]:
+    """The words vLLM puts in place of ``--config FILE`` on a command line
+    (``FlexibleArgumentParser.load_config_file``, vllm/utils/argparse_utils.py 0.32): a yaml/yml
+    file of ``key: value``; ``true`` -> ``--key``, ``false`` -> ``--no-key`` for a switch that has
+    one (else nothing), a list -> ``--key item ...``, a mapping -> ``--key <JSON>``, anything else
+    -> ``--key str(value)``.
+
+    Raises:
+        ConfigError (field ``config``): not a yaml/yml name, unreadable, not YAML, not a mapping.
+    """
+    ext = str(path).rsplit(".", 1)[-1]
+    if ext not in ("yaml", "yml"):
+        raise ConfigError(f"config: --config {path}: vLLM reads only a yaml/yml file ('Config file must be of a "
+                          f"yaml/yml type. {ext} supplied')", field="config")
+    try:
+        text = read_text_file(path, limit=MAX_YAML_CONFIG_BYTES, what="--config")
+        data = yaml_load_bounded(text, what=str(path))
+    except InputRefused as err:
+        raise ConfigError(f"config: {err}", field="config") from None
+    except OSError as err:
+        raise ConfigError(f"config: --config {path}: cannot read file ({err.strerror or err})", field="config") from None
+    except (ValueError, yaml.YAMLError) as err:
+        raise ConfigError(f"config: --config {path} is not valid YAML ({str(err).splitlines()[0][:200]})",
+                          field="config") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config: --config {path} must be a mapping of vllm serve options (key: value), got "
+                          f"{type(data).__name__}", field="config")
+    out: list[str] = []
+    for key, value in data.items():
+        if isinstance(value, bool):
+            if value:
+                out.append(f"--{key}")
+            elif str(key).replace("-", "_") in KNOWN_BOOLS:
+                out.append(f"--no-{key}")
+        elif isinstance(value, list):
+            if value:
+                out += [f"--{key}", *map(str, value)]
+        elif isinstance(value, dict):
+            out += [f"--{key}", json.dumps(value)]
+        else:
+            out += [f"--{key}", str(value)]
+    return out

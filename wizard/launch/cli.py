@@ -18,8 +18,8 @@ from typing import Any, TextIO
 from wizard.config import ServeConfig
 from wizard.launch.review import PolicyRefused, review_plan
 from wizard.security import PathPolicy
-from wizard.launch.errors import LaunchError, LaunchRefused, PortInUse
-from wizard.launch.launcher import launch, plan_launch
+from wizard.launch.errors import LaunchError, LaunchRefused, PortInUse, VllmMissing
+from wizard.launch.launcher import Launcher, launch, plan_launch
 from wizard.launch.machine import compare_machine, render_differences, this_machine
 from wizard.launch.metrics import advice, summary_line
 from wizard.launch.ports import port_from_cfg
@@ -76,6 +76,16 @@ def cli_serve(args, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | N
             out.write(f"# needs --allow-unsafe-options: {r.text()}\n")
         for b in rv.blocking:
             out.write(f"# refused: {b}\n")
+        asked = (cfg.extra_args or {}).get("host")
+        if isinstance(asked, str) and asked != plan.host:
+            out.write(f"# host: the command's --host {asked} is replaced by {plan.host}: the launcher serves on "
+                      "loopback only\n")
+        errors, _ = Launcher().check(cfg, vllm_version=getattr(args, "vllm_version", None), gpu=getattr(args, "gpu", None),
+                                     allow_hub=not getattr(args, "offline", False))
+        if errors:
+            ids = ", ".join(dict.fromkeys(f.rule for f in errors))
+            out.write(f"# check: {len(errors)} error(s) ({ids}): `wizard serve` refuses this launch unless --force "
+                      "(`wizard check` says why)\n")
         out.write("# argv\n")
         out.write(json.dumps(shown["argv"]) + "\n")
         out.write(shlex.join(shown["argv"]) + "\n")
@@ -101,6 +111,12 @@ def cli_serve(args, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | N
         return 1
     except PortInUse as e:
         err.write(f"wizard: {e}\n")
+        return 1
+    except VllmMissing as e:
+        if any(d.key == "no_vllm" for d in diffs):  # the warning above already gave the install commands
+            err.write("wizard: not launched: vLLM is not installed (the commands above install it)\n")
+        else:
+            err.write(f"wizard: {e}\n")
         return 1
     except LaunchError as e:
         err.write(f"wizard: {e}\n")

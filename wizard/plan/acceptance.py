@@ -162,6 +162,17 @@ def expected_tokens_per_step(rates: Sequence[float], k: int, *, kind: str = "con
     return AcceptanceProfile.from_conditional(rates, "given").mean_acceptance_length(k)
 
 
+def rising(rates: Sequence[float]) -> str | None:
+    """Why ``rates`` typed as cumulative per-position acceptance cannot be that (a position above
+    the one before: every accepted token needs the earlier ones accepted), else None. Measured rates
+    that rise by noise are flattened instead (:meth:`AcceptanceProfile.from_cumulative`)."""
+    for i in range(1, len(rates)):
+        if rates[i] > rates[i - 1]:
+            return (f"position {i + 1} ({rates[i]:g}) is above position {i} ({rates[i - 1]:g}), and cumulative "
+                    "per-position rates cannot rise (each is at most the one before, as vLLM reports them)")
+    return None
+
+
 def parse_rates(text: str, what: str = "--acceptance") -> list[float]:
     """'0.7,0.5,0.3' (commas or spaces) -> [0.7, 0.5, 0.3].
 

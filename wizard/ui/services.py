@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wizard import api
+from wizard.plan.acceptance import rising
 from wizard.config import ServeConfig
 from wizard.hardware import catalog as hw_catalog
 from wizard.hardware import nvml
@@ -202,6 +203,9 @@ def parse_acceptance(text: Any) -> tuple[list[float] | None, str | None]:
         out.append(x)
     if len(out) > K_HARD_MAX:
         return None, f"more than {K_HARD_MAX} positions: at most {K_HARD_MAX} (one per draft token)"
+    why = rising(out)
+    if why:
+        return None, why
     return (out or None), None
 
 

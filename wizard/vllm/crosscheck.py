@@ -18,7 +18,7 @@ from typing import Any
 
 from wizard.config import ServeConfig
 from wizard.rules.registry import get_rule
-from wizard.vllm.oracle import VllmOracle, VllmVerdict, cannot_validate_message, engine_kwargs, get_oracle, vllm_unavailable_reason
+from wizard.vllm.oracle import NOT_INSTALLED_PREFIX, VllmOracle, VllmVerdict, cannot_validate_message, engine_kwargs, get_oracle, vllm_unavailable_reason
 
 __all__ = ["CrossCheck", "cross_check", "compare", "rule_phase", "CONFIG_PHASES"]
 
@@ -52,7 +52,7 @@ class CrossCheck:
 
     def render_text(self) -> str:
         v = self.vllm
-        head = f"\n== vLLM cross-check ({v.vllm_version or '?'}, platform {v.platform or '?'}) ==\n"
+        head = f"\n== vLLM cross-check{_header(v)} ==\n"
         if self.agreement == "unavailable":
             if (v.message or "").startswith("vLLM cannot validate on this host"):
                 return head + f"{v.message}\n"
@@ -79,6 +79,16 @@ class CrossCheck:
         if self.note:
             body += self.note + "\n"
         return head + body
+
+
+def _header(v: VllmVerdict) -> str:
+    """What the cross-check ran on: "(0.32.0, platform cpu)", or what is known instead of
+    question marks (": vLLM not installed" when there is no vLLM to run)."""
+    if v.vllm_version:
+        return f" ({v.vllm_version}, platform {v.platform or 'unknown'})"
+    if (v.message or "").startswith(NOT_INSTALLED_PREFIX):
+        return ": vLLM not installed"
+    return ": vLLM did not report its version"
 
 
 def rule_phase(rule_id: str) -> str:

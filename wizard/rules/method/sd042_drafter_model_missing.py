@@ -1,11 +1,9 @@
 from __future__ import annotations
 
-from wizard.config import Patch
-from wizard.fixes import ngram_fallback
-from wizard.models.catalog import drafters_for
+from wizard.fixes import catalog_drafter, ngram_fallback
 from wizard.rules.helpers import raw_method
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.methods import CUSTOM_CLASS, DRAFT_MODEL, is_allowed, needs_drafter_checkpoint
+from wizard.vllm.methods import CUSTOM_CLASS, is_allowed, needs_drafter_checkpoint
 
 
 @register
@@ -72,11 +70,7 @@ class DrafterModelMissing(Rule):
         else:
             msg = f"method '{m}' needs speculative_config.model (the drafter checkpoint): vLLM fails with " \
                   "'num_speculative_tokens was provided but without speculative model'."
-        fixes = []
-        if m != CUSTOM_CLASS:
-            for e in drafters_for(ctx.config.model):
-                if m in e.methods or (m == DRAFT_MODEL and e.draft_for):
-                    fixes.append(Patch(description=f"Use the catalog drafter {e.id}", set={"speculative_config.model": e.id}))
-                    break
+        drafter = catalog_drafter(ctx.config.model, m) if m != CUSTOM_CLASS else None
+        fixes = [drafter] if drafter is not None else []
         fixes.append(ngram_fallback(k, "Use n-gram speculation (no drafter model)"))
         yield self.finding(msg, fixes=fixes)

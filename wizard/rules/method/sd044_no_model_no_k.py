@@ -1,8 +1,9 @@
 from __future__ import annotations
 
-from wizard.fixes import ngram_fallback
+from wizard.fixes import catalog_drafter, ngram_fallback
 from wizard.rules.helpers import given_keys, raw_method
 from wizard.rules.registry import Rule, Severity, register
+from wizard.suggest import default_k
 from wizard.vllm.methods import is_allowed, needs_drafter_checkpoint
 
 
@@ -38,7 +39,8 @@ class NoModelNoK(Rule):
 
     ## Fix safety
 
-    Unsafe: switching to n-gram changes drafting.
+    Review: the first fix, where the catalog has a drafter of this method for the target, sets
+    it and the method's default k (as SD042 does); the n-gram fallback changes drafting.
 
     ## Source
 
@@ -60,5 +62,6 @@ class NoModelNoK(Rule):
         yield self.finding(
             f"method '{m}' needs speculative_config.model and num_speculative_tokens: vLLM fails with "
             "'num_speculative_tokens must be provided with speculative model'.",
-            fixes=[ngram_fallback(3, "Use n-gram speculation")],
+            fixes=[f for f in (catalog_drafter(ctx.config.model, m, k=default_k(m, ctx.target)), ngram_fallback(3, "Use n-gram speculation"))
+                   if f is not None],
         )
