@@ -492,3 +492,21 @@ def test_every_export_format_for_every_preset(name, vllm_parse, tmp_path):
             if ln and not ln.startswith("#"):
                 shlex.split(ln)
     json.dumps(out)  # all plain text
+
+
+def test_local_model_paths_are_mounted_in_docker_and_noted_for_pods():
+    """Found by a new-user trial (2026-12-04): a local target was not visible in the container."""
+    from wizard import api
+    from wizard.io.scaleout import export_scaleout
+
+    cfg = api.load(command="vllm serve /models/llama --speculative-config "
+                           "'{\"method\":\"eagle3\",\"model\":\"/models/eagle3\",\"num_speculative_tokens\":3}'")
+    docker = export_scaleout(cfg, "docker", hardware="H100")
+    assert "-v /models/llama:/models/llama:ro" in docker and "-v /models/eagle3:/models/eagle3:ro" in docker
+    k8s = export_scaleout(cfg, "k8s", hardware="H100")
+    assert "# Note: /models/llama, /models/eagle3 are local paths on this machine" in k8s
+    rel = export_scaleout(api.load(command="vllm serve ./llama"), "docker", hardware="H100")
+    assert "give the model as an absolute path" in rel and "-v ./llama" not in rel
+    hub = export_scaleout(api.load(command="vllm serve meta-llama/Llama-3.1-8B-Instruct"), "docker", hardware="H100")
+    assert ":ro" not in hub and "local path" not in export_scaleout(
+        api.load(command="vllm serve meta-llama/Llama-3.1-8B-Instruct"), "k8s", hardware="H100")

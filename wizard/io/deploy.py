@@ -169,6 +169,24 @@ def draft_tp_note(cfg: ServeConfig) -> str | None:
             "(draft_model on the V1 runner needs the target TP).")
 
 
+def local_model_paths(cfg: ServeConfig) -> list[str]:
+    """The target and drafter given as local paths (``/x``, ``./x``, ``../x``, ``~/x``): a container
+    or a pod sees them only when they are mounted at the same path."""
+    spec = cfg.speculative_config
+    names = [cfg.model, spec.model if spec is not None else None]
+    return [n for n in dict.fromkeys(names) if isinstance(n, str) and n.strip().startswith(("/", "./", "../", "~"))]
+
+
+def local_path_note(cfg: ServeConfig, where: str) -> str | None:
+    """A comment line for manifests whose container cannot see this machine's files."""
+    paths = local_model_paths(cfg)
+    if not paths:
+        return None
+    return (f"# Note: {', '.join(paths)} {'is a local path' if len(paths) == 1 else 'are local paths'} on this machine; "
+            f"{where} sees only what is mounted: put the weights on a volume mounted at the same path (a PVC or "
+            "hostPath), or use the Hub id.")
+
+
 def header_lines(cfg: ServeConfig, opts: dict[str, Any], what: str, *, multi_node: bool = False) -> list[str]:
     """Comment lines opening a manifest: what and for which model, a note when one server needs
     more GPUs than one node has (forms that are not ``multi_node``), the drafter's TP note."""
@@ -178,9 +196,9 @@ def header_lines(cfg: ServeConfig, opts: dict[str, Any], what: str, *, multi_nod
     if n > per_node and not multi_node:
         lines.append(f"# Note: {n} GPUs per server exceed one node of {per_node}: one pod cannot span nodes;"
                      " use a multi-node form (the 'lws' export: a LeaderWorkerSet with Ray; or 'ray').")
-    note = draft_tp_note(cfg)
-    if note:
-        lines.append(note)
+    for note in (draft_tp_note(cfg), local_path_note(cfg, "the pod")):
+        if note:
+            lines.append(note)
     return lines
 
 

@@ -73,6 +73,7 @@ Raises:
 from __future__ import annotations
 
 import math
+import os
 import shlex
 from typing import Any
 
@@ -80,7 +81,7 @@ from wizard.config import ServeConfig
 from wizard.io import k8s as k8s_forms
 from wizard.io.multinode import MULTI_NODE_OPTIONS, multinode as _multinode
 from wizard.io.serving_platforms import kserve as _kserve, llmd as _llmd
-from wizard.io.deploy import (devices_of, draft_tp_note, env_prefix, gpu_count, gpus_per_node, image_of, port_of,
+from wizard.io.deploy import (devices_of, draft_tp_note, env_prefix, gpu_count, gpus_per_node, image_of, local_model_paths, port_of,
                               serve_args, vendor_of, with_fields)
 
 __all__ = ["SCALEOUT_FORMATS", "export_scaleout", "serve_args", "gpu_count", "ray_config"]
@@ -182,11 +183,21 @@ def _docker(cfg: ServeConfig, opts: dict[str, Any]) -> str:
             ("-e", True), ("HF_TOKEN", True)]
     for k, v in cfg.env.items():
         run += [("-e", True), (f"{k}={v}", True)]
+    relative = []
+    for path in local_model_paths(cfg):  # the container sees a local model only where it is mounted
+        if path.startswith(("/", "~")):
+            full = os.path.expanduser(path) if path.startswith("~") else path
+            run += [("-v", True), (f"{full}:{full}:ro", True)]
+        else:
+            relative.append(path)
     run.append((image_of(opts), True))
     lines = ["#!/bin/sh", f"# docker run for {cfg.model}; the image's entrypoint is `vllm serve`."]
     note = draft_tp_note(cfg)
     if note:
         lines.append(note)
+    if relative:
+        lines.append(f"# Note: {', '.join(relative)}: a relative path means another folder inside the container; "
+                     "give the model as an absolute path so it is mounted (-v PATH:PATH:ro).")
     head = " ".join(shlex.quote(t) if q else t for t, q in run)
     lines.append(head + " " + shlex.join(serve_args(cfg)))
     return "\n".join(lines) + "\n"
