@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -125,3 +126,44 @@ def test_cli_plan_goes_through_api_plan(monkeypatch):
     assert rc == 0 and "Plan on 1 x H100-SXM" in buf.getvalue()
     assert seen["k_max"] == 4 and seen["acceptance"] == [0.7, 0.5] and seen["acceptance_source"] == "--acceptance"
     assert seen["gpu"].name == "H100-SXM"
+
+
+def test_long_form_label_names_what_was_rewritten(tmp_path, monkeypatch):
+    """Trial defect D: the long-form heading names the rewrite: an abbreviation alone is not called a
+    speculators checkpoint, a speculators checkpoint alone is not called an abbreviation."""
+    import shutil
+
+    from wizard.context import clear_model_cache
+    from wizard.textreport import long_form_label, render_text
+
+    rep = api.check(api.load(command="vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-l 32k"),
+                    vllm_version="0.32", allow_hub=False)
+    label = long_form_label(rep)
+    assert label == "long form (what vLLM builds from it: abbreviated option --max-model-l spelled out):"
+    assert label in render_text(rep) and "speculators" not in render_text(rep).split("long form", 1)[1]
+    rep = api.check(api.load(command="vllm serve meta-llama/Llama-3.1-8B-Instruct --spec-me ngram --spec-tok 3"),
+                    vllm_version="0.32", allow_hub=False)
+    assert "abbreviated options --spec-me, --spec-tok spelled out" in long_form_label(rep)
+    src = Path(__file__).parent / "data" / "hf" / "speculators" / "constructed--Qwen3-8B-speculator.peagle"
+    shutil.copytree(src, tmp_path / src.name)
+    monkeypatch.chdir(tmp_path)
+    clear_model_cache()
+    try:
+        rep = api.check(api.load(command=["vllm", "serve", f"./{src.name}"]), vllm_version="0.32", allow_hub=False)
+    finally:
+        clear_model_cache()
+    label = long_form_label(rep)
+    assert f"the speculators checkpoint ./{src.name} served as verifier Qwen/Qwen3-8B + drafter" in label
+    assert "abbreviat" not in label
+
+
+def test_baseline_tpot_ms_type_speaks_milliseconds():
+    """Trial defect G: the --baseline-tpot-ms type names milliseconds (wizard/cli.py wires it)."""
+    assert cli_plan.positive_ms_arg("12.5") == 12.5
+    for bad, said in (("0", "must be > 0 and at most 10000000 milliseconds"), ("-3", "milliseconds"),
+                      ("nan", "milliseconds"), ("inf", "milliseconds"), ("abc", "is not a number (milliseconds)")):
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(said)):
+            cli_plan.positive_ms_arg(bad)
+        with pytest.raises(argparse.ArgumentTypeError) as err:
+            cli_plan.positive_ms_arg(bad)
+        assert "seconds" not in str(err.value).replace("milliseconds", "")

@@ -271,6 +271,22 @@ def test_ui_does_not_reveal_paths_outside_the_allowed_folders(tmp_path):
     assert ev.ctx.target.vocab_size == 7919
 
 
+def test_refused_path_is_called_a_local_path_not_a_folder(tmp_path):
+    """Trial defect C: /etc/passwd is a file; the refusal says "a local path" (the same words for a
+    file, a folder or nothing, so it reveals nothing) in the lookup error and the launch review."""
+    from wizard.context import REFUSED_PATH
+    from wizard.launch_policy import review_argv
+    from wizard.ui.services import evaluate
+    from wizard.ui.state import new_state, set_field
+
+    pol = security.PathPolicy(model_dirs=[str(tmp_path)])
+    ev = evaluate(set_field(new_state(), "model", "/etc/passwd"), allow_hub=False, path_allowed=pol.allows)
+    assert ev.ctx.lookup_errors.get("model") == REFUSED_PATH
+    assert REFUSED_PATH.startswith("a local path outside the folders") and "folder outside" not in REFUSED_PATH
+    rv = review_argv(["/etc/passwd"], "0.32", pol)
+    assert rv.blocking and all("a local path outside" in b and "folder outside" not in b for b in rv.blocking)
+
+
 # ---- items 2, 3, 5: the served app --------------------------------------------------------------
 
 @pytest.fixture
@@ -483,3 +499,38 @@ def test_ui_launch_refuses_unsafe_options_without_the_opt_in_and_shows_the_allow
     rv = review_launch(cfg, opted.policy)
     assert rv.blocking == [] and rv.needs_opt_in(opted.policy) == [] and len(rv.risky) == 2
     assert "**allowed**" in launch.review_md(opted, st)
+
+
+def test_any_loopback_bind_address_is_loopback_and_nothing_else(monkeypatch, capsys):
+    """Trial defect H: `ui --host 127.1` (the OS reads it as 127.0.0.1, socket.inet_aton) and the rest
+    of 127.0.0.0/8 are loopback; everything else still needs a login."""
+    from types import SimpleNamespace
+
+    from wizard.ui import main as ui_main
+    from wizard.ui.guard import bind_is_loopback, exposure
+
+    for host in ("127.1", "127.0.1", "127.0.0.1", "127.0.0.2", "127.255.255.254", "0x7f.1", "2130706433",
+                 "localhost", "::1", "[::1]", "LOCALHOST"):
+        assert bind_is_loopback(host), host
+        assert exposure(SimpleNamespace(auth=None, share=False, share_url=None, server_name=host)) is None, host
+    for host in ("0.0.0.0", "0", "10.1", "128.1", "127.1 evil", "127.1\n0.0.0.0", "::", "::ffff:7f00:1x", "",
+                 None, "example.com", "127.0.0.1.nip.io", "1.2.3.4"):
+        assert not bind_is_loopback(host), host
+        assert exposure(SimpleNamespace(auth=None, share=False, share_url=None, server_name=host)), host
+
+    launched = []
+
+    class FakeDemo:
+        def launch(self, **kw):
+            launched.append(kw)
+
+    monkeypatch.setattr(ui_main, "build_app", lambda **kw: FakeDemo())
+    monkeypatch.delenv("SPECWIZARD_AUTH", raising=False)
+    assert ui_main.main(["--host", "127.1"]) == 0 and launched[-1]["server_name"] == "127.1"
+    assert ui_main.main(["--host", "127.0.0.5"]) == 0
+    n = len(launched)
+    for host in ("0.0.0.0", "10.1", "192.168.1.10"):  # beyond loopback: still refused without a login
+        assert ui_main.main(["--host", host]) == 2
+        assert "refusing to serve beyond loopback" in capsys.readouterr().err
+    assert ui_main.main(["--host", "127.1", "--share"]) == 2  # a share link is exposure whatever the bind
+    assert len(launched) == n

@@ -567,3 +567,19 @@ def test_target_step_shows_both_models_for_a_speculators_checkpoint():
     # a plain target: no second table
     assert speculators_md(services.evaluate(set_field(new_state("0.32.0"), "model", "Qwen/Qwen3-8B")).ctx) == ""
     assert speculators_md(None) == ""
+
+
+def test_ui_plan_step_shows_no_best_k_when_it_does_not_fit():
+    from wizard.ui import build_app
+    from wizard.ui.steps import plan as plan_step  # trial defect A: the UI renders the core's withheld k
+
+    ui = build_app().wizard_ui
+    st = new_state()
+    for key, val in (("model", "meta-llama/Llama-3.1-8B-Instruct"), ("speculative_config.method", "eagle3"),
+                     ("speculative_config.model", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"),
+                     ("speculative_config.num_speculative_tokens", 3), ("gpu.name", "L4")):
+        st = set_field(st, key, val)
+    md = plan_step.compute_safe(ui, st)[ui.c["plan_md"]]
+    assert "No k recommended: the configuration does not fit" in md and "hypothetical" in md
+    assert "best k per batch size" not in md and "is best at every concurrency" not in md
+    assert "k schedule" not in md and "best k by the estimate" not in md

@@ -175,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--context-tokens", type=_count, default=None, metavar="N", help="KV tokens per sequence in the speed model")
     p.add_argument("--task", choices=api.PLAN_TASKS, default=None,
                    help="plan with the method's published acceptance for this task (source shown)")
-    p.add_argument("--baseline-tpot-ms", type=_positive_seconds, default=None, metavar="MS",
+    p.add_argument("--baseline-tpot-ms", type=cli_plan.positive_ms_arg, default=None, metavar="MS",
                    help="measured time per output token without speculation (ms), calibrates the speed model")
     p.add_argument("--baseline-batch", type=_count, default=None, metavar="N", help="concurrency of --baseline-tpot-ms")
     p.add_argument("--k-max", type=cli_plan.k_max_arg, default=None, metavar="K",

@@ -74,6 +74,18 @@ def k_max_arg(text: str) -> int:
     return int(t)
 
 
+def positive_ms_arg(text: str) -> float:
+    """argparse type for ``plan --baseline-tpot-ms MS``: a finite number of milliseconds, > 0 and at
+    most 10**7 (the bound the option had as seconds)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number (milliseconds)") from None
+    if v != v or not 0 < v <= 10 ** 7:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} must be > 0 and at most 10000000 milliseconds")
+    return v
+
+
 def _hardware(args: argparse.Namespace) -> Hardware | None:
     """--gpu, else NVML discovery, else the CPU when a CPU KV budget is given."""
     if getattr(args, "gpu", None):
@@ -154,7 +166,9 @@ def _speedup_lines(p: Plan) -> list[str]:
            f"  drafter: {s.drafter_cost_source} ({s.drafter_cost:g} of a plain step per drafted token at batch 1)"]
     if s.k_cap:
         out.append(f"  k limit: {s.k_cap} ({s.k_cap_reason})")
-    out.append("    k   tokens/step   step cost   speed-up (batch 1)")
+    if s.withheld:
+        out.append(f"  no k recommended: {s.withheld}; the speed-ups below are hypothetical (if it fitted)")
+    out.append("    k   tokens/step   step cost   speed-up (batch 1)" + (" (hypothetical)" if s.withheld else ""))
     for r in s.table:
         mark = " <- configured" if r.k == s.k else ""
         mark += " <- best" if r.k == s.best_k else ""
@@ -162,13 +176,16 @@ def _speedup_lines(p: Plan) -> list[str]:
         out.append(f"  {r.k:3d}   {r.expected_tokens_per_step:10.3f}   {r.relative_step_cost:9.3f}   {r.speedup:7.3f}x{mark}")
     if s.batches:
         ks = [pt.k for pt in s.batches[0].points]
-        out.append("  batch   plain step   best k   speed-up   " + "  ".join(f"k={k:<3d}" for k in ks))
+        out.append("  batch   plain step   best k   speed-up   " + "  ".join(f"k={k:<3d}" for k in ks)
+                   + ("  (hypothetical)" if s.withheld else ""))
         for b in s.batches:
-            best = "none" if b.best_k is None else str(b.best_k)
+            best = "-" if s.withheld else "none" if b.best_k is None else str(b.best_k)
             kv = "" if b.fits_kv else "  (KV cache too small)"
             out.append(f"  {b.batch:5d}   {b.base_step_ms or 0:7.2f} ms   {best:>6s}   {b.best_speedup:7.3f}x   "
                        + "  ".join(f"{pt.speedup:5.2f}" for pt in b.points) + kv)
-        if s.stops_paying_above is None:
+        if s.withheld:
+            pass  # no concurrency verdict for a configuration that would not load
+        elif s.stops_paying_above is None:
             out.append(f"  speculation pays at every concurrency up to max_num_seqs {p.max_num_seqs}")
         elif s.stops_paying_above == 0:
             out.append("  speculation does not pay at any concurrency")

@@ -121,7 +121,8 @@ class ImportNote(BaseModel):
       ``json_malformed``       --speculative-config text was not strict JSON (detail: raw, error, position, corrected)
       ``json_and_dotted``      JSON form and dotted keys both given; vLLM drops the JSON object (detail: dropped, raw, dotted)
       ``duplicate_key``        the same dotted key given twice (last wins); also the same option or
-                               --speculative-config given twice (detail: key, values)
+                               --speculative-config given twice, or a key repeated inside its JSON object
+                               (detail: key, values; source "json" for a repeated JSON key)
       ``shorthand_conflict``   --spec-method/--spec-model/--spec-tokens together with the same key in --speculative-config
                                (detail: flag, key, shorthand_value, config_value; the shorthand stays in extra_args)
       ``unknown_flag``         an option vLLM of this version may not know (kept verbatim)
@@ -129,6 +130,9 @@ class ImportNote(BaseModel):
       ``shell_syntax``         shell words around the vLLM command were left out: wrappers (nohup, env -u,
                                uv run --with X, docker run IMAGE...), redirections, a background ``&``, other
                                commands (detail: wrappers, redirections, background, other_commands)
+      ``bool_as_number``       a JSON boolean given to a number field of the speculative config
+                               (``"num_speculative_tokens": true``); vLLM's pydantic reads it as 1 / 0
+                               (detail: key, value, read_as); rule SD022
       ``dotted_value_word``    a word vLLM's pre-parser reads as a dotted option: starts with ``-`` and holds a
                                ``.`` (a negative decimal as its own word, ``--x -0.5``), or a dotted option with
                                nothing after it (detail: word, option, last); rule SD018
@@ -347,6 +351,36 @@ def _split_invalid(d: dict[str, Any], err: ValidationError, invalid: dict[str, A
     return moved
 
 
+def _number_field(name: str) -> bool:
+    """Whether SpeculativeConfig.``name`` is a number field that does not take a bool."""
+    f = SpeculativeConfig.model_fields.get(name)
+    ann = str(f.annotation) if f is not None else ""
+    return ("int" in ann or "float" in ann) and "bool" not in ann and "list" not in ann and "dict" not in ann
+
+
+def _bool_number_notes(spec: dict[str, Any], existing: Any) -> list[ImportNote]:
+    """``bool_as_number`` notes for JSON booleans given to number fields of the speculative
+    config (``"num_speculative_tokens": true``). vLLM validates SpeculativeConfig with pydantic in
+    lax mode, which reads true as 1 and false as 0 (vllm/config/speculative.py 0.32, checked with
+    ``SpeculativeConfig(method="ngram", num_speculative_tokens=True)`` -> 1); the wizard's own
+    model does the same, so the note is all that keeps what was written. [] when ``existing``
+    (the import notes already there, or anything else) already says it, or is not a list."""
+    if existing is not None and not isinstance(existing, list):
+        return []
+    said = {(n.kind, n.field) if isinstance(n, ImportNote) else (n.get("kind"), n.get("field"))
+            for n in existing or [] if isinstance(n, (ImportNote, dict))}
+    out = []
+    for key, value in spec.items():
+        path = f"speculative_config.{key}"
+        if isinstance(value, bool) and _number_field(key) and ("bool_as_number", path) not in said:
+            out.append(ImportNote(
+                kind="bool_as_number", field=path,
+                message=f"{path}: {str(value).lower()} is a JSON boolean where vLLM expects a number; vLLM's "
+                        f"validation (pydantic, lax mode) reads it as {int(value)}",
+                detail={"key": key, "value": value, "read_as": int(value)}))
+    return out
+
+
 def config_from_dict(data: dict[str, Any]) -> ServeConfig:
     """Build a ServeConfig from a plain dict, never losing a value.
 
@@ -388,6 +422,9 @@ def config_from_dict(data: dict[str, Any]) -> ServeConfig:
             d["speculative_config"] = parsed
     if isinstance(d.get("speculative_config"), dict):
         d["speculative_config"] = {str(k).replace("-", "_"): v for k, v in d["speculative_config"].items()}
+        notes = _bool_number_notes(d["speculative_config"], d.get("import_notes"))
+        if notes:
+            d["import_notes"] = [*(d.get("import_notes") or []), *notes]
     model = d.get("model")
     if model is None or (isinstance(model, str) and not model.strip()):
         raise ConfigError("no target model: give the model (vllm serve MODEL, or 'model:' in the YAML)", field="model")

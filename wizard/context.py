@@ -24,7 +24,7 @@ from wizard.vllm.versions import VllmVersion, default_version
 __all__ = ["CheckContext", "resolve_context", "clear_model_cache", "REFUSED_PATH"]
 
 #: the lookup error of a local path outside the folders a face may read (no detail on purpose)
-REFUSED_PATH = ("a local folder outside the folders this UI may read: not inspected and not launched "
+REFUSED_PATH = ("a local path outside the folders this UI may read: not inspected and not launched "
                 "(start app.py with --allow-model-dir DIR to allow one)")
 
 

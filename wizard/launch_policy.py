@@ -145,7 +145,7 @@ def review_argv(args: list[str], version: Any, policy: Any = None) -> ArgvReview
             continue
         if o.dest in ("model", "model_tag", "tokenizer", "hf_config_path", "spec_model"):
             if isinstance(o.value, str) and not allowed_path(o.value):
-                rv.blocking.append(f"{o.option} {o.value!r}: a local folder outside the folders this UI may read "
+                rv.blocking.append(f"{o.option} {o.value!r}: a local path outside the folders this UI may read "
                                    "(app.py --allow-model-dir DIR)")
             continue
         obj = _parse_text(o.value)
@@ -153,7 +153,7 @@ def review_argv(args: list[str], version: Any, policy: Any = None) -> ArgvReview
             _judge_subkeys(rv, table, o, obj, judge, allowed_path)  # other text: vLLM's type refuses it
     for p in parsed.positionals:
         if not allowed_path(p):
-            rv.blocking.append(f"model {p!r}: a local folder outside the folders this UI may read (app.py --allow-model-dir DIR)")
+            rv.blocking.append(f"model {p!r}: a local path outside the folders this UI may read (app.py --allow-model-dir DIR)")
     return rv
 
 
@@ -172,7 +172,7 @@ def _judge_subkeys(rv: ArgvReview, table: dict, o: Any, obj: dict, judge: Any, a
                                                 "a dotted import path: vLLM imports the proposer class",
                                                 "vllm/config/speculative.py _is_custom_proposer_path"))
             elif isinstance(v, str) and not allowed_path(v):
-                rv.blocking.append(f"speculative_config.model {v!r}: a local folder outside the folders this UI may read "
+                rv.blocking.append(f"speculative_config.model {v!r}: a local path outside the folders this UI may read "
                                    "(app.py --allow-model-dir DIR)")
             continue
         if o.dest == "speculative_config" and k == "method" and v == CUSTOM_CLASS:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["render_text"]
+from wizard.io.argv import parse_command
+
+__all__ = ["render_text", "long_form_label"]
 
 _ICON = {"error": "ERROR", "warning": "WARN ", "info": "INFO "}
 
@@ -35,6 +37,26 @@ def render_text(report) -> str:
     lines.append(report.command)
     if getattr(report, "long_command", ""):
         lines.append("")
-        lines.append("long form (what vLLM builds from it: a speculators checkpoint as verifier + drafter, --spec-* abbreviations spelled out):")
+        lines.append(long_form_label(report))
         lines.append(report.long_command)
     return "\n".join(lines) + "\n"
+
+
+def long_form_label(report) -> str:
+    """The heading of the long form, naming what was rewritten: a speculators checkpoint given as
+    the model (the verifier becomes the model, the checkpoint the drafter) and/or abbreviated
+    options spelled out. Read from the report's two commands (the one as written and the long
+    form): the model differs for a speculators checkpoint, and options the written command keeps
+    raw (``extra_args``) are gone from the long form for abbreviations."""
+    what = []
+    try:
+        written, long = parse_command(report.command), parse_command(report.long_command)
+        if written.model != long.model:
+            what.append(f"the speculators checkpoint {written.model} served as verifier {long.model} + drafter")
+        spelled = sorted(set(written.extra_args) - set(long.extra_args))
+        if spelled:
+            opts = ", ".join("--" + k.replace("_", "-") for k in spelled[:6]) + (" ..." if len(spelled) > 6 else "")
+            what.append(f"abbreviated option{'s' if len(spelled) > 1 else ''} {opts} spelled out")
+    except Exception:  # a label must never hide the command
+        what = []
+    return "long form (what vLLM builds from it" + (": " + "; ".join(what) if what else "") + "):"

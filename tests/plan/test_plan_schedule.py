@@ -130,3 +130,26 @@ def test_exported_schedule_passes_vllm_config_build_and_its_schedule_validation(
     finally:
         o.close()
     assert v.accepted, v.short_message(300)
+
+
+def test_no_k_recommended_when_the_configuration_does_not_fit():
+    """Trial defect A: on an L4 the 128k-context Llama-3.1-8B + EAGLE-3 does not fit; the plan then
+    recommends no k anywhere (batch 1, per batch size, schedule) and says the tables are hypothetical,
+    so the CLI and the UI (which render only what the core returns) cannot contradict the verdict."""
+    from wizard.cli_plan import render_plan_text
+
+    p = plan(_l31(), hardware="L4")
+    s = p.speedup
+    assert p.fits is False and s.withheld and "does not fit" in s.withheld
+    assert s.table and s.batches  # the hypothetical speed-ups stay
+    assert s.best_k is None and s.best_k_by_batch == {} and s.k_schedule is None and s.k_schedule_max is None
+    assert all(r.best_k is None for r in s.batches) and s.stops_paying_above is None and not s.k_schedule_note
+    assert schedule_patch(p) is None
+    assert p.as_json()["speedup"]["withheld"] == s.withheld
+    text = render_plan_text(p)
+    assert "no k recommended: the configuration does not fit" in text and "(hypothetical)" in text
+    assert "<- best" not in text and "is best at every concurrency" not in text and "speculation pays" not in text
+    # a configuration that fits keeps its recommendation
+    ok = plan(_l31(), hardware="H100", context_tokens=512).speedup
+    assert ok.withheld is None and ok.best_k and ok.best_k_by_batch
+

@@ -85,6 +85,9 @@ def test_ui_plan_step_task_dropdown_reaches_the_plan():
     ui = build_app().wizard_ui
     st = set_field(new_state(), "model", "meta-llama/Llama-3.1-8B-Instruct")
     st = set_field(st, "speculative_config.method", "eagle3")
+    # a complete configuration: with error findings the step recommends no k and shows no schedule
+    st = set_field(st, "speculative_config.model", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B")
+    st = set_field(st, "speculative_config.num_speculative_tokens", 3)
     st = set_field(st, "gpu.name", "H100-SXM")
     md_any = plan.compute_safe(ui, st)[ui.c["plan_md"]]
     st = plan._set_task(st, "code")

@@ -243,3 +243,17 @@ def test_plan_from_a_sweep_notes_the_measured_table_and_schedule(tmp_path):
     assert "measured: concurrency 1: fastest k=4 (1.80x); concurrency 8: fastest k=2 (1.20x)" in p.notes
     assert any("[[1, 7, 4], [8, 32, 2]]" in n for n in p.notes)
     assert p.speedup.acceptance_rates[:4] == pytest.approx([0.7, 0.5, 0.35, 0.2])
+
+
+def test_from_tune_yaml_list_gets_a_one_line_reason(tmp_path):
+    """Trial defect G: a YAML file is not named by its parser's exception class; the reason names
+    the file and what --from-tune reads."""
+    f = tmp_path / "list.yaml"
+    f.write_text("- a\n- b\n")
+    with pytest.raises(TuneError) as err:
+        plan_inputs_from_results(str(f))
+    msg = str(err.value)
+    assert "JSONDecodeError" not in msg and "\n" not in msg
+    assert msg.startswith("--from-tune: list.yaml is not JSON (YAML is not read): Expecting value at line 1 column 1")
+    assert "expected a JSON result (wizard tune.json" in msg and "experiment folder" in msg
+    assert plan_inputs_from_results(str(f), raise_errors=False) is None

@@ -21,7 +21,7 @@ import json
 from typing import Any
 
 from wizard.config import SERVE_FIELDS, ConfigError, ImportNote, ServeConfig, config_from_dict
-from wizard.io.spec_json import json_text, parse_dotted_value, parse_spec_json
+from wizard.io.spec_json import duplicate_keys, json_text, parse_dotted_value, parse_spec_json
 from wizard.vllm import legacy
 from wizard.vllm.cli_parse import SPEC_SHORTHANDS, convert
 from wizard.vllm.options import cli_vocabulary
@@ -246,6 +246,10 @@ class Collector:
                 return None, kept, False
             obj, problem = parse_spec_json(kept)
             if problem is None:
+                for key, values in duplicate_keys(kept).items():  # json.loads keeps the last, silently (SD004)
+                    self.note("duplicate_key", f"speculative_config.{key}", f"{spelled} gives the JSON key {key!r} "
+                              f"{len(values)} times; vLLM's json.loads keeps the last ({values[-1]!r}) without a warning",
+                              key=key, values=values, source="json")
                 return obj, kept, False
             if problem["kind"] == "json_malformed":
                 if problem["corrected"] is not None:

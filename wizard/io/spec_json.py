@@ -6,6 +6,8 @@
   double-encoded string, bare ``method:dspark``); the problem is reported, never raised.
 * :func:`parse_dotted_value` -- the value of a dotted ``--json-arg.key VALUE`` option
   (``FlexibleArgumentParser.parse_args``, vllm/utils/argparse_utils.py 0.32).
+* :func:`duplicate_keys` -- the keys a ``--speculative-config`` JSON object gives more than once
+  (vLLM's ``json.loads`` keeps the last value of each, silently).
 * :func:`human_readable_int` -- vLLM's ``1k`` / ``1K`` / ``25.6k`` integers (same file).
 """
 
@@ -18,7 +20,7 @@ from typing import Any, Iterable
 
 from wizard.io.safeio import yaml_load_bounded
 
-__all__ = ["parse_spec_json", "parse_dotted_value", "human_readable_int", "json_text"]
+__all__ = ["parse_spec_json", "parse_dotted_value", "human_readable_int", "json_text", "duplicate_keys"]
 
 
 def human_readable_int(value: str) -> int:
@@ -142,6 +144,41 @@ def _variants(raw: str) -> Iterable[str]:
             if "\\" in s:
                 nxt.append(s.replace('\\"', '"').replace("\\'", "'").replace("\\\\", "\\"))
         frontier = nxt
+
+
+def duplicate_keys(raw: str) -> dict[str, list[Any]]:
+    """The top-level keys the JSON object ``raw`` gives more than once -> every value in order.
+    vLLM reads ``--speculative-config`` with ``json.loads`` (``optional_type(json.loads)``,
+    vllm/engine/arg_utils.py 0.32), which keeps the last value of a repeated key without a word.
+    {} when ``raw`` is not a strict JSON object or repeats nothing. Never raises."""
+    seen: dict[str, list[Any]] = {}
+    try:
+        top = json.loads(raw, object_pairs_hook=_Pairs)
+    except (ValueError, RecursionError, TypeError):
+        return {}
+    if not isinstance(top, _Pairs):
+        return {}
+    for k, v in top.pairs:
+        seen.setdefault(str(k), []).append(_plain(v))
+    return {k: vs for k, vs in seen.items() if len(vs) > 1}
+
+
+class _Pairs:
+    """A JSON object as read, key/value pairs in order (duplicates kept)."""
+
+    __slots__ = ("pairs",)
+
+    def __init__(self, pairs):
+        self.pairs = pairs
+
+
+def _plain(v: Any) -> Any:
+    """A value read with :class:`_Pairs` objects back as dicts (the last value of a key wins)."""
+    if isinstance(v, _Pairs):
+        return {str(k): _plain(x) for k, x in v.pairs}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
 
 
 def parse_spec_json(raw: str) -> tuple[dict | None, dict | None]:

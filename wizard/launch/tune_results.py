@@ -365,6 +365,17 @@ def _detect(data: Any, where: str) -> dict[str, Any]:
                     "results, GuideLLM benchmarks.json, AIPerf profile_export_aiperf.json)")
 
 
+#: what --from-tune reads, for the one-line reasons
+_EXPECTED = ("a JSON result (wizard tune.json, vllm bench serve / sweep serve result, GuideLLM benchmarks.json, "
+             "AIPerf profile_export_aiperf.json) or a vllm bench sweep serve experiment folder")
+
+
+def _not_json(p: Path, err: json.JSONDecodeError) -> str:
+    yaml_hint = " (YAML is not read)" if p.suffix.lower() in (".yaml", ".yml") else ""
+    return (f"--from-tune: {p.name} is not JSON{yaml_hint}: {err.msg} at line {err.lineno} column {err.colno}; "
+            f"expected {_EXPECTED}")
+
+
 def plan_inputs_from_results(data: dict[str, Any] | list[Any] | str | Path, *,
                              raise_errors: bool = True) -> dict[str, Any] | None:
     """What a measured result tells the planner (module docstring: the formats, the keys).
@@ -383,7 +394,11 @@ def plan_inputs_from_results(data: dict[str, Any] | list[Any] | str | Path, *,
             p = Path(data)
             if p.is_dir():
                 return _sweep_dir(p)
-            data = json.loads(read_text_file(p, limit=MAX_RESULT_BYTES, what="--from-tune"))
+            text = read_text_file(p, limit=MAX_RESULT_BYTES, what="--from-tune")
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as err:
+                raise TuneError(_not_json(p, err)) from None
             return _detect(data, p.name)
         return _detect(data, "the result")
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as err:

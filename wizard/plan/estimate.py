@@ -327,6 +327,22 @@ def estimate_speedup(
     return est
 
 
+def withhold_recommendation(est: SpeedupEstimate, reason: str) -> None:
+    """Keep the estimated speed-ups but recommend no k: a configuration that does not fit would
+    not load, so a best k (at batch 1 or per batch size), a stop-paying concurrency or a k
+    schedule for it would contradict the fit verdict. Sets ``est.withheld`` to say why; the
+    faces (CLI, UI) read it and mark the tables hypothetical."""
+    est.withheld = f"the configuration does not fit ({reason}) and would not load"
+    est.best_k = None
+    est.best_k_by_batch = {}
+    est.stops_paying_above = None
+    est.k_schedule = None
+    est.k_schedule_max = None
+    est.k_schedule_note = ""  # est.withheld says why there is none
+    for row in est.batches:
+        row.best_k = None
+
+
 #: Proposers that assert the runtime draft length equals the configured k, so a schedule that
 #: lowers it crashes them (advisory NGR-0002, vLLM PR #46399; 0.32.0 still asserts).
 _FIXED_K_PROPOSERS = (NGRAM_GPU, SUFFIX, MEDUSA, EXTRACT_HIDDEN_STATES)

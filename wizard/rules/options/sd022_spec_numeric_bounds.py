@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from wizard.config import Patch
-from wizard.rules.helpers import given_keys
+from wizard.rules.helpers import given_keys, import_notes
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.constraints import field_spec
 
@@ -24,6 +24,28 @@ def _as_number(raw: Any, is_int: bool):
         except ValueError:
             return None
     return None
+
+
+class _Written:
+    """A value as the user wrote it (``false``) for the message, read as ``read`` (0)."""
+
+    def __init__(self, text: str, read: Any):
+        self.text, self.read = text, read
+
+    def __repr__(self) -> str:
+        return f"{self.text} (read as {self.read!r})"
+
+
+def _type_error(raw: Any, is_int: bool) -> str:
+    """pydantic's message for a value of the wrong type (vLLM 0.32 SpeculativeConfig, pydantic 2)."""
+    if not is_int:
+        return ("Input should be a valid number, unable to parse string as a number" if isinstance(raw, str)
+                else "Input should be a valid number")
+    if isinstance(raw, str):
+        return "Input should be a valid integer, unable to parse string as an integer"
+    if isinstance(raw, float):
+        return "Input should be a valid integer, got a number with a fractional part"
+    return "Input should be a valid integer"
 
 
 @register
@@ -83,6 +105,7 @@ class SpecNumericBounds(Rule):
         if ctx.spec is None:
             return
         given = given_keys(ctx)
+        as_bool = {n.field: n.detail.get("value") for n in import_notes(ctx, "bool_as_number")}
         bounds: dict[str, tuple[float, bool, bool]] = {"num_speculative_tokens": (0, True, True)}  # (limit, strict, int)
         for f in _GE1:
             bounds[f] = (1, False, True)
@@ -95,10 +118,15 @@ class SpecNumericBounds(Rule):
             raw = given[key]
             val = _as_number(raw, is_int)
             path = f"speculative_config.{key}"
-            if val is None:
-                problem = f"{raw!r} is not {'an integer' if is_int else 'a number'}"
+            if isinstance(as_bool.get(path), bool):  # written as a JSON boolean, read as 1 / 0 (pydantic lax mode)
+                raw = _Written(str(as_bool[path]).lower(), val)
+            if val is None:  # not a number at all: say so, with pydantic's own words for that type
+                kind = "an integer" if is_int else "a number"
+                problem, title = f"{raw!r} is not {kind}", f"speculative_config value is not {kind}"
+                said = _type_error(raw, is_int)
             elif (val <= limit if strict else val < limit):
-                problem = f"{raw!r} must be {'>' if strict else '>='} {limit}"
+                problem, title = f"{raw!r} must be {'>' if strict else '>='} {limit}", None
+                said = f"Input should be greater than {'' if strict else 'or equal to '}{limit}"
             else:
                 continue
             fix_val: Any = 1 if limit <= 1 else limit
@@ -109,9 +137,22 @@ class SpecNumericBounds(Rule):
                 fixes.append(Patch(description=f"Remove {key} (vLLM derives it)", unset=[path]))
             fixes.append(Patch(description=f"Set {key} to {fix_val}", set={path: fix_val}))
             yield self.finding(
-                f"{path}: {problem}; vLLM rejects it at config time ('Input should be ...').",
+                f"{path}: {problem}; vLLM rejects it at config time (pydantic: '{said}').",
                 fields=[path],
                 fixes=fixes,
+                title=title,
+            )
+        for path, written in sorted(as_bool.items()):
+            key = path.split(".", 1)[1]
+            if written is not True or key not in given or (key in bounds and bounds[key][0] >= 1 and bounds[key][1]):
+                continue  # false: read as 0, which the bounds above report; a bound 1 does not pass: reported there
+            fix_val = 1.0 if key in bounds and not bounds[key][2] else 1
+            yield self.finding(
+                f"{path}: true is a JSON boolean, not a number; vLLM accepts it (pydantic reads true as 1 in lax mode) "
+                f"and runs {key}={fix_val}. Write the number you mean.",
+                fields=[path], severity=Severity.INFO, title="speculative_config number written as true",
+                fixes=[Patch(description=f"Write {key} as {fix_val}",
+                             set={path: fix_val}, unset=["import_notes.bool_as_number"])],
             )
         # keys the wizard does not model (``SpecConfig.model_extra``; e.g. ``disable_by_batch_size``,
         # ge=2 through 0.2x) are checked against the release's own SpeculativeConfig field

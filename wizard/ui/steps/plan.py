@@ -309,19 +309,24 @@ def compute(ui, ev, state: dict | None = None) -> dict:
     blocked = d.get("fits") is False or (ev.report is not None and ev.report.verdict == "error")
     if problem:
         lines.append(f"**⚠ Measured acceptance not used:** {html.escape(problem)}")
-    if blocked and sp_d.get("best_k"):
-        lines.append("No k recommended: this configuration " + ("does not fit" if d.get("fits") is False else
-                     "has error findings") + " and would not load; fix that first (see the Live check).")
+    if sp_d.get("withheld"):  # the core withholds every k recommendation for a config that does not fit
+        lines.append(f"No k recommended: {html.escape(str(sp_d['withheld']))}; fix that first (see the Live check). "
+                     "The speed-up chart is hypothetical (if it fitted).")
+    elif blocked and sp_d.get("best_k"):
+        lines.append("No k recommended: this configuration has error findings and would not load; fix that first "
+                     "(see the Live check). The speed-up chart is hypothetical (if it loaded).")
     elif sp_d.get("best_k"):
         lines.append(f"best k by the estimate: **{sp_d['best_k']}** (configured k = {sp_d.get('k')})")
     by_batch = sp_d.get("best_k_by_batch")
-    if isinstance(by_batch, dict) and len(by_batch) > 1:
+    if not blocked and isinstance(by_batch, dict) and len(by_batch) > 1:
         lines.append("best k per batch size: " + ", ".join(f"{b} → {k if k is not None else 'none'}"
                                                           for b, k in by_batch.items()))
-    if "stops_paying_above" in sp_d and sp_d.get("stops_paying_above") is not None:
+    if not blocked and sp_d.get("stops_paying_above") is not None:
         lines.append(f"speculation stops paying above **{_fmt(sp_d['stops_paying_above'])}** concurrent requests")
     sched = sp_d.get("k_schedule")
-    if isinstance(sched, list) and sched:
+    if blocked and not sp_d.get("withheld"):
+        pass  # error findings: no schedule for a configuration that would not load
+    elif isinstance(sched, list) and sched:
         lines.append("k schedule (`num_speculative_tokens_per_batch_size`, num_speculative_tokens "
                      f"{_fmt(sp_d.get('k_schedule_max'))}): " + ", ".join(
                          f"{a}–{b} → {'off' if k == 0 else k}" for a, b, k in sched
