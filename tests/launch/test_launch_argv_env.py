@@ -117,8 +117,13 @@ def test_refused_on_error_findings(tmp_path):
     assert "SD001" in str(ei.value) and "force" in str(ei.value)
 
 
-def test_cli_dry_run(capsys):
+def test_cli_dry_run(capsys, monkeypatch):
     from wizard.cli import main
+    from wizard.hardware import nvml
+
+    # the CPU build's environment: on a machine whose NVML finds a GPU and that has no vLLM, the
+    # build that would run is the CUDA one (test_no_vllm_installed_follows_the_build_...; seen on an H200)
+    monkeypatch.setattr(nvml, "discover", lambda: [])
 
     rc = main(["serve", "--dry-run", "--port", "8123", "--kv-cache-space-gib", "1", "--", "vllm", "serve", "/tmp/model/target",
                "--max-model-len", "512", "--speculative-config", '{"method":"ngram","num_speculative_tokens":3}'])
