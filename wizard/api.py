@@ -52,6 +52,11 @@ class Report(BaseModel):
     #: model (verifier as --model, the checkpoint as speculative_config.model) or abbreviated --spec-*
     #: shorthands or other abbreviated options (wizard.engine.abbreviations); "" otherwise
     long_command: str = ""
+    #: what the long form rewrote (the text report's heading reads them): the model as written when
+    #: it was a speculators checkpoint, and the abbreviated options as written (``max_model_l``)
+    speculators_checkpoint: str | None = None
+    verifier: str | None = None
+    abbreviations: list[str] = Field(default_factory=list)
 
     @property
     def errors(self) -> list[Finding]:
@@ -144,8 +149,11 @@ def check_context(ctx: CheckContext) -> Report:
         long_command = to_command(ctx.config) if ctx.written_config is not None else ""
     except Exception as err:  # export must never hide the findings
         command, long_command = f"# could not export: {err}", ""
+    checkpoint = written.model if ctx.written_config is not None and written.model != ctx.config.model else None
     return Report(verdict=verdict, vllm_version=str(ctx.version), findings=findings, command=command,
-                  long_command=long_command)
+                  long_command=long_command, speculators_checkpoint=checkpoint,
+                  verifier=ctx.config.model if checkpoint else None,
+                  abbreviations=sorted(p.split(".", 1)[1] for p in ctx.abbreviated.values()))
 
 
 def long_form(

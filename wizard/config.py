@@ -21,6 +21,8 @@ result re-enters the pipeline at the top.
 from __future__ import annotations
 
 import copy
+import types
+import typing
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -352,10 +354,14 @@ def _split_invalid(d: dict[str, Any], err: ValidationError, invalid: dict[str, A
 
 
 def _number_field(name: str) -> bool:
-    """Whether SpeculativeConfig.``name`` is a number field that does not take a bool."""
+    """Whether SpeculativeConfig.``name`` is a number field (``int`` / ``float``, optional) that does
+    not take a bool: the members of its annotation's union, read as types."""
     f = SpeculativeConfig.model_fields.get(name)
-    ann = str(f.annotation) if f is not None else ""
-    return ("int" in ann or "float" in ann) and "bool" not in ann and "list" not in ann and "dict" not in ann
+    if f is None:
+        return False
+    members = typing.get_args(f.annotation) if typing.get_origin(f.annotation) in (typing.Union, types.UnionType) \
+        else (f.annotation,)
+    return bool({int, float} & set(members)) and bool not in members
 
 
 def _bool_number_notes(spec: dict[str, Any], existing: Any) -> list[ImportNote]:

@@ -444,6 +444,9 @@ class KvChoice:
     usable: bool | None
     backend: str | None = None
     why: str = ""
+    #: the rule whose error this dtype brings in the configuration (:func:`checked_kv_dtypes`), when a
+    #: backend accepts it but the check refuses it; None otherwise
+    refused_by: str | None = None
 
 
 def _hw_key(hw: Hardware) -> tuple:
@@ -708,8 +711,8 @@ class Suggestions:
                 lines.append(f"{title}: {', '.join(r.dtype for r in rows)} (hardware unknown: not narrowed)")
                 continue
             ok = [f"{r.dtype} ({r.backend})" for r in rows if r.usable]
-            bad = [r.dtype for r in rows if r.usable is False and not r.why.startswith(_REFUSED)]
-            refused = [f"{r.dtype} ({r.why[len(_REFUSED):]})" for r in rows if r.usable is False and r.why.startswith(_REFUSED)]
+            bad = [r.dtype for r in rows if r.usable is False and not r.refused_by]
+            refused = [f"{r.dtype} ({r.why})" for r in rows if r.usable is False and r.refused_by]
             lines.append(f"{title}: {', '.join(ok)}" + (f"; no backend: {', '.join(bad)}" if bad else "")
                          + (f"; refused by the check: {', '.join(refused)}" if refused else ""))
         for b in self.backends:
@@ -733,10 +736,6 @@ def _kv_inputs(ctx: CheckContext, role: str) -> tuple[ModelInfo | None, str | No
     return model, dtype, tp, method
 
 
-#: how a KvChoice.why a check refused starts (the rule id and title follow)
-_REFUSED = "refused by the check: "
-
-
 def checked_kv_dtypes(ctx: CheckContext, role: str = "target") -> list[KvChoice]:
     """:func:`kv_dtypes` for ``ctx``'s target (``role`` 'target') or drafter side, where each dtype an
     attention backend accepts is then checked in this configuration: one that brings an error the
@@ -758,7 +757,7 @@ def checked_kv_dtypes(ctx: CheckContext, role: str = "target") -> list[KvChoice]
             except Exception:  # a configuration the patch cannot build: leave the choice as it was
                 new = []
             if new:
-                c = KvChoice(c.dtype, False, None, f"{_REFUSED}{new[0].rule}: {new[0].title}")
+                c = KvChoice(c.dtype, False, None, f"{new[0].rule}: {new[0].title}", refused_by=new[0].rule)
         checked.append(c)
     return checked
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 
-from wizard.io.argv import parse_command
-
 __all__ = ["render_text", "long_form_label"]
 
 _ICON = {"error": "ERROR", "warning": "WARN ", "info": "INFO "}
@@ -43,20 +41,15 @@ def render_text(report) -> str:
 
 
 def long_form_label(report) -> str:
-    """The heading of the long form, naming what was rewritten: a speculators checkpoint given as
-    the model (the verifier becomes the model, the checkpoint the drafter) and/or abbreviated
-    options spelled out. Read from the report's two commands (the one as written and the long
-    form): the model differs for a speculators checkpoint, and options the written command keeps
-    raw (``extra_args``) are gone from the long form for abbreviations."""
+    """The heading of the long form, naming what was rewritten (the report's facts): a speculators
+    checkpoint given as the model (the verifier becomes the model, the checkpoint the drafter)
+    and/or abbreviated options spelled out."""
     what = []
-    try:
-        written, long = parse_command(report.command), parse_command(report.long_command)
-        if written.model != long.model:
-            what.append(f"the speculators checkpoint {written.model} served as verifier {long.model} + drafter")
-        spelled = sorted(set(written.extra_args) - set(long.extra_args))
-        if spelled:
-            opts = ", ".join("--" + k.replace("_", "-") for k in spelled[:6]) + (" ..." if len(spelled) > 6 else "")
-            what.append(f"abbreviated option{'s' if len(spelled) > 1 else ''} {opts} spelled out")
-    except Exception:  # a label must never hide the command
-        what = []
+    checkpoint = getattr(report, "speculators_checkpoint", None)
+    if checkpoint:
+        what.append(f"the speculators checkpoint {checkpoint} served as verifier {report.verifier} + drafter")
+    spelled = list(getattr(report, "abbreviations", None) or [])
+    if spelled:
+        opts = ", ".join("--" + k.replace("_", "-") for k in spelled[:6]) + (" ..." if len(spelled) > 6 else "")
+        what.append(f"abbreviated option{'s' if len(spelled) > 1 else ''} {opts} spelled out")
     return "long form (what vLLM builds from it" + (": " + "; ".join(what) if what else "") + "):"

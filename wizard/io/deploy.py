@@ -15,6 +15,7 @@ import yaml
 from wizard.config import ServeConfig
 from wizard.hardware.catalog import parse_gpu_spec
 from wizard.io.export import to_argv
+from wizard.security import is_local_path
 from wizard.vllm.methods import is_lookup
 from wizard.vllm.versions import default_version
 
@@ -170,11 +171,11 @@ def draft_tp_note(cfg: ServeConfig) -> str | None:
 
 
 def local_model_paths(cfg: ServeConfig) -> list[str]:
-    """The target and drafter given as local paths (``/x``, ``./x``, ``../x``, ``~/x``): a container
-    or a pod sees them only when they are mounted at the same path."""
+    """The target and drafter vLLM would read as local paths (:func:`wizard.security.is_local_path`):
+    a container or a pod sees them only when they are mounted at the same path."""
     spec = cfg.speculative_config
     names = [cfg.model, spec.model if spec is not None else None]
-    return [n for n in dict.fromkeys(names) if isinstance(n, str) and n.strip().startswith(("/", "./", "../", "~"))]
+    return [n.strip() for n in dict.fromkeys(names) if is_local_path(n)]
 
 
 def local_path_note(cfg: ServeConfig, where: str) -> str | None:
