@@ -37,8 +37,8 @@ def test_added_file_corrupt_entry_and_off_switch(tmp_path, monkeypatch):
     build = lambda files: (lambda: [f.read_text() for f in files])  # noqa: E731
     assert datacache.cached("t", sources=[a], code=[], build=build([a])) == ["1"]
     assert datacache.cached("t", sources=[a, b], code=[], build=build([a, b])) == ["1", "2"]
-    (entry,) = (tmp_path / "cache").glob("t-*.pickle")
-    entry.write_bytes(b"not a pickle")
+    for entry in (tmp_path / "cache").glob("t-*.pickle"):  # one per file list
+        entry.write_bytes(b"not a pickle")
     assert datacache.cached("t", sources=[a, b], code=[], build=build([a, b])) == ["1", "2"]
     monkeypatch.setenv("SPECWIZARD_NO_CACHE", "1")
     assert datacache.cache_dir() is None
@@ -83,3 +83,30 @@ def test_entries_in_a_folder_others_can_write_are_never_read(tmp_path, monkeypat
     link.symlink_to(folder)
     monkeypatch.setenv("SPECWIZARD_CACHE_DIR", str(link / "."))
     assert get() == "built" and len(calls) == 3  # not through a symbolic link either
+
+
+def test_two_installs_sharing_the_folder_keep_their_entries(tmp_path, monkeypatch):
+    """Two checkouts or virtualenvs (the same name, other code paths) used in turn: each keeps its
+    own entry, neither rebuilds on every run (they used to delete each other's entry: a cold
+    `wizard check` then rebuilt the CLI vocabulary, ~28 ms, whenever another install had run)."""
+    monkeypatch.setenv("SPECWIZARD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("SPECWIZARD_NO_CACHE", raising=False)
+    code_a, code_b = tmp_path / "a" / "loader.py", tmp_path / "b" / "loader.py"
+    for c in (code_a, code_b):
+        c.parent.mkdir()
+        c.write_text("# loader\n")
+    calls = []
+
+    def get(code):
+        return datacache.cached("t", sources=[], code=[code], build=lambda: calls.append(code) or str(code))
+
+    for _ in range(3):
+        assert get(code_a) == str(code_a) and get(code_b) == str(code_b)
+    assert calls == [code_a, code_b]
+    assert len(list((tmp_path / "cache").glob("t-*.pickle"))) == 2
+    old = next(p for p in (tmp_path / "cache").glob("t-*.pickle"))
+    os.utime(old, (0, 0))  # another install's entry, written long ago: removed by the next write
+    code_a.write_text("# loader, changed\n")
+    get(code_a)
+    get(code_b)
+    assert len(list((tmp_path / "cache").glob("t-*.pickle"))) == 2

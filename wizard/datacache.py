@@ -9,7 +9,10 @@ Correctness: the key is the stat (path, ``st_mtime_ns``, ``st_size``) of every s
 every ``code`` file that decides what ``build`` returns (the loader and the classes pickled), plus
 the Python version and :data:`FORMAT`. Any change to a YAML file -- or a file added or removed
 from ``sources`` -- or to that code gives another key, so ``build`` runs again; an entry is never
-served for other inputs. ``build`` must be deterministic in those inputs.
+served for other inputs. ``build`` must be deterministic in those inputs. Entries are kept per
+install (the Python and the files' paths): a write removes this install's older entries of the
+same name and other installs' entries written over :data:`STALE_SECONDS` ago, so two checkouts or
+virtualenvs sharing the folder do not rebuild on every run by deleting each other's entry.
 
 Where: ``$SPECWIZARD_CACHE_DIR``, else ``$XDG_CACHE_HOME/specwizard``, else
 ``~/.cache/specwizard`` (a folder of mode 0700). ``SPECWIZARD_NO_CACHE=1`` turns it off. A cache
@@ -26,6 +29,7 @@ import os
 import pickle
 import stat
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
@@ -49,15 +53,25 @@ def cache_dir() -> Path | None:
     return root / "specwizard"
 
 
-def _key(name: str, files: Iterable[Path]) -> str | None:
-    h = hashlib.sha256(f"{FORMAT}\0{name}\0{sys.version}\0".encode())
+def _key(name: str, files: Iterable[Path]) -> tuple[str, str] | None:
+    """(scope, state): the scope names the install (the Python and the paths of every file), the
+    state their stat. Entries of one scope replace each other; two checkouts or virtualenvs of
+    the wizard (different paths or Pythons) sharing the folder keep one entry each instead of
+    deleting each other's on every run."""
+    scope = hashlib.sha256(f"{FORMAT}\0{name}\0{sys.version}\0".encode())
+    state = hashlib.sha256()
     for f in files:
         try:
             st = os.stat(f)
         except OSError:
             return None  # a file that cannot be stat'ed: do not cache
-        h.update(f"{os.path.abspath(f)}\0{st.st_mtime_ns}\0{st.st_size}\0".encode())
-    return h.hexdigest()[:32]
+        scope.update(f"{os.path.abspath(f)}\0".encode())
+        state.update(f"{st.st_mtime_ns}\0{st.st_size}\0".encode())
+    return scope.hexdigest()[:16], state.hexdigest()[:16]
+
+
+#: entries of another install (scope) written this long ago are removed by the next write
+STALE_SECONDS = 30 * 24 * 3600
 
 
 def _owned(st: os.stat_result) -> bool:
@@ -92,7 +106,8 @@ def cached(name: str, *, sources: Iterable[Path], code: Iterable[Any], build: Ca
     key = _key(name, [*map(Path, sources), *map(_code_file, code)]) if folder is not None else None
     if folder is None or key is None:
         return build()
-    path = folder / f"{name}-{key}.pickle"
+    scope, state = key
+    path = folder / f"{name}-{scope}-{state}.pickle"
     if _trusted(path):
         try:
             with open(path, "rb") as fh:
@@ -102,13 +117,15 @@ def cached(name: str, *, sources: Iterable[Path], code: Iterable[Any], build: Ca
     value = build()
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        for old in folder.glob(f"{name}-*.pickle"):  # entries for other inputs are never read again
-            if old.name != path.name:
-                try:
+        now = time.time()
+        for old in folder.glob(f"{name}-*.pickle"):
+            try:  # this install's entries for other inputs are never read again; others' when stale
+                if old.name != path.name and (old.name.startswith(f"{name}-{scope}-")
+                                              or now - old.stat().st_mtime > STALE_SECONDS):
                     old.unlink()
-                except OSError:
-                    pass
-        tmp = folder / f".{name}-{key}-{os.getpid()}.tmp"
+            except OSError:
+                pass
+        tmp = folder / f".{name}-{scope}-{state}-{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             with os.fdopen(fd, "wb") as fh:
