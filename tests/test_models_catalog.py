@@ -49,6 +49,13 @@ def test_every_entry_resolves_offline_and_has_source(entry, monkeypatch):
     assert entry.source and entry.title and entry.methods
     info = resolve_model(entry.id, allow_hub=False)
     assert info.source == "catalog" and info.id == entry.id and info.provenance and entry.source in info.provenance
+    if entry.role == "drafter" and entry.methods[0] in ("medusa", "mlp_speculator"):
+        # head drafters: MLPs over the target's hidden state, no attention and no KV cache (vLLM's
+        # MedusaModelArchConfigConvertor: head size 0, 0 KV heads; MLPSpeculatorConfig: hidden_size
+        # is emb_dim, no layers); what sizes them is the hidden size, the vocabulary and the heads
+        assert info.architectures and info.hidden_size and info.vocab_size and info.n_predict
+        assert info.param_count and info.param_count > 0
+        return
     assert info.architectures and info.hidden_size and info.num_hidden_layers
     # a block drafter that shares the target's embedding and lm_head may publish no vocab_size
     # (z-lab/Qwen3.5-27B-DFlash's config has none); it must then say so, never get one invented

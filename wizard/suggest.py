@@ -32,6 +32,7 @@ from wizard import resolve
 from wizard.context import CheckContext
 from wizard.hardware.spec import Hardware
 from wizard.mechanisms.attention_backend import AttentionLayout, Selection, layout_for, select_backend
+from wizard.mechanisms import method_support
 from wizard.mechanisms.drafter_context import drafter_context, drafter_max_len
 from wizard.models import catalog
 from wizard.models.info import ModelInfo
@@ -92,15 +93,22 @@ def methods_for(target: ModelInfo | None, version: VllmVersion, model_id: str | 
 
     if target is not None and target.mtp_layers:
         add(M.MTP, True, f"the checkpoint has {target.mtp_layers} MTP layer(s)")
+    unrunnable: list[tuple[str, str, str]] = []
     for d in drafters_for(model_id):
         if d.method:
-            add(d.method, True, f"catalog drafter {d.id}", d.id)
+            r = method_support.route(version, d.method)
+            if r.ok:
+                add(d.method, True, f"catalog drafter {d.id}", d.id)
+            else:  # accepted by the config but no proposer (mlp_speculator, SD760): listed after the fitting ones
+                unrunnable.append((d.method, f"catalog drafter {d.id}; vLLM {r.release} cannot run it ({r.error})", d.id))
     if target is not None and target.speculators_config:
         m = str(target.speculators_config.get("speculators_model_type") or M.EAGLE3)
         add(m, True, "the model itself is a speculators-format drafter")
     for m in (M.EAGLE3, M.DRAFT_MODEL, M.NGRAM, M.SUFFIX):
         t = M.traits(m)
         add(m, True, t.summary if t else m)
+    for m, why, drafter in unrunnable:
+        add(m, False, why, drafter)
     aliases = set(M.mtp_types(version)) - {M.MTP}
     for m in M.allowed_methods(version):
         if m in aliases:

@@ -189,14 +189,24 @@ def c_vllm_25134(tmp: Path):
 
 
 def c_vllm_45538(tmp: Path):
+    """The report ran a pre-release ROCm image whose AMD MiniMax-M3 class lacked SupportsEagle3
+    (PR #45546). Every released wheel (minimax_m3 first ships in 0.24.0) has the interface on both
+    branches (generated eagle3_targets.json: no platform split), so a release passes; until session
+    2026-12-04 a hand-typed "AMD class lacks it before 0.26 (assumed)" refused 0.24-0.25 on ROCm.
+    The mechanism the report shows -- a platform-split package importing a class without the
+    interface on ROCm -- is judged from the generated split, where a release has one: Kimi-K3's
+    text-only KimiLinearForCausalLM (amd/linear.py, 0.28-0.33)."""
     cfg = tiny_llama_cfg(architectures=["MiniMaxM3SparseForCausalLM"], model_type="minimax_m3")
     tgt = make_model_dir(tmp / "MiniMax-M3-MXFP8", cfg)
     d = eagle3_drafter(tmp / "MiniMax-M3-EAGLE3")
     mi355 = hw("MI355X", None, vendor="amd", isa="gfx950")
     _, r = run({"model": str(tgt), "speculative_config": spec("eagle3", d)}, version="0.25.0", gpu=mi355)
+    assert not [f for f in r.findings if f.rule == "SD228"]  # the released AMD class has it
+    k3 = make_model_dir(tmp / "Kimi-K3-text", tiny_llama_cfg(architectures=["KimiLinearForCausalLM"], model_type="kimi_linear"))
+    _, r = run({"model": str(k3), "speculative_config": spec("eagle3", d)}, version="0.31.0", gpu=mi355)
     assert_reject(r, "speculative_config.method", "SD228")
-    _, r2 = run({"model": str(tgt), "speculative_config": spec("eagle3", d)}, version="0.25.0", gpu=hw("H200", (9, 0)))
-    assert not [f for f in r2.findings if f.rule == "SD228"]  # CUDA class had it
+    _, r2 = run({"model": str(k3), "speculative_config": spec("eagle3", d)}, version="0.31.0", gpu=hw("H200", (9, 0)))
+    assert not [f for f in r2.findings if f.rule == "SD228"]  # the CUDA class has it
 
 
 def c_vllm_pr36527(tmp: Path):

@@ -254,7 +254,7 @@ def _hardware(ctx: "CheckContext", name: str) -> Any:
     if hw is None:
         return None
     if name == "platform":
-        return {"nvidia": "cuda", "amd": "rocm", "cpu": "cpu"}.get(hw.vendor)
+        return MA.platform(ctx)
     if name == "memory_gib":
         return hw.memory_bytes / (1 << 30)
     return getattr(hw, name, None)

@@ -17,7 +17,10 @@ target layers. vLLM has gated the target twice (facts generated from each X.Y.0 
   registered class of the target architecture implements ``SupportsEagle3``
   (``vllm/model_executor/models/interfaces.py``): ``architectures`` lists, per release, every
   registry architecture whose class inherits it (through base classes and re-exports; for
-  platform-split packages the CUDA branch).
+  platform-split packages the CUDA branch), and ``platform_split`` the architectures whose package
+  imports another class per platform (``if current_platform.is_rocm(): from .amd...``): the result
+  per platform, e.g. Kimi-K3's text-only ``KimiLinearForCausalLM`` lacks the interface on ROCm
+  (0.28-0.33: PR #52171 added it to the NVIDIA class only).
 
 A patch release whose facts differ from its X.Y.0 has its own entry ("0.19.1": minimax_m2 and
 gemma4 joined the list in 0.19.1); a version whose own minor release is not in the history (0.33) is judged by the newest release
@@ -61,11 +64,18 @@ class Eagle3Support:
     allowlist: tuple[str, ...] | None
     allowlist_methods: tuple[str, ...]
     architectures: frozenset[str]
+    platform_split: tuple[tuple[str, tuple[tuple[str, bool], ...]], ...] = ()
 
-    def supports_architecture(self, arch: str) -> bool:
-        """True when the load-time check passes; every architecture passes on a release without
-        the SupportsEagle3 interface (0.10: the runner does not check, the table is empty)."""
-        return not self.architectures or arch in self.architectures
+    def supports_architecture(self, arch: str, platform: str | None = None) -> bool:
+        """True when the load-time check passes on ``platform`` ('cuda', 'rocm', 'cpu', 'xpu';
+        None: CUDA); every architecture passes on a release without the SupportsEagle3 interface
+        (0.10: the runner does not check, the table is empty)."""
+        if not self.architectures:
+            return True
+        split = dict(dict(self.platform_split).get(arch, ()))
+        if platform and platform != "cuda" and split:
+            return bool(split.get(platform, split.get("default", arch in self.architectures)))
+        return arch in self.architectures
 
 
 def eagle3_support(version: Any) -> Eagle3Support | None:
@@ -96,7 +106,9 @@ def eagle3_support(version: Any) -> Eagle3Support | None:
     return Eagle3Support(release=str(own.get("release") or key), own=is_own,
                          allowlist=tuple(lst) if isinstance(lst, list) else None,
                          allowlist_methods=tuple(own.get("allowlist_methods") or ()),
-                         architectures=frozenset(own.get("architectures") or ()))
+                         architectures=frozenset(own.get("architectures") or ()),
+                         platform_split=tuple((a, tuple(sorted(by.items()))) for a, by in
+                                              sorted((own.get("platform_split") or {}).items()) if isinstance(by, dict)))
 
 
 def blocked_by_allowlist(support: Eagle3Support, method: str | None, text_model_type: str | None) -> bool:

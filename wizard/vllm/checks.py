@@ -24,7 +24,7 @@ from typing import Any
 from wizard.vllm.releases import load, nearest_release
 
 __all__ = ["DerivedLen", "checks", "derived_max_len", "rope_parameters", "quant_method", "online_shorthands",
-           "deprecated_quantization", "reasoning_parsers", "needs_remote_code", "allow_long_max_model_len",
+           "deprecated_quantization", "reasoning_parsers", "needs_remote_code", "knows_model_type", "allow_long_max_model_len",
            "quant_without_checkpoint_config", "num_experts", "checkpoint_quantization", "resolve_quantization",
            "quantization_methods", "user_quantization", "supports_pp", "draft_inherits_pp", "engram_layers",
            "supports_replayssm", "NAME"]
@@ -198,6 +198,14 @@ def reasoning_parsers(version: Any) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=None)
 def _model_types(release: str) -> frozenset[str]:
     return frozenset(load(release, NAME).get("hf_model_types") or ())
+
+
+def knows_model_type(model_type: str, version: Any) -> bool | None:
+    """Whether the release loads a config.json of ``model_type`` without remote code: known to its
+    transformers or registered in vLLM's own config registry (``checks.json`` ``hf_model_types``,
+    generated from that release's environment); None when the table has no list."""
+    known = _model_types(nearest_release(version, NAME))
+    return (model_type in known) if known else None
 
 
 def needs_remote_code(info, version: Any) -> bool:

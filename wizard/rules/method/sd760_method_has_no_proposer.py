@@ -65,6 +65,7 @@ class MethodHasNoProposer(Rule):
         if r is None or not r.accepted or r.stage != "proposer" or not r.error:
             return
         yield self.finding(
-            f"vLLM {r.release} accepts speculative_config.method {r.method!r}, but its Model Runner {r.runner.upper()} "
+            f"vLLM {ctx.version}{'' if str(ctx.version) == r.release else f' (by the tables of {r.release})'} accepts "
+            f"speculative_config.method {r.method!r}, but its Model Runner {r.runner.upper()} "
             f"has no proposer for it: engine start-up fails with '{r.error}' after the target has loaded.",
             fixes=[ngram_fallback(ctx.k or 3, "Use n-gram speculation instead (a method this release routes)")])
