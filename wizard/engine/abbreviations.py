@@ -29,7 +29,8 @@ from wizard.vllm.cli_parse import SPEC_SHORTHANDS, option_dest
 
 __all__ = ["abbreviation_rewrite", "written_fix"]
 
-#: fields the importer fills itself, never from an abbreviation
+#: fields the importer fills itself, never from an abbreviation (speculative_config: read by
+#: :func:`_read_spec`, like its full spelling)
 _NOT_OPTIONS = frozenset({"model", "extra_args", "env", "invalid_values", "import_notes", "speculative_config"})
 
 
@@ -70,7 +71,19 @@ def abbreviation_rewrite(config: ServeConfig, version: Any) -> tuple[ServeConfig
         if dest is None or dest == k:
             continue
         key = SPEC_SHORTHANDS.get(dest)
-        if key is not None:
+        if dest == "speculative_config":
+            # --speculative-conf '{...}': read as the full spelling reads it (JSON, its notes and
+            # invalid values), unless the command gives the speculative config in another spelling
+            if (config.speculative_config is not None or "speculative_config" in config.invalid_values
+                    or "speculative_config" in moves or not isinstance(v, str)
+                    or any(isinstance(x, str) and x.startswith("speculative_config.") for x in config.extra_args)):
+                continue
+            spec_read = _read_spec(config.model, v)
+            if spec_read is None:
+                continue
+            moves["speculative_config"] = spec_read
+            where["speculative_config"] = f"extra_args.{k}"
+        elif key is not None:
             if key in spec or f"speculative_config.{key}" in moves or isinstance(v, bool):
                 continue  # set in the config already, or no value (argparse: expected one argument)
             ok, value = _read(dest, v)
@@ -91,19 +104,55 @@ def abbreviation_rewrite(config: ServeConfig, version: Any) -> tuple[ServeConfig
         gone.append(f"extra_args.{k}")
     if not moves:
         return None
+    read_spec = moves.pop("speculative_config", None)
     try:
         out = apply_patch(config, Patch(description="abbreviated options as vLLM's parser reads them", set=moves,
-                                        unset=gone))
+                                        unset=gone)) if moves or gone else config
     except (ConfigError, ValueError):
         return None
+    if read_spec is not None:
+        out = out.model_copy(update={
+            "speculative_config": read_spec.speculative_config,
+            "invalid_values": {**out.invalid_values, **read_spec.invalid_values},
+            "import_notes": [*out.import_notes, *read_spec.import_notes]})
     return out, where
 
 
-def written_fix(patch: Patch, where: dict[str, str]) -> Patch:
+def _read_spec(model: str, value: str) -> ServeConfig | None:
+    """The speculative part of ``vllm serve MODEL --speculative-config VALUE`` as the importer reads
+    it (the config, its invalid values and import notes); None when it cannot be read."""
+    c = Collector("command")
+    c.model = model
+    try:
+        c.option("speculative_config", value, "--speculative-config")
+        built = c.build()
+    except (ConfigError, ValueError):
+        return None
+    spec_notes = [n for n in built.import_notes if str(n.field or "").startswith("speculative_config")]
+    spec_invalid = {k: v for k, v in built.invalid_values.items() if k.startswith("speculative_config")}
+    return built.model_copy(update={"import_notes": spec_notes, "invalid_values": spec_invalid})
+
+
+def written_fix(patch: Patch, where: dict[str, str], config: ServeConfig | None = None) -> Patch:
     """``patch`` (paths of the rewritten config) for the configuration as written: every path it sets
     or removes that an abbreviation was moved to also removes that abbreviation (``where``, from
-    :func:`abbreviation_rewrite`)."""
+    :func:`abbreviation_rewrite`). A patch inside a speculative config read from an abbreviation
+    (``--speculative-conf '{...}'``) writes the whole patched config in the full spelling
+    (``config``: the rewritten configuration), so removing the abbreviation keeps the rest of it."""
     touched = [*patch.set, *patch.unset]
+    spec_from = where.get("speculative_config")
+    if (spec_from and config is not None and spec_from not in patch.unset
+            and any(t == "speculative_config" or t.startswith("speculative_config.") for t in touched)):
+        try:
+            patched = apply_patch(config, patch)
+        except (ConfigError, ValueError):
+            patched = None
+        if patched is not None:
+            rest = {p: v for p, v in patch.set.items() if not p.startswith("speculative_config")}
+            unset = [p for p in patch.unset if not p.startswith("speculative_config")]
+            if patched.speculative_config is not None:
+                rest["speculative_config"] = patched.speculative_config.model_dump(exclude_none=True)
+            return Patch(description=patch.description, set=rest, unset=[*unset, spec_from])
     extra = [old for new, old in where.items() if old not in patch.unset
              and any(t == new or t.startswith(new + ".") for t in touched)]
     if not extra:

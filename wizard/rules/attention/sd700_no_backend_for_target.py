@@ -16,7 +16,9 @@ class NoBackendForTarget(Rule):
     Runs vLLM's attention-backend selection for the target (``wizard.mechanisms.attention_backend``,
     per release and device: the platform's priority list and each backend's declared support for
     head size, dtype, block size, sinks, sliding window, MLA, non-causal...) and reports when no
-    backend accepts it. When the KV dtype alone is refused, fp8 and MLA-only dtypes are left to SD201/SD203;
+    backend accepts it. When the KV dtype alone is refused, fp8 on a device without fp8 attention and MLA-only
+    dtypes are left to SD201/SD203 (an fp8 variant such as fp8_inc that no backend of an fp8-capable device
+    stores is reported here);
     other KV dtypes (nvfp4 on a device or release without an nvfp4 backend...) are reported here, on ``kv_cache_dtype``. The finding names every
     candidate with its first failing condition in vLLM's words, and the backend the drafter gets.
 
@@ -69,8 +71,9 @@ class NoBackendForTarget(Rule):
         if t_sel is None or not t_sel.auto_failed:
             return
         kv, kv_only = ctx.target_kv_dtype(), t_sel.kv_dtype_only
-        if kv_only and (is_fp8_kv(kv) or kv in MLA_ONLY_KV):
-            return  # fp8 / MLA-only KV dtypes alone: SD201 / SD203 say it with their own fixes
+        if kv_only and ((is_fp8_kv(kv) and not ctx.view.device_kv.fp8) or kv in MLA_ONLY_KV):
+            return  # fp8 on a device without fp8 attention / MLA-only KV dtypes alone: SD201 / SD203 say it
+        # (an fp8 variant no backend of an fp8-capable device stores, e.g. fp8_inc -- Intel Gaudi's -- is said here)
         if kv_only:  # another KV dtype (nvfp4, int8...) no backend of this device stores
             yield self.finding(
                 f"No attention backend of vLLM {ctx.version} stores a '{kv}' KV cache for the target on "

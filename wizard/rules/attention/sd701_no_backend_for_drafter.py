@@ -5,6 +5,7 @@ from wizard.fixes import pin_shared_backend
 from wizard.mechanisms import apply as A
 from wizard.rules.helpers import MLA_ONLY_KV, is_fp8_kv
 from wizard.rules.registry import Rule, Severity, register
+from wizard.vllm.methods import is_noncausal
 
 
 @register
@@ -80,8 +81,9 @@ class NoBackendForDrafter(Rule):
         if d_sel is None or not d_sel.auto_failed:
             return
         dkv, kv_only = ctx.drafter_kv_dtype(), d_sel.kv_dtype_only
-        if kv_only and (is_fp8_kv(dkv) or dkv in MLA_ONLY_KV):
-            return  # fp8 / MLA-only drafter KV dtypes alone: SD200
+        if kv_only and ((is_fp8_kv(dkv) and (is_noncausal(ctx.method) or not ctx.view.device_kv.fp8))
+                        or dkv in MLA_ONLY_KV):
+            return  # fp8 of a non-causal drafter or on a device without fp8 attention, MLA-only dtypes: SD200
         t_lay, d_lay = A.layouts(ctx)
         if t_sel is not None and not t_sel.ok and t_lay == d_lay:
             return  # MTP layers of the target: SD700 already says it

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 from wizard.config import Patch, SERVE_FIELDS, SPEC_FIELDS, SpeculativeConfig
-from wizard.rules.helpers import ABSURD, as_number
+from wizard.rules.helpers import ABSURD, as_number, patched_ctx
 from wizard.rules.optionvalues import option_path, user_options
 from wizard.rules.registry import Rule, Severity, register
 
+
+#: the k a fix writes where vLLM has no default (the n-gram fallback's, wizard.fixes)
+_K = 3
 
 _SPEC_NUMERIC = tuple(n for n in SPEC_FIELDS if any(t in str(SpeculativeConfig.model_fields[n].annotation) for t in ("int", "float")))
 
@@ -68,8 +71,12 @@ class AbsurdNumber(Rule):
             v = as_number(value)
             if v is None or abs(v) <= ABSURD:
                 continue
+            fix = Patch(description=f"Unset {path} (vLLM's default applies)", unset=[path])
+            if path == "speculative_config.num_speculative_tokens" and patched_ctx(ctx, fix).k is None:
+                # no default to fall back on: vLLM derives k only from a drafter's n_predict / MTP layers (SD043)
+                fix = Patch(description=f"Set {path} to {_K}", set={path: _K})
             yield self.finding(
                 f"{path}={v!r} exceeds 2**53; that is a typo or an overflow, not a setting vLLM can run with.",
                 fields=[path],
-                fixes=[Patch(description=f"Unset {path} (vLLM's default applies)", unset=[path])],
+                fixes=[fix],
             )

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import difflib
 import functools
 from typing import Any
@@ -55,9 +57,25 @@ def _prefix_matches(opt: str, options: dict[str, Any]) -> list[str]:
     return out
 
 
+def _spec_object(value: Any) -> dict | None:
+    """The speculative config a misspelt --speculative-config carries: a JSON object (command) or
+    a mapping (YAML); None for anything else (nothing to rename, SD002 judges the full spelling)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return dict(value) if isinstance(value, dict) and value else None
+
+
 def _rename_patch(key: str, value: Any, opt: str, options: dict[str, Any], given: dict[str, Any]) -> Patch | None:
     dest = options[opt]["dest"]
-    if dest in ("model", "config", "speculative_config", "model_tag"):
+    if dest == "speculative_config":  # --speculative-conf '{...}' / a YAML speculativ_config: {...}
+        obj = _spec_object(value)
+        if obj is None or given.get("speculative_config"):
+            return None
+        return Patch(description=f"Rename to {opt}", set={"speculative_config": obj}, unset=[f"extra_args.{key}"])
+    if dest in ("model", "config", "model_tag"):
         return None
     if dest in SPEC_SHORTHANDS:  # the key the full spelling sets (wizard.engine.abbreviations)
         spec_key = SPEC_SHORTHANDS[dest]

@@ -11,13 +11,19 @@ from wizard.vllm.constraints import field_spec
 _GE1 = ("draft_tensor_parallel_size", "max_model_len", "prompt_lookup_min", "prompt_lookup_max", "dspark_draft_topk")
 
 
+_I64_MIN, _I64_END = -(2 ** 63), 2.0 ** 63
+
+
 def _as_number(raw: Any, is_int: bool):
     if isinstance(raw, bool):
         return None
     if isinstance(raw, int):
         return raw
     if isinstance(raw, float):
-        return raw if not is_int or raw.is_integer() else None
+        if not is_int:
+            return raw
+        # pydantic's lax int takes a whole float only within a 64-bit integer (1e19: int_parsing_size)
+        return int(raw) if raw.is_integer() and _I64_MIN <= raw < _I64_END else None
     if isinstance(raw, str):
         try:
             return int(raw.strip()) if is_int else float(raw.strip())
@@ -44,6 +50,8 @@ def _type_error(raw: Any, is_int: bool) -> str:
     if isinstance(raw, str):
         return "Input should be a valid integer, unable to parse string as an integer"
     if isinstance(raw, float):
+        if raw.is_integer():
+            return "Unable to parse input string as an integer, exceeded maximum size"
         return "Input should be a valid integer, got a number with a fractional part"
     return "Input should be a valid integer"
 
@@ -123,6 +131,8 @@ class SpecNumericBounds(Rule):
             if val is None:  # not a number at all: say so, with pydantic's own words for that type
                 kind = "an integer" if is_int else "a number"
                 problem, title = f"{raw!r} is not {kind}", f"speculative_config value is not {kind}"
+                if is_int and isinstance(raw, float) and raw.is_integer():
+                    problem = f"{raw!r} is a whole number too large for the 64-bit integer vLLM reads"
                 said = _type_error(raw, is_int)
             elif (val <= limit if strict else val < limit):
                 problem, title = f"{raw!r} must be {'>' if strict else '>='} {limit}", None
