@@ -37,6 +37,7 @@ from typing import Any, Iterable, Mapping
 
 from packaging.version import Version
 
+from wizard.paths import is_local_path, written_as_path
 from wizard.privacy import created_private_dir, is_secret_env
 from wizard.rules.optionvalues import _parse_text
 from wizard.vllm import releases
@@ -51,6 +52,7 @@ __all__ = [
     "default_model_dirs",
     "is_inside",
     "is_local_path",
+    "written_as_path",
     "upload_dirs",
     "policy_table",
 ]
@@ -192,20 +194,6 @@ def review_env(env: Mapping[str, Any] | None, version: str | None = None) -> dic
 
 
 # ---- paths -------------------------------------------------------------------------------------
-
-def is_local_path(name: Any) -> bool:
-    """Whether vLLM would read ``name`` as a local path: absolute, ``./``/``../``/``~``, or an
-    existing relative path (vLLM checks ``os.path.exists`` before the Hub)."""
-    if not isinstance(name, str) or not name.strip():
-        return False
-    n = name.strip()
-    if n.startswith(("/", "./", "../", "~", ".\\", "..\\", "file://")) or n in (".", ".."):
-        return True
-    try:
-        return os.path.lexists(n)
-    except (OSError, ValueError):
-        return False
-
 
 def _real(p: str | os.PathLike) -> str:
     s = str(p)

@@ -103,3 +103,19 @@ def test_text_config_merged_only_in_models():
         bad += [f"{rel}:{n.lineno} {n.value}" for n in ast.walk(tree)
                 if isinstance(n, ast.Constant) and n.value in TEXT_CONFIG_KEYS and id(n) not in attr_names]
     assert not bad, "text_config read outside wizard/models (use ModelInfo.text_config): " + ", ".join(bad)
+
+
+def test_local_path_syntax_only_in_paths():
+    """Which names vLLM reads as local paths is written once (wizard/paths.py); four copies with
+    different edges (``~`` vs ``~/``, Windows drives, existing files) were merged in session 2026-12-04."""
+    bad = []
+    for rel, tree in _modules():
+        if rel == "paths.py":
+            continue
+        for n in ast.walk(tree):
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "startswith"
+                    and n.args and isinstance(n.args[0], ast.Tuple)):
+                consts = {e.value for e in n.args[0].elts if isinstance(e, ast.Constant)}
+                if {"./", "../"} <= consts:
+                    bad.append(f"{rel}:{n.lineno}")
+    assert not bad, "local-path syntax outside wizard/paths.py: " + ", ".join(bad)

@@ -39,12 +39,12 @@ exports see the long form vLLM builds (``ctx.config``) while ``ctx.written_confi
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from wizard.config import ServeConfig, SpeculativeConfig
 from wizard.models.text_config import speculators_layer_config
+from wizard.paths import is_local_path
 from wizard.vllm import methods as M
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from wizard.vllm.versions import VllmVersion
 
 __all__ = ["SpeculatorsRewrite", "speculators_rewrite", "speculator_types", "user_keys_policy",
-           "refuses_local_verifier", "is_local_path"]
+           "refuses_local_verifier"]
 
 #: speculators_model_type -> the vLLM method it becomes, per release (``algos.py`` register_speculator +
 #: ``build_vllm_speculative_config``); 0.28: no dflash2 updater, no dflash2 -> dflash mapping
@@ -79,17 +79,6 @@ def user_keys_policy(version: "VllmVersion") -> str:
 def refuses_local_verifier(version: "VllmVersion") -> bool:
     """0.33 refuses a verifier that is a local path (docs/vllm-rules.md R036, E73)."""
     return version.at_least("0.33")
-
-
-def is_local_path(name: str) -> bool:
-    """A verifier name that names a folder on disk rather than a Hub repository: an absolute or
-    ./ ../ ~ path, or an existing directory."""
-    if name.startswith(("/", "./", "../", "~", ".\\")) or (os.sep == "\\" and ":" in name[:3]):
-        return True
-    try:
-        return os.path.isdir(os.path.expanduser(name))
-    except (OSError, ValueError):
-        return False
 
 
 @dataclass

@@ -10,19 +10,15 @@ Order (same as vLLM, which treats an existing path as a local checkpoint before 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from wizard.models import catalog
 from wizard.models.hub import inspect_hub
 from wizard.models.info import ModelInfo, ModelLookupError
 from wizard.models.local import inspect_folder
+from wizard.paths import written_as_path
 
 __all__ = ["resolve_model"]
-
-
-def _looks_like_path(name: str) -> bool:
-    return name.startswith(("/", "./", "../", "~", ".\\")) or (os.sep == "\\" and ":" in name[:3])
 
 
 def resolve_model(name: str, revision: str | None = None, *, allow_hub: bool = True) -> ModelInfo:
@@ -51,7 +47,7 @@ def resolve_model(name: str, revision: str | None = None, *, allow_hub: bool = T
     info = catalog.lookup(name)
     if info is not None:
         return info
-    if _looks_like_path(name):
+    if written_as_path(name):
         raise ModelLookupError(f"local model folder '{name}' does not exist (looked on disk; a path is not a catalog or Hub id)")
     if not allow_hub:
         raise ModelLookupError(

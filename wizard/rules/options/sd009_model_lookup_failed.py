@@ -1,21 +1,12 @@
 from __future__ import annotations
 
 import os
-import re
 
 from wizard.config import Patch
 from wizard.models.catalog import entries
 from wizard.resolve import drafter_model_name
 from wizard.rules.registry import Rule, Severity, register
-
-
-def is_path_like(name: str) -> bool:
-    """True for names vLLM can only read as a local path: absolute (``/models/x``), relative with a
-    leading ``./`` or ``../``, home-relative (``~/x``), or a Windows drive path. Hub ids
-    (``org/name``) are not path-like."""
-    n = name.strip()
-    return (n.startswith(("/", "./", "../", "~/", ".\\", "..\\")) or n in (".", "..", "~")
-            or bool(re.match(r"^[A-Za-z]:[\\/]", n)))
+from wizard.paths import written_as_path
 
 
 def _catalog_match(name: str, field: str) -> str | None:
@@ -103,7 +94,7 @@ class ModelLookupFailed(Rule):
     def check(self, ctx):
         for field, reason in sorted(ctx.lookup_errors.items()):
             name = ctx.config.model if field == "model" else drafter_model_name(ctx)
-            if (isinstance(name, str) and is_path_like(name) and field not in ctx.refused_paths
+            if (isinstance(name, str) and written_as_path(name) and field not in ctx.refused_paths
                     and not os.path.exists(os.path.expanduser(name))):
                 fixes = []
                 entry = _catalog_match(name, field)
