@@ -87,7 +87,7 @@ def test_faces_that_import_pasted_text_do_not_read_config_files(tmp_path):
 def test_serve_dry_run_says_what_it_changes_and_whether_the_launch_is_refused():
     rc, out, err = run_cli(["serve", "--dry-run", "--gpu", "H100", "--", "vllm", "serve", LLAMA, "--port", "8000",
                             "--host", "0.0.0.0", "--speculative-config", WRONG_DRAFTER])
-    assert rc == 0, err
+    assert rc == 1, err  # the launch would be refused: a pre-flight exit code (trial item 11)
     assert "# host: the command's --host 0.0.0.0 is replaced by 127.0.0.1" in out
     assert "# check: 1 error(s) (SD223)" in out and "--force" in out
     assert '"--host", "127.0.0.1"' in out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 import types
@@ -135,11 +136,12 @@ def test_roundtrip_argv_both_entrypoints(cfg):
 
 # ---- fixed examples -------------------------------------------------------------------------
 
-CFG = parse_command(
+CFG_TEXT = (
     "VLLM_USE_V2_MODEL_RUNNER=1 vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 2 --kv-cache-dtype fp8 "
     "--no-enable-prefix-caching --speculative-config '{\"method\":\"eagle3\",\"model\":\"org/EAGLE3-8B\","
     "\"num_speculative_tokens\":3,\"kv_cache_dtype\":\"bfloat16\"}' --port 8001 --trust-remote-code"
 )
+CFG = parse_command(CFG_TEXT)
 
 
 def test_command_form():
@@ -201,8 +203,8 @@ def test_python_form_runs_and_passes_the_same_kwargs(monkeypatch):
     assert code.startswith("import os\n") and "from vllm import LLM\n" in code
     exec(compile(code, "<export>", "exec"), {})
     assert got == {"model": "meta-llama/Llama-3.1-8B-Instruct", "tensor_parallel_size": 2, "kv_cache_dtype": "fp8",
-                   "enable_prefix_caching": False, "speculative_config": spec_dict(CFG), "port": "8001",
-                   "trust_remote_code": True}
+                   "enable_prefix_caching": False, "speculative_config": spec_dict(CFG), "trust_remote_code": True}
+    assert "\n#   --port 8001\n" in code  # the server's option, not an EngineArgs field: a comment
     import os
     assert os.environ["VLLM_USE_V2_MODEL_RUNNER"] == "1"
 
@@ -266,3 +268,85 @@ def test_bare_value_option_and_one_value_list_keep_their_meaning(tmp_path):
     assert cmd.endswith("--lora-modules a=b -- extra"), cmd
     again = parse_command(cmd)
     assert again.extra_args == cfg.extra_args
+
+
+# ---- the Python form is what vllm.LLM takes (trial item 6) --------------------------------------
+
+SERVER_CMD = ("vllm serve meta-llama/Llama-3.1-8B-Instruct --port 8001 --host 0.0.0.0 --api-key '$VLLM_API_KEY' "
+              "--enable-auto-tool-choice --tool-call-parser llama3_json "
+              "--speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3}'")
+ABBREV_CMD = "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model 4096 --gpu-mem 0.8 -tp 2 --max-num-seqs 12"
+TYPED_CMD = ("HF_TOKEN=hf_SeCrEt123456 vllm serve meta-llama/Llama-3.1-8B-Instruct --hf-token hf_SeCrEt654321 "
+             "--compilation-config '{\"mode\":3}' --enable-prefix-caching --no-enforce-eager --foo-bar 1 "
+             "--kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'")
+
+
+def _llm_kwargs(code: str, monkeypatch) -> dict:
+    got: dict = {}
+    fake = types.ModuleType("vllm")
+    fake.LLM = lambda **kw: got.update(kw)
+    monkeypatch.setitem(sys.modules, "vllm", fake)
+    monkeypatch.setenv("HF_TOKEN", "hf_from_env")
+    exec(compile(code, "<export>", "exec"), {})
+    return got
+
+
+def test_python_form_comments_out_server_options(monkeypatch):
+    code = to_python(parse_command(SERVER_CMD), "0.32")
+    assert _llm_kwargs(code, monkeypatch) == {"model": "meta-llama/Llama-3.1-8B-Instruct",
+                                              "speculative_config": {"method": "ngram", "num_speculative_tokens": 3}}
+    assert ("# `vllm serve` options that vllm.LLM does not take (not EngineArgs fields in vLLM 0.32; the OpenAI "
+            "server's own):\n#   --port 8001\n#   --host 0.0.0.0\n#   --api-key \"$VLLM_API_KEY\"\n"
+            "#   --enable-auto-tool-choice\n#   --tool-call-parser llama3_json\n") in code
+
+
+def test_python_form_expands_abbreviations_and_types_values(monkeypatch):
+    code = to_python(parse_command(ABBREV_CMD), "0.32")
+    assert _llm_kwargs(code, monkeypatch) == {"model": "meta-llama/Llama-3.1-8B-Instruct", "tensor_parallel_size": 2,
+                                              "max_model_len": 4096, "max_num_seqs": 12, "gpu_memory_utilization": 0.8}
+    got = _llm_kwargs(to_python(parse_command(TYPED_CMD), "0.32"), monkeypatch)
+    assert got == {"model": "meta-llama/Llama-3.1-8B-Instruct", "enable_prefix_caching": True, "enforce_eager": False,
+                   "hf_token": "hf_from_env", "compilation_config": {"mode": 3},
+                   "kv_transfer_config": {"kv_connector": "NixlConnector", "kv_role": "kv_both"}}
+    code = to_python(parse_command(TYPED_CMD), "0.32")
+    assert "SeCrEt" not in code and "hf_token=os.environ['HF_TOKEN']," in code
+    assert "# options vLLM 0.32's parser does not know (LLM() would refuse them):\n#   --foo-bar 1\n" in code
+
+
+def test_python_form_comment_lines_stay_comments():
+    cfg = config_from_dict({"model": "m", "extra_args": {"port": "80\nimport evil", "weird-name!": "x\r\x00y"}})
+    code = to_python(cfg, "0.32")
+    compile(code, "<export>", "exec")
+    assert "import evil" not in [ln.strip() for ln in code.splitlines()]
+
+
+@pytest.mark.vllm
+def test_python_form_builds_real_engine_args():
+    """What each export passes to vllm.LLM, given to the installed vLLM's EngineArgs (in a child:
+    importing vLLM here would change later tests' process)."""
+    import json as _json
+    import subprocess
+
+    codes = [to_python(parse_command(c), "0.32") for c in (SERVER_CMD, ABBREV_CMD, TYPED_CMD, CFG_TEXT)]
+    child = (
+        "import json, os, sys, types\n"
+        "from vllm.engine.arg_utils import EngineArgs\n"
+        "out = []\n"
+        "fake = types.ModuleType('vllm')\n"
+        "fake.LLM = lambda **kw: out.append(EngineArgs(**kw))\n"
+        "sys.modules['vllm'] = fake\n"
+        "os.environ.setdefault('HF_TOKEN', 'hf_x')\n"
+        "for code in json.load(sys.stdin):\n"
+        "    exec(code, {})\n"
+        "e = out[1]\n"
+        "print(json.dumps([len(out), e.max_model_len, e.gpu_memory_utilization, e.tensor_parallel_size,\n"
+        "                  type(out[2].compilation_config).__name__, out[0].speculative_config]))\n"
+    )
+    # HF_HUB_OFFLINE makes EngineArgs resolve the id to a local snapshot (none here); online it reads nothing
+    env = {k: v for k, v in os.environ.items() if k not in ("VLLM_USE_V2_MODEL_RUNNER", "HF_HUB_OFFLINE")}
+    p = subprocess.run([sys.executable, "-c", child], input=_json.dumps(codes), capture_output=True, text=True,
+                       timeout=300, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    n, max_len, util, tp, comp, spec = _json.loads(p.stdout.strip().splitlines()[-1])
+    assert (n, max_len, util, tp, comp) == (4, 4096, 0.8, 2, "CompilationConfig")
+    assert spec == {"method": "ngram", "num_speculative_tokens": 3}

@@ -1,4 +1,4 @@
-"""``python -m wizard`` and the ``wizard`` console script: the CLI (:mod:`wizard.cli`).
+"""``python -m wizard`` and the ``specwizard`` console script: the CLI (:mod:`wizard.cli`).
 
 Start-up: importing the CLI builds some 70,000 long-lived objects (pydantic schemas, rule
 classes, data tables). The cyclic garbage collector would walk all of them again in every full
@@ -19,6 +19,8 @@ finally:
 
 
 def run() -> int:
+    """``python -m wizard`` and the ``specwizard`` console script (usage lines name the program as
+    it was started: :func:`wizard.cli.prog_name`)."""
     return cli.main()
 
 

@@ -126,8 +126,29 @@ def _add_inputs(p: argparse.ArgumentParser, with_target: bool = True) -> None:
     p.add_argument("command", nargs=argparse.REMAINDER, help="-- vllm serve MODEL [options]")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m wizard", description="SpecWizard: check, fix, export, plan and launch vLLM speculative decoding configs.")
+def _positive_count(text: str) -> int:
+    """A whole number from 1 to 10000 (a measured concurrency: at least one request)."""
+    v = _count(text)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} must be a whole number from 1 to 10000 (at least one request)")
+    return v
+
+
+#: the program name in usage lines when it cannot be told from how the CLI was started
+DEFAULT_PROG = "python -m wizard"
+
+
+def prog_name(argv0: str | None = None) -> str:
+    """The program name as the user typed it: ``specwizard`` for the console script (its
+    ``sys.argv[0]``), ``python -m wizard`` for the module (``.../wizard/__main__.py``)."""
+    name = os.path.basename(sys.argv[0] if argv0 is None and sys.argv else argv0 or "")
+    if not name or name in ("__main__.py", "-c", "-m") or name.endswith(".py"):
+        return DEFAULT_PROG
+    return name
+
+
+def build_parser(prog: str = DEFAULT_PROG) -> argparse.ArgumentParser:
+    parser = _Parser(prog=prog, description="SpecWizard: check, fix, export, plan and launch vLLM speculative decoding configs.")
     sub = parser.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
     p = sub.add_parser("check", help="check a configuration; exit 1 on error findings")
@@ -172,12 +193,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--acceptance-kind", choices=("cumulative", "conditional"), default="cumulative")
     p.add_argument("--from-tune", metavar="FILE", default=None, help="measured results: a `wizard tune` tune.json, a `vllm bench serve` result, a `vllm bench sweep serve` "
                         "folder, a GuideLLM or AIPerf result (acceptance, baseline, schedule)")
-    p.add_argument("--context-tokens", type=_count, default=None, metavar="N", help="KV tokens per sequence in the speed model")
+    p.add_argument("--context-tokens", type=cli_plan.context_tokens_arg, default=None, metavar="N",
+                   help="KV tokens per sequence (prompt + output) in the speed model, 1 to "
+                        f"{cli_plan.MAX_CONTEXT_TOKENS:,} (default min(max_model_len, 1024)); long contexts "
+                        "make KV reads dominate, where speculation keeps paying")
     p.add_argument("--task", choices=api.PLAN_TASKS, default=None,
                    help="plan with the method's published acceptance for this task (source shown)")
     p.add_argument("--baseline-tpot-ms", type=cli_plan.positive_ms_arg, default=None, metavar="MS",
                    help="measured time per output token without speculation (ms), calibrates the speed model")
-    p.add_argument("--baseline-batch", type=_count, default=None, metavar="N", help="concurrency of --baseline-tpot-ms")
+    p.add_argument("--baseline-batch", type=_positive_count, default=None, metavar="N",
+                   help="concurrency of --baseline-tpot-ms (requests in flight, at least 1; default 1)")
     p.add_argument("--k-max", type=cli_plan.k_max_arg, default=None, metavar="K",
                    help=f"largest k in the tables (default 8, at most {K_HARD_MAX})")
 
@@ -272,7 +297,7 @@ def _cmd_fix(args) -> int:
     if args.format == "json":
         data = report.as_json()
         data["applied"] = [p.as_json() for p in applied]
-        data["exported"] = export(fixed, args.to)
+        data["exported"] = export(fixed, args.to, vllm_version=args.vllm_version)
         json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
@@ -280,7 +305,7 @@ def _cmd_fix(args) -> int:
             sys.stdout.write(f"# applied: {p.description}\n")
         if not applied:
             sys.stdout.write("# no fix to apply\n")
-        sys.stdout.write(export(fixed, args.to).rstrip("\n") + "\n\n")
+        sys.stdout.write(export(fixed, args.to, vllm_version=args.vllm_version).rstrip("\n") + "\n\n")
         _print_report(report, "text")
     return EXIT_FINDINGS if report.verdict == "error" else EXIT_OK
 
@@ -289,7 +314,7 @@ def _cmd_export(args) -> int:
     cfg = load_from_args(args)
     if args.long_form:
         cfg = api.long_form(cfg, vllm_version=args.vllm_version, allow_hub=not args.offline)
-    sys.stdout.write(export(cfg, args.to, hardware=args.gpu).rstrip("\n") + "\n")  # --gpu: GPUs per node
+    sys.stdout.write(export(cfg, args.to, vllm_version=args.vllm_version, hardware=args.gpu).rstrip("\n") + "\n")  # --gpu: GPUs per node
     try:  # the export writes what was given; say when the check refuses it (stdout stays the export alone)
         errors = api.check(cfg, vllm_version=args.vllm_version, gpu=args.gpu, allow_hub=not args.offline).errors
     except ValueError:
@@ -362,11 +387,11 @@ def _cmd_serve(args) -> int:
     return cli_serve(args, load_from_args(args))
 
 
-def _cmd_ui(argv: Sequence[str]) -> int:
+def _cmd_ui(argv: Sequence[str], prog: str = DEFAULT_PROG) -> int:
     """``ui``: app.py's launcher (:func:`wizard.ui.main.main`) with app.py's options."""
     rest = list(argv)
     from wizard.ui.main import main as ui_main  # not on the `check` path (issue 21)
-    return ui_main(rest[1:] if rest[:1] == ["--"] else rest, prog="python -m wizard ui")
+    return ui_main(rest[1:] if rest[:1] == ["--"] else rest, prog=f"{prog} ui")
 
 
 def _undecodable(argv: Sequence[str]) -> str | None:
@@ -379,15 +404,19 @@ def _undecodable(argv: Sequence[str]) -> str | None:
     return None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    """Run the CLI on ``argv`` (default ``sys.argv[1:]``); ``prog`` names the program in usage
+    lines (default: as started, :func:`prog_name` -- ``specwizard`` for the console script --
+    when ``argv`` is the process's, else ``python -m wizard``)."""
+    prog = prog or (prog_name() if argv is None else DEFAULT_PROG)
     raw = list(sys.argv[1:] if argv is None else argv)
     bad = _undecodable(raw)
     if bad:
         sys.stderr.write(f"wizard: command: {bad}\n")
         return EXIT_USAGE
     if raw[:1] == ["ui"]:  # all the rest is app.py's (argparse.REMAINDER takes no leading --option)
-        return _cmd_ui(raw[1:])
-    parser = build_parser()
+        return _cmd_ui(raw[1:], prog)
+    parser = build_parser(prog)
     args = parser.parse_args(raw)
     handler = {
         "check": _cmd_check,
@@ -402,7 +431,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "models": _cmd_models,
         "presets": _cmd_presets,
         "serve": _cmd_serve,
-        "ui": lambda a: _cmd_ui(a.ui_args or []),
+        "ui": lambda a: _cmd_ui(a.ui_args or [], prog),
     }[args.cmd]
     try:
         return handler(args)

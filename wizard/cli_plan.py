@@ -19,13 +19,14 @@ from wizard.hardware.nvml import discover, to_hardware
 from wizard.hardware.spec import Hardware
 from wizard.plan.kv import GiB
 from wizard.plan.acceptance import AcceptanceInputError, parse_rates
+from wizard.plan.inputs import MAX_CONTEXT_TOKENS
 from wizard.suggest import K_HARD_MAX, MAX_CONCURRENCY
 
 if TYPE_CHECKING:  # the launch stack is imported by `tune` only (`check` and `plan` start without it)
     from wizard.launch.tune import TuneResult
     from wizard.plan.planner import Plan
 
-__all__ = ["rates_arg", "ks_arg", "concurrency_arg", "k_max_arg", "cmd_plan", "cmd_tune", "render_plan_text", "render_tune_text"]
+__all__ = ["rates_arg", "ks_arg", "concurrency_arg", "k_max_arg", "context_tokens_arg", "MAX_CONTEXT_TOKENS", "cmd_plan", "cmd_tune", "render_plan_text", "render_tune_text"]
 
 
 def rates_arg(text: str) -> list[float]:
@@ -44,6 +45,8 @@ def ks_arg(text: str) -> list[int]:
         if not (lo.isascii() and lo.isdigit() and (not hi or (hi.isascii() and hi.isdigit()))) or len(part) > 9:
             raise argparse.ArgumentTypeError(f"{part[:20]!r}: give k values such as 1,2,4 or a range 1-4")
         a, b = int(lo), int(hi or lo)
+        if a > b:
+            raise argparse.ArgumentTypeError(f"{part[:20]!r}: the range is reversed; write it low to high, e.g. {b}-{a}")
         if not 1 <= a <= b <= K_HARD_MAX:
             raise argparse.ArgumentTypeError(f"{part[:20]!r}: k must be between 1 and {K_HARD_MAX}")
         out += [k for k in range(a, b + 1) if k not in out]
@@ -74,6 +77,15 @@ def k_max_arg(text: str) -> int:
     return int(t)
 
 
+def context_tokens_arg(text: str) -> int:
+    """argparse type for ``plan --context-tokens N``: a whole number from 1 to
+    :data:`wizard.plan.inputs.MAX_CONTEXT_TOKENS` (the bound the planner checks again)."""
+    t = text.strip().replace("_", "")
+    if not (t.isascii() and t.isdigit()) or len(t) > 9 or not 1 <= int(t) <= MAX_CONTEXT_TOKENS:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} must be a whole number of tokens from 1 to {MAX_CONTEXT_TOKENS}")
+    return int(t)
+
+
 def positive_ms_arg(text: str) -> float:
     """argparse type for ``plan --baseline-tpot-ms MS``: a finite number of milliseconds, > 0 and at
     most 10**7 (the bound the option had as seconds)."""
@@ -96,10 +108,12 @@ def _hardware(args: argparse.Namespace) -> Hardware | None:
     return hw
 
 
-def cmd_plan(args: argparse.Namespace, cfg: ServeConfig, out: TextIO | None = None) -> int:
-    """``plan``: 0, or 1 when the configuration does not fit. Raises HardwareError / TuneError /
-    ValueError for unusable input (exit 2 in wizard.cli)."""
-    out = out or sys.stdout
+def cmd_plan(args: argparse.Namespace, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """``plan``: 0, 1 when the configuration does not fit, 2 (unusable input, as in wizard.cli)
+    when the plan cannot tell (the target model could not be read: the plan is printed, marked
+    incomplete, and the reason goes to stderr). Raises HardwareError / TuneError / ValueError for
+    unusable input (exit 2 in wizard.cli)."""
+    out, err = out or sys.stdout, err or sys.stderr
     acceptance = getattr(args, "acceptance", None)
     base_ms = getattr(args, "baseline_tpot_ms", None)
     p = api.plan(cfg, vllm_version=getattr(args, "vllm_version", None), gpu=_hardware(args),
@@ -114,6 +128,9 @@ def cmd_plan(args: argparse.Namespace, cfg: ServeConfig, out: TextIO | None = No
         out.write("\n")
     else:
         out.write(render_plan_text(p))
+    if p.fits is None:
+        err.write(f"wizard: model: plan incomplete, no fit verdict: {p.fit_problem}\n")
+        return 2
     return 0 if p.fits else 1
 
 
@@ -140,7 +157,8 @@ def render_plan_text(p: "Plan") -> str:
                f"drafter {p.kv_bytes_per_token.get('drafter', 0):,} B ({p.drafter.kv.kv_dtype if p.drafter else '-'})")
     out.append(f"  KV capacity            {p.kv_capacity_tokens:,} tokens (block {p.block_size}, {p.num_blocks:,} blocks)")
     out.append(f"  max concurrency        {p.max_concurrency:.2f} requests at max_model_len {p.max_model_len:,}")
-    out.append("  verdict                " + ("fits" if p.fits else f"DOES NOT FIT: {p.fit_problem}"))
+    out.append("  verdict                " + ("fits" if p.fits else f"unknown (plan incomplete): {p.fit_problem}"
+                                                if p.fits is None else f"DOES NOT FIT: {p.fit_problem}"))
     if len(p.variants) > 1:
         out.append("  KV dtype variants:")
         for v in p.variants:
@@ -156,7 +174,7 @@ def render_plan_text(p: "Plan") -> str:
 def _speedup_lines(p: Plan) -> list[str]:
     s = p.speedup
     if not s.table:
-        return []
+        return [f"Speed-up: not estimated ({s.withheld})"] if s.withheld else []
     acc = s.acceptance.describe() if s.acceptance else s.acceptance_source
     task = f" for the {s.task} task" if s.task else ""
     out = [f"Speed-up ({s.method}; acceptance{task} {acc})",

@@ -36,10 +36,18 @@ __all__ = ["is_secret_env", "dest_of", "secret_dest", "walk_strings", "SECRET_OP
 _SECRET_NAME = re.compile(r"(?:^|_)(?:TOKEN|SECRETS?|KEYS?|PASS|PWD|PASSWD|CREDENTIALS?|AUTH)$|PASSWORD", re.I)
 
 
+#: variables whose names look like a credential's but hold none: the shell's current and previous
+#: folder (``PWD`` would match ``PWD`` as in ``MYSQL_PWD``, and scrubbing it masked every path in a
+#: shown argv)
+_NOT_SECRET = frozenset({"PWD", "OLDPWD"})
+
+
 def is_secret_env(name: str) -> bool:
     """Whether variable ``name`` holds a credential: ``*_TOKEN``, ``*_KEY`` (``VLLM_API_KEY``,
-    ``OPENAI_API_KEY``, ``AWS_SECRET_ACCESS_KEY``), ``*_SECRET``, ``*PASSWORD*``, ``*_CREDENTIALS``."""
-    return bool(_SECRET_NAME.search(str(name)))
+    ``OPENAI_API_KEY``, ``AWS_SECRET_ACCESS_KEY``), ``*_SECRET``, ``*PASSWORD*``, ``*_PWD``
+    (``MYSQL_PWD``), ``*_CREDENTIALS``; not ``PWD`` / ``OLDPWD`` (the shell's folders)."""
+    name = str(name)
+    return name.upper() not in _NOT_SECRET and bool(_SECRET_NAME.search(name))
 
 
 def dest_of(key: str) -> str:

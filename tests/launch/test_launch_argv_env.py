@@ -128,7 +128,7 @@ def test_cli_dry_run(capsys, monkeypatch):
     rc = main(["serve", "--dry-run", "--port", "8123", "--kv-cache-space-gib", "1", "--", "vllm", "serve", "/tmp/model/target",
                "--max-model-len", "512", "--speculative-config", '{"method":"ngram","num_speculative_tokens":3}'])
     out = capsys.readouterr().out
-    assert rc == 0
+    assert rc == 1 and "# check: 1 error(s) (SD009)" in out  # /tmp/model/target does not exist: the launch is refused
     assert "VLLM_CPU_KVCACHE_SPACE=1" in out
     argv = json.loads(out.split("# argv\n")[1].splitlines()[0])
     assert argv[-4:] == ["--host", "127.0.0.1", "--port", "8123"] and "--max-model-len" in argv

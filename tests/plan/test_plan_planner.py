@@ -136,7 +136,7 @@ def test_gpu_budget_subtracts_weights_and_reserve():
 
 def test_synthetic_acceptance_rates_are_vllms_unconditional_rates():
     # vllm/config/speculative.py 0.32 L537-543: "Per-position *unconditional* acceptance rates"
-    t = info("meta-llama--Llama-3.1-8B-Instruct")
+    t = info("meta-llama--Llama-3.1-8B-Instruct").model_copy(update={"weight_bytes": 16060522496})  # the checkpoint's size
     ctx = ctx_for({"model": "meta-llama/Llama-3.1-8B-Instruct",
                    "speculative_config": {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4,
                                           "synthetic_acceptance_rates": [0.9, 0.5, 0.2]}}, t, None, lookup("H100"))
@@ -267,3 +267,17 @@ def test_bad_values_never_crash_the_planner():
     assert p.max_model_len == t.max_position_embeddings and p.gpu_memory_utilization == 0.9
     report = api.check_context(ctx)
     assert not [f for f in report.findings if f.rule.startswith("SD5") and "internal error" in f.title]
+
+
+def test_no_fit_verdict_and_no_speedups_without_the_targets_size():
+    """Trial item 5: a config-only folder on an H100 has 0 weight bytes: no 'fits', no speed-up table
+    from the per-pass overheads alone; with its size the same plan fits."""
+    t = info("meta-llama--Llama-3.1-8B-Instruct")
+    spec = {"method": "ngram", "num_speculative_tokens": 3}
+    p = plan(ctx_for({"model": "meta-llama/Llama-3.1-8B-Instruct", "speculative_config": spec}, t, None, lookup("H100")))
+    assert p.fits is None and p.fit_problem == ("the target's weight size is unknown (weight size unknown (no safetensors "
+                                                "sizes, no parameter count))")
+    assert p.speedup.table == [] and p.speedup.withheld == f"the plan is incomplete: {p.fit_problem}"
+    sized = t.model_copy(update={"weight_bytes": 16060522496})
+    p = plan(ctx_for({"model": "meta-llama/Llama-3.1-8B-Instruct", "speculative_config": spec}, sized, None, lookup("H100")))
+    assert p.fits is True and p.fit_problem is None and len(p.speedup.table) == 8

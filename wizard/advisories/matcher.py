@@ -42,6 +42,13 @@ Fields (the RESOLVED configuration, as vLLM sees it):
                             blocker, V1 on CPU; CUDA assumed when no hardware is given);
                             unknown without speculation, when the method is refused earlier,
                             or where the generated table left the default open (0.24-0.27)
+``prefix_caching``          whether vLLM caches prefixes: --enable-prefix-caching, else the
+                            release's default for the target (hybrid targets: off before 0.28;
+                            ``ctx.view.prefix_caching``)
+``mamba_cache_mode``        the Mamba cache mode vLLM runs for a target with recurrent layers
+                            ('none' / 'align' / 'all': 'align' whenever prefix caching is on and
+                            the mode is 'none', 0.15+; ``ctx.view.mamba_cache_mode``); unknown
+                            for other targets
 ``spec.NAME``               a speculative_config key as given (None when unset)
 ``options.NAME[.SUB]``      a `vllm serve` option as given (ServeConfig field or kept verbatim in
                             extra_args; JSON values such as --kv-transfer-config are looked into);
@@ -91,8 +98,9 @@ METHOD_PREDICATES: dict[str, Callable[[str | None], bool]] = {
 }
 _FIELD_OPS = {"eq_field": "eq", "ne_field": "ne", "gt_field": "gt", "ge_field": "ge", "lt_field": "lt", "le_field": "le"}
 ROOTS = ("method", "k", "speculating", "kv_cache_dtype", "draft_kv_cache_dtype", "runner", "model_runner",
-         "spec", "options", "env", "target", "drafter", "hardware", "parallel")
-_LEAF_ROOTS = ("method", "k", "speculating", "kv_cache_dtype", "draft_kv_cache_dtype", "runner", "model_runner")
+         "prefix_caching", "mamba_cache_mode", "spec", "options", "env", "target", "drafter", "hardware", "parallel")
+_LEAF_ROOTS = ("method", "k", "speculating", "kv_cache_dtype", "draft_kv_cache_dtype", "runner", "model_runner",
+               "prefix_caching", "mamba_cache_mode")
 _PATH_ROOTS = ("spec", "options", "env", "target", "drafter", "hardware", "parallel")
 _OPTION_DEFAULTS: dict[str, Any] = {  # vllm/engine/arg_utils.py EngineArgs defaults (every release)
     "tensor_parallel_size": 1,
@@ -279,6 +287,10 @@ def resolve_field(ctx: "CheckContext", path: str) -> Any:
     if root == "model_runner":
         r = MA.route(ctx)
         return r.runner if r is not None and r.runner_known else None
+    if root == "prefix_caching":
+        return ctx.view.prefix_caching
+    if root == "mamba_cache_mode":
+        return ctx.view.mamba_cache_mode
     if root == "spec":
         spec = ctx.spec
         if spec is None:

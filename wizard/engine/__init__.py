@@ -19,7 +19,9 @@ Facts and where each is defined (one module per fact, each citing the vLLM funct
 * ``layout`` -- TP x PP x DP over ``--nnodes``, this node's GPUs, refused launch options: :mod:`.layout`;
 * ``drafter`` -- which ModelInfo vLLM builds as the draft model: :mod:`.drafter`;
 * ``model_dtype``, ``drafter_dtype`` -- the dtype the target and the draft model run in (the
-  drafter runs in the target's): :mod:`.dtype`.
+  drafter runs in the target's): :mod:`.dtype`;
+* ``prefix_caching``, ``mamba_cache_mode`` -- the prefix-caching default per release and attention
+  kind, and the Mamba cache mode it implies: :mod:`.prefix_cache`.
 
 Adding a fact: write ``wizard/engine/<fact>.py`` with a pure function of plain inputs (ServeConfig
 fields, ModelInfo, Hardware, the release; data from ``wizard/data/``), add a ``cached_property``
@@ -45,6 +47,7 @@ from wizard.engine.dtype import drafter_dtype, model_dtype
 from wizard.engine.max_len import model_max_len, served_max_model_len
 from wizard.engine.mtp import mtp_layers
 from wizard.engine.options import coerced, option_names, truthy, user_options
+from wizard.engine.prefix_cache import mamba_cache_mode, prefix_caching
 from wizard.vllm.releases import nearest_release
 from wizard.mechanisms.attention_backend import fp8_kv_support, kv_support
 from wizard.models.info import ModelInfo
@@ -179,6 +182,20 @@ class EngineView:
         if hw is None:
             return None
         return DeviceKv(self.ctx.version, hw)
+
+    @cached_property
+    def prefix_caching(self) -> bool | None:
+        """Whether vLLM caches prefixes: --enable-prefix-caching, else the release's default for
+        the target's attention kind (:mod:`.prefix_cache`); None when neither is known."""
+        return prefix_caching(self.ctx.config.enable_prefix_caching, self.ctx.target, self.ctx.version)
+
+    @cached_property
+    def mamba_cache_mode(self) -> str | None:
+        """The Mamba cache mode vLLM runs for a target with recurrent layers ('none' / 'align' /
+        'all'; :mod:`.prefix_cache`); None for other targets or when unknown."""
+        c = self.ctx
+        return mamba_cache_mode(self.option("mamba_cache_mode"), self.prefix_caching, c.target, c.version,
+                                speculating=c.spec is not None and c.method is not None)
 
     @cached_property
     def block_size(self) -> int:

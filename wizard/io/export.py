@@ -8,7 +8,10 @@ import notes aside), except credentials: ``HF_TOKEN``-like variables and ``--api
 ``--hf-token`` values are written as ``$VAR`` references, never as values
 (:func:`wizard.privacy.redact_config`; ``to_argv``, which launches, keeps them). Nothing is dropped: ``extra_args`` and ``invalid_values`` are written
 verbatim, ``env`` as ``VAR=value`` prefixes (command forms), ``os.environ`` lines (Python) or
-``# env: VAR=value`` comments (YAML; ``vllm serve --config`` itself does not read them).
+``# env: VAR=value`` comments (YAML; ``vllm serve --config`` itself does not read them). The
+Python form is ``vllm.LLM(...)``, which takes EngineArgs fields only: it writes the options as
+vLLM's parser reads them (abbreviations expanded, values typed) and the server-only options
+(``--port``, ``--api-key`` ...) as comments (:func:`to_python`).
 
 Order: model, then the modelled options in :class:`~wizard.config.ServeConfig` field order (a raw
 ``invalid_values`` entry takes its field's place), the speculative config, then ``extra_args``
@@ -26,17 +29,21 @@ drops ``flag: false``; ``no-flag: true`` becomes ``--no-flag`` and reaches the s
 from __future__ import annotations
 
 import json
-import keyword
-import re
 import shlex
 from typing import Any, Sequence
 
 import yaml
 
 from wizard.config import SERVE_FIELDS, ServeConfig
+from wizard.engine.abbreviations import abbreviation_rewrite
+from wizard.engine.options import user_options
 from wizard.io.collector import CLI, POSITIONAL_KEY
 from wizard.io.spec_json import human_readable_int
 from wizard.privacy import redact_config, secret_ref
+from wizard.vllm.constraints import engine_args
+from wizard.vllm.options import serve_options
+from wizard.vllm.releases import nearest_release
+from wizard.vllm.versions import default_version, parse_version
 
 __all__ = [
     "to_argv",
@@ -311,58 +318,94 @@ def to_yaml(cfg: ServeConfig) -> str:
     return "\n".join(lines) + "\n" + body
 
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+def _comment_text(text: str) -> str:
+    """``text`` safe on one ``#`` comment line (line breaks and other unprintable characters escaped)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def to_python(cfg: ServeConfig) -> str:
+def _py_value(v: Any) -> str:
+    """Python source of one keyword value: a credential reference (``$HF_TOKEN``) is read from the
+    environment, never written."""
+    ref = secret_ref(v)
+    return f"os.environ[{ref!r}]" if ref is not None else repr(v)
+
+
+def to_python(cfg: ServeConfig, vllm_version: Any = None) -> str:
     """A runnable snippet: ``from vllm import LLM`` and ``llm = LLM(model=..., ...)`` with the
-    same options as keyword arguments (``speculative_config`` as a dict); env as
-    ``os.environ`` lines before the import; names that are not identifiers via ``**{...}``.
-    Credentials are read from the environment (``os.environ["HF_TOKEN"]``), never written."""
+    options ``vllm.LLM`` passes on to ``EngineArgs`` as keyword arguments, as vLLM's parser reads
+    them for ``vllm_version`` (default: the installed or newest known release): abbreviations
+    under the option they expand to (:func:`wizard.engine.abbreviations.abbreviation_rewrite`, what
+    the check reads), values converted by the option's argparse type (ints, floats, JSON as dicts:
+    :func:`wizard.engine.options.user_options`), ``speculative_config`` as a dict. Options that are
+    not ``EngineArgs`` fields of the release (the OpenAI server's ``--port``, ``--host``,
+    ``--api-key``, tool parsers ...; :func:`wizard.vllm.constraints.engine_args`) and options the
+    release does not know are written as comments, since ``LLM()`` would raise TypeError for them.
+    env as ``os.environ`` lines before the import. Credentials are read from the environment
+    (``os.environ["HF_TOKEN"]``), never written.
+
+    Raises:
+        ValueError: ``vllm_version`` is not a version.
+    """
+    version = parse_version(vllm_version) if isinstance(vllm_version, str) else (vllm_version or default_version())
+    rewritten = abbreviation_rewrite(cfg, version)
+    if rewritten is not None:
+        cfg = rewritten[0]
     cfg = redact_config(cfg)
-    kwargs: list[tuple[str, Any]] = [("model", cfg.model)]
+    opts = user_options(cfg, version)
+    opts.pop("model", None)
+    engine = set(engine_args(version))
+    known = {e["dest"] for e in serve_options(version)["options"].values()}
     inv = cfg.invalid_values
+    given: list[tuple[str, Any]] = [("model", cfg.model)]
     for name in SERVE_FIELDS:
         if name == "model":
             continue
         if name in inv:
-            kwargs.append((name, inv[name]))
-        elif getattr(cfg, name) is not None:
-            kwargs.append((name, getattr(cfg, name)))
+            given.append((name, inv[name]))  # as written: vLLM refuses it (the check says why)
+        elif name in opts:
+            given.append((name, opts.pop(name)))
     if "speculative_config" in inv:
-        kwargs.append(("speculative_config", inv["speculative_config"]))
+        given.append(("speculative_config", inv["speculative_config"]))
+        opts.pop("speculative_config", None)
     else:
         sd = spec_dict(cfg)
         if sd is not None:
-            kwargs.append(("speculative_config", sd))
-    odd: dict[str, Any] = {}
-    for name, v in cfg.extra_args.items():
-        if name == POSITIONAL_KEY:
-            continue
-        if _IDENT.match(name) and not keyword.iskeyword(name):
-            kwargs.append((name, v))
-        else:
-            odd[name] = v
+            opts.pop("speculative_config", None)
+            given.append(("speculative_config", sd))
+    given += list(opts.items())
+    kwargs = [(k, v) for k, v in given if k in engine]
+    server = [(k, v) for k, v in given if k not in engine and k in known]
+    unknown = [(k, v) for k, v in given if k not in engine and k not in known]
+    unknown += [(k, v) for k, v in cfg.extra_args.items()
+                if isinstance(k, str) and k.startswith("-") and k != POSITIONAL_KEY]  # -x 5: not read as options
+    uses_env = bool(cfg.env) or any(secret_ref(v) is not None for _, v in kwargs)
     lines: list[str] = []
-    if cfg.env:
+    if uses_env:
         lines.append("import os")
         lines.append("")
-        for k, v in cfg.env.items():
-            ref = secret_ref(str(v))
-            if ref == k:
-                lines.append(f"# {k}: taken from your environment")
-            else:
-                lines.append(f"os.environ[{k!r}] = " + (f"os.environ[{ref!r}]" if ref else repr(str(v))))
+    for k, v in cfg.env.items():
+        ref = secret_ref(str(v))
+        if ref == k:
+            lines.append(f"# {k}: taken from your environment")
+        else:
+            lines.append(f"os.environ[{k!r}] = " + (f"os.environ[{ref!r}]" if ref else repr(str(v))))
+    if cfg.env:
         lines.append("")
     lines.append("from vllm import LLM")
     lines.append("")
+    release = nearest_release(version)
+    for title, items in ((f"`vllm serve` options that vllm.LLM does not take (not EngineArgs fields in vLLM {release}; "
+                          "the OpenAI server's own):", server),
+                         (f"options vLLM {release}'s parser does not know (LLM() would refuse them):", unknown)):
+        if items:
+            lines.append(f"# {title}")
+            for k, v in items:
+                lines.append("#   " + _comment_text(" ".join(_sh(t) for t in _option_tokens(k, v))))
     pos = cfg.extra_args.get(POSITIONAL_KEY)
     if pos:
-        lines.append(f"# positional arguments of the command (no LLM() equivalent): {pos!r}")
+        lines.append(f"# positional arguments of the command (no LLM() equivalent): {_comment_text(repr(pos))}")
     lines.append("llm = LLM(")
     for k, v in kwargs:
-        lines.append(f"    {k}={v!r},")
-    if odd:
-        lines.append(f"    **{odd!r},")
+        lines.append(f"    {k}={_py_value(v)},")
     lines.append(")")
     return "\n".join(lines) + "\n"

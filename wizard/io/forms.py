@@ -21,15 +21,19 @@ SINGLE_NODE_FORMATS: tuple[str, ...] = ("command", "dotted", "yaml", "python")
 FORMATS: tuple[str, ...] = SINGLE_NODE_FORMATS + SCALEOUT_FORMATS
 
 
-def export(cfg: ServeConfig, to: str = "command", **opts) -> str:
+def export(cfg: ServeConfig, to: str = "command", vllm_version=None, **opts) -> str:
     """``cfg`` in the form ``to`` (one of :data:`FORMATS`). Credentials are written as ``$VAR``
-    references in every form (:func:`wizard.privacy.redact_config`). ``opts`` go to the scale-out
-    forms (``hardware="H200x8"``, ``gpus_per_node``...: :mod:`wizard.io.scaleout`); None values are dropped.
+    references in every form (:func:`wizard.privacy.redact_config`). ``vllm_version``: the release
+    whose ``vllm.LLM`` the ``python`` form is written for (default: installed, else newest known).
+    ``opts`` go to the scale-out forms (``hardware="H200x8"``, ``gpus_per_node``...:
+    :mod:`wizard.io.scaleout`); None values are dropped.
 
     Raises:
-        KeyError: unknown form (the message lists :data:`FORMATS`).
+        KeyError: unknown form (the message lists :data:`FORMATS`). ValueError: bad ``vllm_version``.
     """
     key = str(to).strip().lower()
+    if key == "python":
+        return to_python(cfg, vllm_version)
     if key in _SINGLE:
         return _SINGLE[key](cfg)
     if key in SCALEOUT_FORMATS:

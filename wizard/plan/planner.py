@@ -19,7 +19,7 @@ from wizard.config import Patch
 from wizard.plan.acceptance import TASKS, AcceptanceProfile
 from wizard.plan.capacity import KvVariant, capacity
 from wizard.plan.estimate import Calibration, SpeedInputs, estimate_speedup, withhold_recommendation
-from wizard.plan.inputs import PlanInputError, as_context, check_plannable
+from wizard.plan.inputs import PlanInputError, as_context, check_context_tokens, check_plannable
 from wizard.plan.kv import GiB, KvLayout, kv_dtype_bytes, kv_layout
 from wizard.plan.memory import (
     drafter_kv_layers, platform_of, reserve_bytes, weights_bytes,
@@ -75,9 +75,12 @@ class MemoryPlan(BaseModel):
     max_num_batched_tokens: int
     num_blocks: int = 0
     blocks_per_request: int = 1
+    kv_needed_bytes: int = Field(0, description="KV cache one request at max_model_len needs on one device, with the "
+                                                "block vLLM's check keeps spare (bytes); 0 when unknown.")
     kv_capacity_tokens: int = 0
     max_concurrency: float = 0.0
-    fits: bool = True
+    fits: bool | None = Field(True, description="Whether it fits; None (unknown) when the target model could not be "
+                                                  "read or its weights or KV size are unknown: fit_problem says why.")
     fit_problem: str | None = None
     variants: list[KvVariant] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
@@ -214,7 +217,8 @@ def _layouts(s: _State, t_dtype: str, d_dtype: str | None) -> tuple[KvLayout, Kv
     ctx = s.ctx
     tl = kv_layout(ctx.target, t_dtype, dtype=s.dtype, tp=s.tp, pp=s.pp, release=ctx.version,
                    num_speculative_tokens=ctx.k or 0,
-                   speculative_state_blocks=not truthy(ctx.view.option("use_replayssm")))
+                   speculative_state_blocks=not truthy(ctx.view.option("use_replayssm")),
+                   mamba_align=ctx.view.mamba_cache_mode == "align")
     dl = None
     if ctx.config.speculative_config is not None and s.n_draft_layers:
         dl = kv_layout(s.base, d_dtype or t_dtype, dtype=s.dtype, tp=s.draft_tp or s.tp, layers=s.n_draft_layers)
@@ -260,10 +264,39 @@ def _fit_step(s: _State, main: KvVariant) -> tuple[bool, str | None]:
         return False, (f"weights ({(s.tw + s.dw) / GiB:.2f} GiB) + reserve ({sum(s.reserve.values()) / GiB:.2f} GiB) exceed "
                        f"{s.util:g} x {hw.memory_bytes / GiB:.1f} GiB = {s.budget / GiB:.2f} GiB per GPU")
     if main.num_blocks < main.blocks_per_request + 1 and main.bytes_per_block > 0:
-        need = (main.blocks_per_request + 1) * main.bytes_per_block
+        need = _kv_needed(main)
+        if hw.vendor == "cpu":  # the CPU build's KV cache is VLLM_CPU_KVCACHE_SPACE of RAM, not a GPU's memory
+            return False, (f"one request at max_model_len {s.max_len} needs {need / GiB:.2f} GiB of KV cache, "
+                           f"{max(0, s.kv_bytes) / GiB:.2f} GiB available ({s.kv_src})")
         return False, (f"one request at max_model_len {s.max_len} needs {need / GiB:.2f} GiB of KV cache per device, "
                        f"{max(0, s.kv_bytes) / GiB:.2f} GiB available")
     return True, None
+
+
+def _kv_needed(v: KvVariant) -> int:
+    """Bytes of KV cache one request at max_model_len needs on one device: its blocks and one more
+    (vLLM's _check_enough_kv_cache_memory keeps the null block)."""
+    return (v.blocks_per_request + 1) * v.bytes_per_block
+
+
+def _unknown_fit(s: _State, tl: KvLayout) -> str | None:
+    """Why the plan cannot tell whether the target fits (None: it can): the target model could not
+    be read (unknown id offline, a broken config.json), or, with hardware, its weight size or KV
+    size is unknown (a plan of 0 bytes and 0 KV blocks would read as "fits")."""
+    t = s.ctx.target
+    if t is None:
+        return f"the target model could not be read ({s.ctx.lookup_errors.get('model', 'not inspected')})"
+    problems = [*t.errors, *(p.message for p in t.config_problems)]
+    if problems:
+        return f"the target model could not be read: {problems[0]}"
+    if s.ctx.hardware is None:
+        return None  # no capacity planned: the sizes below decide nothing
+    if not s.tw:
+        return f"the target's weight size is unknown ({s.tw_src})"
+    if not tl.bytes_per_token and not tl.state_bytes_per_request:
+        why = "; ".join(tl.notes) or "no attention or state layers known"
+        return f"the target's KV cache size per token is unknown ({why})"
+    return None
 
 
 def _weight_dtype(s: _State) -> str:
@@ -316,11 +349,19 @@ def plan(
     """
     if task is not None and task not in TASKS:
         raise PlanInputError(f"task {str(task)[:40]!r}: choose one of {', '.join(TASKS)}")
+    check_context_tokens(context_tokens)
+    if isinstance(baseline_batch, bool) or not isinstance(baseline_batch, int) or baseline_batch < 1:
+        raise PlanInputError(f"baseline_batch: {str(baseline_batch)[:40]!r} is not a concurrency; give the number of "
+                             "requests in flight when the baseline was measured (at least 1)")
     ctx = as_context(ctx_or_cfg, hardware)
     s, mp, tl, dl, main = _memory(ctx, kv_cache_space_gib)
     cfg = ctx.config
     spec = cfg.speculative_config
     hw = ctx.hardware
+    if mp.fits is None:  # no speed-ups from a model of 0 bytes: they would be the per-pass overheads alone
+        return Plan(**dict(mp), speedup=SpeedupEstimate(
+            method=s.method, k=ctx.k, withheld=f"the plan is incomplete: {mp.fit_problem}",
+            notes=["no speed-up estimate: the target's size is needed for it"]))
     speed = estimate_speedup(
         SpeedInputs(
             method=s.method, k=ctx.k, spec=spec, target=ctx.target, drafter=ctx.drafter, target_model=cfg.model,
@@ -331,8 +372,11 @@ def plan(
         ),
         acceptance=acceptance, acceptance_source=acceptance_source, acceptance_kind=acceptance_kind, k_max=k_max,
         context_tokens=context_tokens, measured=measured, drafter_name=drafter_model_name(ctx), task=task,
-        calibration=Calibration(baseline_step_s, max(1, baseline_batch)) if baseline_step_s else None,
+        calibration=Calibration(baseline_step_s, baseline_batch) if baseline_step_s else None,
     )
+    if context_tokens and context_tokens > s.max_len:
+        speed.notes.append(f"context {context_tokens:,} tokens per sequence is longer than max_model_len {s.max_len:,}: "
+                           "vLLM refuses such requests; raise --max-model-len to plan for them")
     if not mp.fits:  # the speed-ups stay (what it would give), but no k is recommended for a config that does not load
         withhold_recommendation(speed, mp.fit_problem or "not enough memory")
     return Plan(**dict(mp), speedup=speed)
@@ -358,6 +402,9 @@ def _memory(ctx: CheckContext, kv_cache_space_gib: float | None):
         drafter_side = SideMemory(role="drafter", model=spec.model, method=s.method, weights_bytes=s.dw,
                                   weights_source=s.dw_src, kv=dl)
     fits, problem = _fit_step(s, main)
+    unknown = _unknown_fit(s, tl)
+    if unknown is not None and fits:
+        fits, problem = None, unknown
     hw = ctx.hardware
     mp = MemoryPlan(
         hardware=hw.name if hw else None, platform=platform_of(hw), device_count=hw.count if hw else 1,
@@ -367,7 +414,8 @@ def _memory(ctx: CheckContext, kv_cache_space_gib: float | None):
         weights_bytes={"target": s.tw, "drafter": s.dw}, reserve_bytes=s.reserve, kv_cache_bytes=max(0, s.kv_bytes),
         kv_cache_source=s.kv_src, kv_bytes_per_token=main.kv_bytes_per_token, block_size=s.bs, max_model_len=s.max_len,
         max_num_seqs=s.seqs, max_num_batched_tokens=s.mnbt, num_blocks=main.num_blocks,
-        blocks_per_request=main.blocks_per_request, kv_capacity_tokens=main.kv_capacity_tokens,
+        blocks_per_request=main.blocks_per_request, kv_needed_bytes=_kv_needed(main),
+        kv_capacity_tokens=main.kv_capacity_tokens,
         max_concurrency=main.max_concurrency, fits=fits, fit_problem=problem, variants=variants,
         notes=s.notes + tl.notes + (dl.notes if dl else []),
     )

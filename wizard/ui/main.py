@@ -28,6 +28,8 @@ import sys
 from pathlib import Path
 
 from wizard.io.safeio import InputRefused, read_text_file
+from wizard.launch.errors import PortInUse
+from wizard.launch.ports import check_port_free
 from wizard.ui import build_app  # light: gradio is imported when the app is built
 from wizard.ui.guard import bind_is_loopback
 
@@ -161,9 +163,35 @@ def main(argv: list[str] | None = None, prog: str = "python app.py") -> int:
         if missing:
             print(f"{_PROG}: --allow-model-dir {missing[0]}: not a folder", file=sys.stderr)
             return 2
+    busy = _port_in_use(args.host, args.port)  # before Gradio, whose own error is a traceback naming its internals
+    if busy:
+        print(f"{_PROG}: {busy}", file=sys.stderr)
+        return 2
     demo = build_app(allow_launch=True, allow_model_dirs=dirs, allow_unsafe_options=args.allow_unsafe_options)
-    demo.launch(server_name=args.host, server_port=args.port, share=args.share, auth=auth)
+    try:
+        demo.launch(server_name=args.host, server_port=args.port, share=args.share, auth=auth)
+    except OSError as err:  # taken between the test above and Gradio's bind, or refused by the OS
+        print(f"{_PROG}: cannot serve on {args.host}:{args.port} ({_one_line(err)}); pass --port N with a free port",
+              file=sys.stderr)
+        return 2
     return 0
+
+
+def _port_in_use(host: str, port: int) -> str | None:
+    """The one-line refusal when ``host:port`` is already bound (another UI, a vLLM server), naming
+    a free port; None when it is free or the test cannot tell (Gradio then reports it)."""
+    try:
+        check_port_free(host, port)
+    except PortInUse as err:
+        alt = f" (port {err.free_port} is free)" if err.free_port else ""
+        return f"port {port} on {host} is already in use; pass --port N to serve on another port{alt}"
+    except Exception:  # an address the bind test cannot use ('[::1]'): leave the verdict to Gradio
+        return None
+    return None
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split())[:200]
 
 
 

@@ -137,12 +137,13 @@ EXPORT_FORMS = ("command", "dotted", "yaml", "python")
 SCALEOUT_FORMS = ("multi-gpu", "multinode", "docker", "k8s", "helm", "kserve", "llm-d", "ray")
 
 
-def export_forms(cfg: ServeConfig, forms: tuple[str, ...] = EXPORT_FORMS) -> dict[str, str]:
-    """{form: text} (:func:`wizard.io.forms.export`); a form that fails says why in a comment."""
+def export_forms(cfg: ServeConfig, forms: tuple[str, ...] = EXPORT_FORMS, version: Any = None) -> dict[str, str]:
+    """{form: text} (:func:`wizard.io.forms.export`; ``version``: the release the ``python`` form's
+    ``vllm.LLM`` is written for, default the installed or newest); a form that fails says why in a comment."""
     out: dict[str, str] = {}
     for to in forms:
         try:
-            out[to] = export(cfg, to)
+            out[to] = export(cfg, to, vllm_version=version)
         except Exception as err:  # one form failing must not hide the others
             msg = err.args[0] if err.args else err
             out[to] = f"# {to} export not available: {msg}"

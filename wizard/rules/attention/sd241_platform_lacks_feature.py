@@ -25,7 +25,7 @@ def _platform_refusals(ctx, vendor: str):
         # fp8 one (0.15-0.20, is_quantized_kv_cache), with chunked prefill or prefix caching on
         kv = ctx.config.kv_cache_dtype or "auto"
         refused = kv.startswith("fp8") if ctx.version.at_least("0.15") else kv != "auto"
-        if refused and (ctx.config.enable_chunked_prefill is not False or ctx.config.enable_prefix_caching is not False):
+        if refused and (ctx.config.enable_chunked_prefill is not False or ctx.view.prefix_caching is not False):
             yield ("kv_cache_dtype", f"Chunked-prefill and prefix-cache on the CPU backend is not compatible with FP8 KV "
                    f"cache (kv_cache_dtype={kv!r}; vLLM {ctx.version} refuses it unless both "
                    "--no-enable-chunked-prefill and --no-enable-prefix-caching are given).")

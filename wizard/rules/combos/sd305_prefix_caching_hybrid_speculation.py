@@ -22,7 +22,9 @@ class PrefixCachingHybridSpeculation(Rule):
     ## What it does
 
     Warns when the target mixes attention types (sliding + full, or
-    Mamba/GDN layers) and an EAGLE-family method runs with prefix caching on (the V1 default).
+    Mamba/GDN layers) and an EAGLE-family method runs with prefix caching on (given, or the
+    release's default: on for decoders, on for hybrid recurrent targets only from 0.28,
+    ``ctx.view.prefix_caching``).
 
     ## Why it matters
 
@@ -63,7 +65,7 @@ class PrefixCachingHybridSpeculation(Rule):
 
     def check(self, ctx):
         spec = ctx.spec
-        if spec is None or not use_eagle(ctx.method) or ctx.config.enable_prefix_caching is False:
+        if spec is None or not use_eagle(ctx.method) or not ctx.view.prefix_caching:  # off, or unknown
             return
         if spec.disable_eagle_block_drop is True or not is_hybrid(ctx.target):
             return

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import math
+
 from wizard.config import Patch
 from wizard.fixes import ngram_fallback
 from wizard.plan.inputs import PlanInputError
+from wizard.plan.kv import GiB as GIB
 from wizard.plan.planner import plan_memory
 from wizard.rules.helpers import gib, patched_ctx
 from wizard.rules.registry import Rule, Severity, register
@@ -19,7 +22,7 @@ def plan_of(ctx):
 
 @register
 class DoesNotFit(Rule):
-    r"""Target + drafter do not fit in memory
+    r"""Does not fit in memory
 
     ## What it does
 
@@ -27,7 +30,13 @@ class DoesNotFit(Rule):
     drafter (each split by its TP), the activation/CUDA-graph reserve, then the KV cache of
     target AND drafter layers, each with its own KV dtype. Flags the configuration when the
     weights exceed ``memory x gpu_memory_utilization`` or when fewer KV blocks remain than one
-    request at ``max_model_len`` needs. Quiet without hardware (``--gpu``).
+    request at ``max_model_len`` needs. Quiet without hardware (``--gpu``) and when the target
+    model could not be read (the plan then has no fit verdict). The title names the drafter
+    when there is one ("Target + drafter do not fit in memory").
+
+    On the CPU build the KV cache is ``VLLM_CPU_KVCACHE_SPACE`` GiB of RAM (``wizard serve`` /
+    ``plan --kv-cache-space-gib``), not a share of a GPU's memory: the message names it, and the
+    fix raises it to the GiB one request needs when the host's RAM holds that and the weights.
 
     ## Why it matters
 
@@ -49,7 +58,8 @@ class DoesNotFit(Rule):
 
     Split the model (`--tensor-parallel-size`; over more GPUs than chosen when the chosen
     ones cannot hold it: the message states the TP it planned with), store the KV cache in fp8,
-    shorten `--max-model-len`, or switch to a drafter-free method.
+    shorten `--max-model-len`, or switch to a drafter-free method. On the CPU build, raise
+    `VLLM_CPU_KVCACHE_SPACE`.
 
     ```sh
     vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 16384 \
@@ -60,7 +70,8 @@ class DoesNotFit(Rule):
 
     fp8 KV and TP are safe for output quality in practice (fp8 KV can shift
     logits slightly); a smaller `max_model_len` rejects longer prompts; n-gram changes
-    acceptance. Each fix is offered only when re-planning shows it removes the finding.
+    acceptance; a larger `VLLM_CPU_KVCACHE_SPACE` takes that much more RAM. Each fix is offered
+    only when re-planning shows it removes the finding.
 
     ## Source
 
@@ -82,7 +93,7 @@ class DoesNotFit(Rule):
             p = plan_of(ctx)
         except PlanInputError:
             return  # a size beyond 10**100: SD012 reports it (as any beyond 2**53)
-        if p.fits:
+        if p.fits is not False:  # True, or None: the plan could not tell (the target could not be read)
             return
         fixes: list[Patch] = []
         for f in self._candidates(ctx, p):
@@ -100,18 +111,49 @@ class DoesNotFit(Rule):
                        f"{p.kv_bytes_per_token['drafter']:,} KV bytes/token)")
         tp, pp = p.tensor_parallel_size, max(1, ctx.config.pipeline_parallel_size or 1) \
             if isinstance(ctx.config.pipeline_parallel_size, int) else 1
+        cpu = ctx.hardware.vendor == "cpu"
+        unit = "CPU rank" if cpu else "GPU"
         split = (f"tensor_parallel_size {tp}" + (f", pipeline_parallel_size {pp}" if pp > 1 else "")
-                 + (": one GPU holds the whole model" if tp * pp == 1 else f": each GPU holds 1/{tp * pp} of the weights"))
+                 + ((": one GPU holds the whole model" if not cpu else "") if tp * pp == 1
+                    else f": each {unit} holds 1/{tp * pp} of the weights"))
+        where = "the CPU" if cpu else f"{p.device_count} x {p.hardware}"
+        space = ""
+        if cpu:
+            g, patch = self._cpu_kv_space(ctx, p)
+            ram = "" if patch is not None or not g else (
+                f", which with the weights is more than this host's {gib(ctx.hardware.memory_bytes)} of RAM")
+            space = (" On the CPU build the KV cache is VLLM_CPU_KVCACHE_SPACE GiB of RAM: "
+                     + (f"one request needs VLLM_CPU_KVCACHE_SPACE={g} (wizard serve / plan --kv-cache-space-gib {g}){ram}; "
+                        if g else "raise it (wizard serve / plan --kv-cache-space-gib G) or ")
+                     + ("or " if g else "") + "shorten --max-model-len.")
         yield self.finding(
-            f"Does not fit on {p.device_count} x {p.hardware} with {split}: {p.fit_problem}{drafter}. "
-            f"Target KV {p.kv_bytes_per_token['target']:,} bytes/token ({p.target.kv.kv_dtype}).",
+            f"Does not fit on {where} with {split}: {p.fit_problem}{drafter}. "
+            f"Target KV {p.kv_bytes_per_token['target']:,} bytes/token ({p.target.kv.kv_dtype}).{space}",
             fixes=fixes,
+            fields=[*(f for f in self.fields if f != "gpu_memory_utilization"), "env.VLLM_CPU_KVCACHE_SPACE"]
+            if cpu else None,
+            title="Target + drafter do not fit in memory" if drafter else None,
         )
+
+    @staticmethod
+    def _cpu_kv_space(ctx, p) -> tuple[int | None, Patch | None]:
+        """CPU build: (the whole GiB of VLLM_CPU_KVCACHE_SPACE one request at max_model_len needs --
+        vLLM reads an int, platforms/cpu.py --, the Patch that sets it when the host's RAM holds it
+        and the weights); (None, None) elsewhere."""
+        hw = ctx.hardware
+        if hw.vendor != "cpu" or not p.kv_needed_bytes or (p.fit_problem and "exceed" in p.fit_problem):
+            return None, None
+        g = max(1, math.ceil(p.kv_needed_bytes / GIB))
+        if hw.memory_bytes and g * GIB + sum(p.weights_bytes.values()) > hw.memory_bytes:
+            return g, None
+        return g, Patch(description=f"Raise VLLM_CPU_KVCACHE_SPACE to {g} GiB (the CPU build's KV cache in RAM; "
+                                 f"wizard serve --kv-cache-space-gib {g})",
+                     set={"env.VLLM_CPU_KVCACHE_SPACE": str(g)})
 
     @staticmethod
     def _fixes(ctx, patch: Patch) -> bool:
         try:
-            return plan_memory(patched_ctx(ctx, patch)).fits
+            return plan_memory(patched_ctx(ctx, patch)).fits is True
         except Exception:
             return False
 
@@ -175,6 +217,9 @@ class DoesNotFit(Rule):
         if k and k > 1:
             out.append(Patch(description=f"Fewer speculative tokens ({k} -> {k - 1})",
                              set={"speculative_config.num_speculative_tokens": k - 1}))
+        space = DoesNotFit._cpu_kv_space(ctx, p)[1]
+        if space is not None:
+            out.append(space)
         util = cfg.gpu_memory_utilization if cfg.gpu_memory_utilization is not None else 0.9
         if hw.vendor != "cpu" and util < 0.95 and hw.used_bytes in (None, 0):
             out.append(Patch(description="Give vLLM 95% of the GPU (--gpu-memory-utilization 0.95)",

@@ -79,7 +79,7 @@ class MemoryUtilizationTooHigh(Rule):
                           set={"gpu_memory_utilization": new})
             try:
                 pctx = patched_ctx(ctx, patch)
-                if not self._over(pctx, new) and (ctx.target is None or plan_memory(pctx).fits):
+                if not self._over(pctx, new) and (ctx.target is None or plan_memory(pctx).fits is not False):
                     fixes.append(patch)
             except Exception:
                 pass

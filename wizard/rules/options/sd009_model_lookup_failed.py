@@ -7,6 +7,7 @@ from wizard.models.catalog import entries
 from wizard.resolve import drafter_model_name
 from wizard.rules.registry import Rule, Severity, register
 from wizard.paths import written_as_path
+from wizard.suggest import closest_catalog_ids
 
 
 def _catalog_match(name: str, field: str) -> str | None:
@@ -46,7 +47,9 @@ class ModelLookupFailed(Rule):
     **error** (title "Model path does not exist"): vLLM reads such names only as local folders and
     fails for sure. So is an existing local path that holds no model: a folder with neither
     ``config.json`` nor ``params.json``, or a file that is not a ``.gguf`` (title "Model path holds
-    no model"). Hub ids that cannot be reached (offline) stay a warning.
+    no model"). Hub ids that cannot be reached (offline) stay a warning; when the id is close to
+    ids of the offline catalog (a typo such as ``Llama-3.1-8B-Instrcut``), the message names them
+    ("did you mean ...?").
 
     ## Why it matters
 
@@ -78,7 +81,9 @@ class ModelLookupFailed(Rule):
     No automatic fix in general: only the user knows which checkpoint was meant.
     For a missing path whose last component names exactly one catalog model
     (``/models/Llama-3.1-8B-Instruct``), the fix offers that catalog id. A missing path with no
-    catalog match has no fix (the error says to point it at the real folder).
+    catalog match has no fix (the error says to point it at the real folder). For a Hub id that
+    could not be looked up and is close to catalog ids, the fix offers the closest one (the
+    message lists up to three); unsafe if another checkpoint was meant, so review it.
 
     ## Source
 
@@ -115,9 +120,15 @@ class ModelLookupFailed(Rule):
                     "config.json and weights.",
                     fields=[field], severity=Severity.ERROR, title="Model path holds no model")
                 continue
+            close = [] if not isinstance(name, str) or field in ctx.refused_paths else \
+                closest_catalog_ids(name, "target" if field == "model" else "drafter")
+            close = [c for c in close if c != name]
+            hint = (f" Did you mean {close[0]}" + (f" (or {', '.join(close[1:])})" if close[1:] else "") + "?"
+                    if close else "")
             yield self.finding(
                 f"{field}: could not inspect the model ({reason}). Rules that need its config.json "
                 "did not run. Give a local folder with config.json, a catalog id, or allow online "
-                "Hub lookups.",
+                f"Hub lookups.{hint}",
                 fields=[field],
+                fixes=[Patch(description=f"Use the catalog model {close[0]}", set={field: close[0]})] if close else [],
             )

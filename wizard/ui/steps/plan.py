@@ -309,7 +309,9 @@ def compute(ui, ev, state: dict | None = None) -> dict:
     blocked = d.get("fits") is False or (ev.report is not None and ev.report.verdict == "error")
     if problem:
         lines.append(f"**⚠ Measured acceptance not used:** {html.escape(problem)}")
-    if sp_d.get("withheld"):  # the core withholds every k recommendation for a config that does not fit
+    if sp_d.get("withheld") and d.get("fits") is None:
+        pass  # the plan is incomplete: said below, with the reason
+    elif sp_d.get("withheld"):  # the core withholds every k recommendation for a config that does not fit
         lines.append(f"No k recommended: {html.escape(str(sp_d['withheld']))}; fix that first (see the Live check). "
                      "The speed-up chart is hypothetical (if it fitted).")
     elif blocked and sp_d.get("best_k"):
@@ -343,6 +345,8 @@ def compute(ui, ev, state: dict | None = None) -> dict:
         lines.append(f"measured on the running server: {sp_d['measured']}")
     if d.get("fits") is False:
         lines.append(f"**Does not fit:** {d.get('fit_problem')}")
+    elif d.get("fits") is None and d.get("fit_problem"):  # the core could not tell: no verdict, no speed-ups
+        lines.append(f"**Fit unknown (plan incomplete):** {html.escape(str(d['fit_problem']))}")
     for v in d.get("variants", []) or []:
         if isinstance(v, dict) and v.get("label"):
             lines.append(f"- variant *{v['label']}*: target KV {v.get('target_kv_dtype')}, drafter KV "
@@ -352,7 +356,9 @@ def compute(ui, ev, state: dict | None = None) -> dict:
         lines.append(f"- {n}")
     if mem.empty:
         lines.append("_The plan has no memory figures (it needs the hardware, step 1)._")
-    if sp.empty:
+    if sp.empty and d.get("fits") is None and d.get("fit_problem"):
+        lines.append("_No speed-up curve: it needs the target model's size (step 2)._")
+    elif sp.empty:
         lines.append("_No speed-up curve (it needs a speculative method, step 3)._")
     return {c["plan_md"]: "  \n".join(lines) or "Plan computed.", c["plan_mem"]: mem, c["plan_speedup"]: speedup_chart(sp, p),
             c["plan_json"]: gr.JSON(value=browser_safe(d), visible=True)}

@@ -130,7 +130,8 @@ def exports(ui: WizardUI, state: dict, ev) -> dict:
             out[c[k]] = empty
         out[c["exp_yaml_dl"]] = gr.DownloadButton(value=None, interactive=False)
         return out
-    forms = services.export_forms(ev.config, services.EXPORT_FORMS + services.SCALEOUT_FORMS)
+    forms = services.export_forms(ev.config, services.EXPORT_FORMS + services.SCALEOUT_FORMS,
+                                  version=getattr(ev.ctx, "version", None))
     for f, text in forms.items():
         out[c[f"exp_{f}"]] = text
     path = _yaml_file(forms["yaml"])
