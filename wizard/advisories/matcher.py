@@ -42,6 +42,9 @@ Fields (the RESOLVED configuration, as vLLM sees it):
                             blocker, V1 on CPU; CUDA assumed when no hardware is given);
                             unknown without speculation, when the method is refused earlier,
                             or where the generated table left the default open (0.24-0.27)
+``model_dtype``             the dtype the target (and every drafter: vLLM gives the draft ModelConfig
+                            the target's) runs in: --dtype, else the checkpoint's / the GPU's
+                            (``ctx.view.model_dtype``); unknown when neither is known
 ``prefix_caching``          whether vLLM caches prefixes: --enable-prefix-caching, else the
                             release's default for the target (hybrid targets: off before 0.28;
                             ``ctx.view.prefix_caching``)
@@ -98,9 +101,9 @@ METHOD_PREDICATES: dict[str, Callable[[str | None], bool]] = {
 }
 _FIELD_OPS = {"eq_field": "eq", "ne_field": "ne", "gt_field": "gt", "ge_field": "ge", "lt_field": "lt", "le_field": "le"}
 ROOTS = ("method", "k", "speculating", "kv_cache_dtype", "draft_kv_cache_dtype", "runner", "model_runner",
-         "prefix_caching", "mamba_cache_mode", "spec", "options", "env", "target", "drafter", "hardware", "parallel")
+         "model_dtype", "prefix_caching", "mamba_cache_mode", "spec", "options", "env", "target", "drafter", "hardware", "parallel")
 _LEAF_ROOTS = ("method", "k", "speculating", "kv_cache_dtype", "draft_kv_cache_dtype", "runner", "model_runner",
-               "prefix_caching", "mamba_cache_mode")
+               "model_dtype", "prefix_caching", "mamba_cache_mode")
 _PATH_ROOTS = ("spec", "options", "env", "target", "drafter", "hardware", "parallel")
 _OPTION_DEFAULTS: dict[str, Any] = {  # vllm/engine/arg_utils.py EngineArgs defaults (every release)
     "tensor_parallel_size": 1,
@@ -287,6 +290,8 @@ def resolve_field(ctx: "CheckContext", path: str) -> Any:
     if root == "model_runner":
         r = MA.route(ctx)
         return r.runner if r is not None and r.runner_known else None
+    if root == "model_dtype":
+        return ctx.view.model_dtype
     if root == "prefix_caching":
         return ctx.view.prefix_caching
     if root == "mamba_cache_mode":

@@ -33,6 +33,7 @@ from wizard.mechanisms import kv_groups as KG
 from wizard.mechanisms import mamba_state as MSt
 from wizard.mechanisms import method_support as MS
 from wizard.mechanisms import quantized_drafter as QD
+from wizard.vllm import backends as BK
 from wizard.vllm import methods as M
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -262,6 +263,41 @@ def kv_grouping(ctx: "CheckContext") -> KG.GroupingResult | None:
     return _cached(ctx, "kv_grouping", go)
 
 
+#: backends whose builder computes its CUDA-graph support from the model and parallel config at
+#: run time (FlashInfer's ``get_cudagraph_support``: trtllm / XQA head checks, DCP): the generated
+#: value was taken without a model config, so it does not limit the plan
+_DYNAMIC_CG_SUPPORT = frozenset({"FLASHINFER"})
+
+
+def backend_cg_supports(ctx: "CheckContext") -> list[tuple[str, str]]:
+    """(backend, AttentionCGSupport) of the attention backends vLLM selects for the target and
+    the drafter (generated ``cudagraph_support`` facts of backends.json); backends whose support
+    is computed at run time (:data:`_DYNAMIC_CG_SUPPORT`) and NEVER (only seen from evaluating a
+    builder without a config) are left out."""
+    out: list[tuple[str, str]] = []
+    for sel in backends(ctx):
+        if sel is None or not sel.ok or sel.backend in _DYNAMIC_CG_SUPPORT or not sel.profile:
+            continue
+        try:
+            facts = BK.load(ctx.version).facts(sel.profile, sel.backend) or {}
+        except Exception:  # noqa: BLE001 - a table that cannot be read: the plan is not limited
+            continue
+        v = facts.get("cudagraph_support")
+        if v in CG.CG_SUPPORT_ORDER and v != "NEVER":
+            out.append((sel.backend, v))
+    return out
+
+
+def backend_cg_support(ctx: "CheckContext") -> str | None:
+    """The lowest AttentionCGSupport over the backends of :func:`backend_cg_supports`
+    (``_check_and_update_cudagraph_mode`` takes the minimum over every attention group, drafter
+    groups included); None when no backend is known. E.g. TRITON_MLA (the MLA backend on SM 8.x /
+    12.x) reports UNIFORM_SINGLE_TOKEN_DECODE in 0.26-0.30, so FULL decode graphs fall back to
+    PIECEWISE with speculation there."""
+    found = [v for _, v in backend_cg_supports(ctx)]
+    return min(found, key=CG.CG_SUPPORT_ORDER.index) if found else None
+
+
 def capture_inputs(ctx: "CheckContext") -> dict[str, Any]:
     """The arguments of :func:`~wizard.mechanisms.cudagraph.capture_plan` for this check, with
     which were given by the user (``given``) and which are vLLM's defaults."""
@@ -284,6 +320,7 @@ def capture_inputs(ctx: "CheckContext") -> dict[str, Any]:
         "enforce_eager": bool(cfg.enforce_eager),
         "blackwell": bool(cc and cc[0] == 10),
         "runner": runner(ctx) or "v1",
+        "backend_cg_support": backend_cg_support(ctx),
         "given": sorted(k for k, v in (("max_num_seqs", cfg.max_num_seqs), ("max_num_batched_tokens", cfg.max_num_batched_tokens),
                                        ("max_cudagraph_capture_size", mx), ("cudagraph_capture_sizes", sizes),
                                        ("cudagraph_mode", mode)) if v is not None),

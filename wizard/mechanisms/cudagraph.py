@@ -77,6 +77,9 @@ class CudaGraphPlan:
     eager_from: int | None = None
     error: str | None = None
     notes: tuple[str, ...] = field(default=())
+    #: the mode before the attention backend's CUDA-graph support lowered it ('FULL_AND_PIECEWISE'
+    #: -> 'PIECEWISE' with speculation), None when the backend did not change it
+    lowered_from: str | None = None
 
     @property
     def max_graph_requests(self) -> int:
@@ -230,6 +233,7 @@ def capture_plan(
         return CudaGraphPlan(rel, mode, 1 + num_speculative_tokens, error=f"unknown cudagraph_mode {mode!r}; one of {_MODES}")
     q = 1 + max(0, int(num_speculative_tokens))
     notes: list[str] = []
+    lowered_from: str | None = None
     if enforce_eager:
         mode = "NONE"
     # resolve_cudagraph_mode_and_sizes: backend support (attention compiled piecewise, the default)
@@ -249,7 +253,7 @@ def capture_plan(
                 table["features"].get("spec_decode_full_needs_uniform_batch", True):
             notes.append(f"cudagraph_mode {mode} -> PIECEWISE: FULL decode graphs with speculation need "
                          f"UNIFORM_BATCH support, the backend has {backend_cg_support}")
-            mode = "PIECEWISE"
+            lowered_from, mode = mode, "PIECEWISE"
     try:
         sizes, mx = capture_sizes(
             table, max_num_seqs=max_num_seqs, k=q - 1, max_num_batched_tokens=max_num_batched_tokens, mode=mode,
@@ -282,4 +286,4 @@ def capture_plan(
             f"decode steps with {eager} or more requests ({eager}x{q} = {eager * q} tokens > largest graph "
             f"{rmax}) run without CUDA graphs")
     return CudaGraphPlan(rel, mode, q, tuple(sizes), mx, runner, tuple(rsizes), rmax,
-                         tuple(tuple(r) for r in runs), eager, None, tuple(notes))
+                         tuple(tuple(r) for r in runs), eager, None, tuple(notes), lowered_from)
