@@ -583,3 +583,18 @@ def test_ui_plan_step_shows_no_best_k_when_it_does_not_fit():
     assert "No k recommended: the configuration does not fit" in md and "hypothetical" in md
     assert "best k per batch size" not in md and "is best at every concurrency" not in md
     assert "k schedule" not in md and "best k by the estimate" not in md
+
+
+def test_other_options_refuse_modelled_fields_and_nulls():
+    """The "Other options" box may not repeat an option the form models (the export would give
+    vLLM both, the last wins) nor carry null (exported as the text None): the box text is kept
+    raw and the panel says why (trial 2026-12-04, N3)."""
+    from wizard.ui.steps.review import _set_extra_args, extra_args_problem
+
+    st = {"config": {"model": "m", "extra_args": {"port": 8001}}, "raw": {}}
+    for text, word in (('{"speculative_config": "{\\"method\\":\\"eagle3\\"}"}', "own field"),
+                       ('{"enable_prefix_caching": null}', "own field"), ('{"max_logprobs2": null}', "null")):
+        out = _set_extra_args(st, text)
+        assert out["config"]["extra_args"] == {"port": 8001} and out["raw"]["extra_args"] == text
+        assert word in extra_args_problem(text)
+    assert _set_extra_args(st, '{"port": 9000}')["config"]["extra_args"] == {"port": 9000}

@@ -172,7 +172,9 @@ def _draft_step(inp: SpeedInputs, target_shape: PassShape | None, roof: Roofline
                              "dense_bytes": shape.dense_bytes + _lm_head_bytes(inp.target, inp.dtype) / max(1, inp.draft_tp)})
         note += " + the target's lm_head (shared)"
     layers = max(1, inp.drafter.num_hidden_layers or 1)
-    kind = "parallel" if is_noncausal(m) else "sequential"
+    # Medusa: every head drafts from the same target hidden state in one pass (vllm/v1/spec_decode/medusa.py
+    # MedusaProposer.propose: one model forward, the heads' argmax), like the block drafters
+    kind = "parallel" if is_noncausal(m) or m == MEDUSA else "sequential"
     over, host = draft_pass_costs(layers, eager=inp.eager)
     return DraftStep(kind, shape, over * scale, roof, host * scale), note
 

@@ -85,6 +85,12 @@ def drafter_kv_layers(ctx: Any, method: str | None, drafter: ModelInfo | None) -
     if method == MTP:
         base = drafter or ctx.target
         n = mtp_layers(base, ctx.version) or 1
+        if base is not None and (base.layer_types or base.num_mamba_layers):
+            # an MTP layer is a full-attention decoder layer even on a hybrid target (Qwen3-Next /
+            # Qwen3.5 qwen3_next_mtp.py, qwen3_5_mtp.py: Qwen3NextDecoderLayer(layer_type="full_attention")),
+            # not the first entries of the target's layer_types
+            base = base.model_copy(update={"layer_types": None, "num_mamba_layers": 0})
+            return base, n, f"MTP: {n} predict layer(s), full attention, each with its own KV"
         return base, n, f"MTP: {n} predict layer(s), each with its own KV (same attention as the target)"
     if drafter is None:
         return None, None, "drafter facts unknown: drafter KV not counted"

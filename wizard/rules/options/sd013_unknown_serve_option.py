@@ -68,6 +68,24 @@ def _spec_object(value: Any) -> dict | None:
     return dict(value) if isinstance(value, dict) and value else None
 
 
+def _full_value(given: dict[str, Any], dest: str) -> Any:
+    """The value the command gives ``dest`` in its full spelling (a ServeConfig field or kept in
+    extra_args), None when it does not."""
+    if dest in given and dest not in ("extra_args", "env", "invalid_values", "import_notes"):
+        return given[dest]
+    return (given.get("extra_args") or {}).get(dest)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two written values are the same setting (4096 and '4096', JSON text and its object)."""
+    if a == b:
+        return True
+    try:
+        return json.loads(b) == a if isinstance(b, str) else str(a) == str(b)
+    except ValueError:
+        return str(a).strip() == str(b).strip()
+
+
 def _rename_patch(key: str, value: Any, opt: str, options: dict[str, Any], given: dict[str, Any]) -> Patch | None:
     dest = options[opt]["dest"]
     if dest == "speculative_config":  # --speculative-conf '{...}' / a YAML speculativ_config: {...}
@@ -199,6 +217,23 @@ class UnknownServeOption(Rule):
             hits = _prefix_matches(opt, options) if data.get("allow_abbrev", True) and "." not in key else []
             if len(hits) == 1:
                 fix = _rename_patch(key, value, hits[0], options, given)
+                dest = options[hits[0]]["dest"]
+                both = _full_value(given, dest)
+                if both is not None:
+                    # the full spelling is given too: argparse stores both into one dest, the last one on
+                    # the command line wins, and the order of the two is not known here
+                    yield self.finding(
+                        f"{shown} is vLLM's abbreviation of {hits[0]}, which the command also gives in full "
+                        f"({hits[0]} {both!r}): both set {dest} and vLLM keeps whichever comes last on the command "
+                        f"line. The check judged the full spelling; if {shown} {value!r} comes last, vLLM runs that "
+                        "instead. Keep one of the two.",
+                        fields=[path, dest],
+                        fixes=[remove] + [f for f in (_rename_patch(key, value, hits[0], options,
+                                                                    {k: v for k, v in given.items() if k != dest}),) if f],
+                        severity=Severity.WARNING if _same(both, value) else Severity.ERROR,
+                        title="Option given twice: in full and abbreviated",
+                    )
+                    continue
                 yield self.finding(
                     f"{shown} is not a `vllm serve` option, but vLLM's parser accepts it as an abbreviation of "
                     f"{hits[0]} (argparse prefix matching). Spell it out: other tools (and SpecWizard's rules) "

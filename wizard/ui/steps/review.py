@@ -10,6 +10,7 @@ import re
 
 import gradio as gr
 
+from wizard.config import SERVE_FIELDS
 from wizard.launch.launcher import review_launch
 
 from wizard.privacy import private_dir, write_private
@@ -24,16 +25,31 @@ XC_OFF = '<div class="sw-xc sw-xc-off"><b>vLLM</b><div>Cross-check is off.</div>
 XC_STALE = '<div class="sw-xc sw-xc-stale"><b>vLLM</b><div>Configuration changed: press Re-run cross-check.</div></div>'
 
 
+def _refused_keys(parsed: dict) -> str | None:
+    """Options the box may not carry: one the form models itself (written twice, the export would
+    give vLLM both and the last would win) or a null value (no value vLLM's parser reads)."""
+    modelled = sorted(k for k in parsed if isinstance(k, str)
+                      and k.replace("-", "_") in (*SERVE_FIELDS, "speculative_config"))
+    if modelled:
+        return (f"{', '.join(modelled)}: set in its own field of the form, not in Other options (the command "
+                "would give it twice and vLLM keeps the last)")
+    nulls = sorted(str(k) for k, v in parsed.items() if v is None)
+    if nulls:
+        return f"{', '.join(nulls)}: null is not a value vLLM's parser reads; give a value or remove the key"
+    return None
+
+
 def extra_args_problem(value) -> str | None:
     """Why the "Other options" text ``value`` is not used although it is JSON -- more options or
-    values than a configuration holds (:func:`wizard.ui.state.config_problem`) -- or None."""
+    values than a configuration holds (:func:`wizard.ui.state.config_problem`), an option the form
+    models itself, a null value -- or None."""
     try:
         parsed = json.loads(value) if isinstance(value, str) and len(value) <= MAX_BOX_CHARS and value.strip() else None
     except (ValueError, RecursionError):
         return None
     if not isinstance(parsed, dict) or not parsed:
         return None
-    return config_problem({"extra_args": parsed})
+    return config_problem({"extra_args": parsed}) or _refused_keys(parsed)
 
 
 def _set_extra_args(state: dict, value) -> dict:
@@ -46,8 +62,8 @@ def _set_extra_args(state: dict, value) -> dict:
         parsed = json.loads(value) if str(value or "").strip() else {}
         if not isinstance(parsed, dict):
             raise ValueError("not an object")
-        if parsed and config_problem({"extra_args": parsed}) is not None:
-            raise ValueError("beyond the budget")
+        if parsed and (config_problem({"extra_args": parsed}) is not None or _refused_keys(parsed) is not None):
+            raise ValueError("beyond the budget, or an option the form models / a null value")
         st["config"] = dict(st.get("config") or {"model": ""})
         if parsed:
             st["config"]["extra_args"] = parsed
