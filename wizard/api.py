@@ -135,7 +135,7 @@ def check_context(ctx: CheckContext) -> Report:
     """Run every applicable rule and advisory (wizard.advisories) on a resolved context."""
     findings = sorted([*iter_findings(ctx), *advisory_findings(ctx)], key=lambda f: (f.severity.rank, f.rule, f.fields))
     if ctx.abbreviated:  # fixes apply to the configuration as written: they drop the abbreviation too
-        findings = [f.model_copy(update={"fixes": [written_fix(p, ctx.abbreviated, ctx.config) for p in f.fixes]})
+        findings = [f.model_copy(update={"fixes": [written_fix(p, ctx.abbreviated, ctx.config, ctx.written_config) for p in f.fixes]})
                     for f in findings]
     if any(f.severity == Severity.ERROR for f in findings):
         verdict = "error"
@@ -153,7 +153,7 @@ def check_context(ctx: CheckContext) -> Report:
     return Report(verdict=verdict, vllm_version=str(ctx.version), findings=findings, command=command,
                   long_command=long_command, speculators_checkpoint=checkpoint,
                   verifier=ctx.config.model if checkpoint else None,
-                  abbreviations=sorted(p.split(".", 1)[1] for p in ctx.abbreviated.values()))
+                  abbreviations=sorted({p.split(".", 1)[1] for p in ctx.abbreviated.values()}))
 
 
 def long_form(

@@ -42,3 +42,20 @@ def test_fix_keeps_the_speculation_of_an_abbreviation_and_a_typo(capsys, tmp_pat
     out = capsys.readouterr().out
     assert "speculative-config:" in out and "method: ngram" in out and "max-model-len: 4096" in out
     assert "# applied: Rename to --speculative-config" in out
+
+
+def test_dotted_abbreviation_is_read_and_each_fix_keeps_the_rest(capsys):
+    from wizard import api
+    from wizard.config import apply_patch
+
+    cfg = api.load(command=["vllm", "serve", M, "--port", "8001", "--max-model", "4096", "--speculative-conf.method",
+                            "ngram", "--speculative-conf.num_speculative_tokens", "3"])
+    report = api.check(cfg)
+    assert not [f for f in report.findings if f.severity.value == "error"], report.findings
+    assert any(f.rule == "SD091" for f in report.findings)  # judged as n-gram, as vLLM reads it
+    for f in report.findings:
+        for fix in f.fixes if f.rule == "SD013" else ():
+            out = apply_patch(cfg, fix)
+            assert out.extra_args.get("port") == "8001"
+            assert out.max_model_len == 4096 or out.extra_args.get("max_model") == "4096"
+            assert out.speculative_config is not None or any(k.startswith("speculative_conf.") for k in out.extra_args)

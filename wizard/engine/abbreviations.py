@@ -102,6 +102,16 @@ def abbreviation_rewrite(config: ServeConfig, version: Any) -> tuple[ServeConfig
         else:
             continue
         gone.append(f"extra_args.{k}")
+    dotted = _dotted_spec_abbreviations(config, version)
+    if dotted and "speculative_config" not in moves and config.speculative_config is None \
+            and "speculative_config" not in config.invalid_values:
+        spec_read = _read_spec(config.model, None, dotted)
+        if spec_read is not None:
+            moves["speculative_config"] = spec_read
+            for k, _ in dotted:
+                where.setdefault("speculative_config", f"extra_args.{k}")
+                where[f"speculative_config.{k.split('.', 1)[1]}"] = f"extra_args.{k}"
+                gone.append(f"extra_args.{k}")
     if not moves:
         return None
     read_spec = moves.pop("speculative_config", None)
@@ -118,13 +128,32 @@ def abbreviation_rewrite(config: ServeConfig, version: Any) -> tuple[ServeConfig
     return out, where
 
 
-def _read_spec(model: str, value: str) -> ServeConfig | None:
-    """The speculative part of ``vllm serve MODEL --speculative-config VALUE`` as the importer reads
-    it (the config, its invalid values and import notes); None when it cannot be read."""
+def _dotted_spec_abbreviations(config: ServeConfig, version: Any) -> list[tuple[str, Any]]:
+    """``extra_args`` keys ``speculative_conf.method`` ... whose head the release's parser reads as an
+    abbreviation of --speculative-config (FlexibleArgumentParser turns ``--X.KEY V`` into ``--X
+    '{"KEY": V}'`` before argparse's prefix matching), in the order written."""
+    out = []
+    for k, v in config.extra_args.items():
+        if not isinstance(k, str) or "." not in k or k.startswith(("_", "-")):
+            continue
+        head = k.split(".", 1)[0]
+        if head != "speculative_config" and option_dest("--" + head.replace("_", "-"), version) == "speculative_config":
+            out.append((k, v))
+    return out
+
+
+def _read_spec(model: str, value: str | None, dotted: list[tuple[str, Any]] = ()) -> ServeConfig | None:
+    """The speculative part of ``vllm serve MODEL --speculative-config VALUE`` (or of its dotted
+    ``--speculative-config.KEY V`` options) as the importer reads it (the config, its invalid
+    values and import notes); None when it cannot be read."""
     c = Collector("command")
     c.model = model
     try:
-        c.option("speculative_config", value, "--speculative-config")
+        if value is not None:
+            c.option("speculative_config", value, "--speculative-config")
+        for k, v in dotted:
+            rest = k.split(".", 1)[1]
+            c.option(f"speculative_config.{rest}", v, f"--speculative-config.{rest}")
         built = c.build()
     except (ConfigError, ValueError):
         return None
@@ -133,7 +162,8 @@ def _read_spec(model: str, value: str) -> ServeConfig | None:
     return built.model_copy(update={"import_notes": spec_notes, "invalid_values": spec_invalid})
 
 
-def written_fix(patch: Patch, where: dict[str, str], config: ServeConfig | None = None) -> Patch:
+def written_fix(patch: Patch, where: dict[str, str], config: ServeConfig | None = None,
+                written: ServeConfig | None = None) -> Patch:
     """``patch`` (paths of the rewritten config) for the configuration as written: every path it sets
     or removes that an abbreviation was moved to also removes that abbreviation (``where``, from
     :func:`abbreviation_rewrite`). A patch inside a speculative config read from an abbreviation
@@ -141,7 +171,7 @@ def written_fix(patch: Patch, where: dict[str, str], config: ServeConfig | None 
     (``config``: the rewritten configuration), so removing the abbreviation keeps the rest of it."""
     touched = [*patch.set, *patch.unset]
     spec_from = where.get("speculative_config")
-    if (spec_from and config is not None and spec_from not in patch.unset
+    if (spec_from and config is not None
             and any(t == "speculative_config" or t.startswith("speculative_config.") for t in touched)):
         try:
             patched = apply_patch(config, patch)
@@ -152,7 +182,19 @@ def written_fix(patch: Patch, where: dict[str, str], config: ServeConfig | None 
             unset = [p for p in patch.unset if not p.startswith("speculative_config")]
             if patched.speculative_config is not None:
                 rest["speculative_config"] = patched.speculative_config.model_dump(exclude_none=True)
-            return Patch(description=patch.description, set=rest, unset=[*unset, spec_from])
+            spellings = sorted({v for k, v in where.items() if k == "speculative_config" or k.startswith("speculative_config.")})
+            flat = [sp for sp in spellings if "." not in sp.split(".", 1)[1]]
+            dotted = {sp.split(".", 1)[1] for sp in spellings if sp not in flat}
+            if dotted and written is not None:  # keys holding dots: no dotted path reaches them
+                left = {k: v for k, v in written.extra_args.items() if k not in dotted
+                        and f"extra_args.{k}" not in flat and f"extra_args.{k}" not in unset}
+                if left:
+                    rest["extra_args"] = left
+                else:
+                    unset.append("extra_args")
+                flat = [sp for sp in flat if "extra_args" not in rest and "extra_args" not in unset]
+            unset = [u for u in unset if not (u.startswith("extra_args.") and "extra_args" in rest)]
+            return Patch(description=patch.description, set=rest, unset=list(dict.fromkeys([*unset, *flat])))
     extra = [old for new, old in where.items() if old not in patch.unset
              and any(t == new or t.startswith(new + ".") for t in touched)]
     if not extra:

@@ -214,7 +214,22 @@ class UnknownServeOption(Rule):
             shown = key if key.startswith("-") else _long_name(key.split(".", 1)[0]) + ("." + key.split(".", 1)[1] if "." in key else "")
             path = f"extra_args.{key}"
             remove = remove_extra_patch(ctx, key, f"Remove {shown}")
-            hits = _prefix_matches(opt, options) if data.get("allow_abbrev", True) and "." not in key else []
+            # a dotted --X.KEY is turned into --X '{"KEY": ...}' before argparse (FlexibleArgumentParser),
+            # so its head is prefix-matched like any option
+            hits = _prefix_matches(opt, options) if data.get("allow_abbrev", True) else []
+            if len(hits) == 1 and "." in key:
+                rest = key.split(".", 1)[1]
+                fix = (Patch(description=f"Rename to {hits[0]}.{rest}", set={f"speculative_config.{rest}": value},
+                             unset=[path]) if options[hits[0]]["dest"] == "speculative_config"
+                       and "speculative_config" not in given else None)
+                yield self.finding(
+                    f"{shown} is not a `vllm serve` option, but vLLM's parser reads it as {hits[0]}.{rest} (dotted "
+                    f"keys become a JSON object, then argparse prefix-matches {_long_name(head)} to {hits[0]}). Spell "
+                    "it out: other tools do not expand abbreviations.",
+                    fields=[path], fixes=[f for f in (fix,) if f] or [remove], severity=Severity.WARNING,
+                    title="Abbreviated `vllm serve` option",
+                )
+                continue
             if len(hits) == 1:
                 fix = _rename_patch(key, value, hits[0], options, given)
                 dest = options[hits[0]]["dest"]
