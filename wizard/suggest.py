@@ -100,7 +100,7 @@ def methods_for(target: ModelInfo | None, version: VllmVersion, model_id: str | 
             if r.ok:
                 add(d.method, True, f"catalog drafter {d.id}", d.id)
             else:  # accepted by the config but no proposer (mlp_speculator, SD760): listed after the fitting ones
-                unrunnable.append((d.method, f"catalog drafter {d.id}; vLLM {r.release} cannot run it ({r.error})", d.id))
+                unrunnable.append((d.method, f"catalog drafter {d.id}; vLLM {version} cannot run it ({r.error})", d.id))
     if target is not None and target.speculators_config:
         m = str(target.speculators_config.get("speculators_model_type") or M.EAGLE3)
         add(m, True, "the model itself is a speculators-format drafter")
@@ -787,7 +787,8 @@ def suggest(ctx: CheckContext) -> Suggestions:
         vllm_version=str(ctx.version),
         hardware=f"{ctx.hardware.name}x{ctx.hardware.count}" if ctx.hardware is not None else None,
         methods=methods_for(ctx.target, ctx.version, cfg.model),
-        drafters=drafters_for(cfg.model, method if method and M.needs_drafter_checkpoint(method) else None),
+        drafters=[d for d in drafters_for(cfg.model, method if method and M.needs_drafter_checkpoint(method) else None)
+                  if d.method is None or M.is_allowed(d.method, ctx.version)],  # 0.33: no medusa / mlp_speculator
         k=k,
         kv_dtypes=tkv,
         drafter_kv_dtypes=dkv,

@@ -62,5 +62,6 @@ class DuplicateDottedKey(Rule):
                 f"{note.field}: given more than once; vLLM keeps the last value. {note.message}",
                 fields=[note.field],
                 fixes=[Patch(description="Keep the last value only", unset=["import_notes.duplicate_key"])],
-                title="speculative-config JSON key given twice (last wins)" if in_json else None,
+                title=("speculative-config JSON key given twice (last wins)" if in_json else None)
+                if str(note.field).startswith("speculative_config") else "Option given twice (last wins)",
             )
