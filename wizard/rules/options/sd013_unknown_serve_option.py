@@ -217,23 +217,9 @@ class UnknownServeOption(Rule):
             # a dotted --X.KEY is turned into --X '{"KEY": ...}' before argparse (FlexibleArgumentParser),
             # so its head is prefix-matched like any option
             hits = _prefix_matches(opt, options) if data.get("allow_abbrev", True) else []
-            if len(hits) == 1 and "." in key:
-                rest = key.split(".", 1)[1]
-                fix = (Patch(description=f"Rename to {hits[0]}.{rest}", set={f"speculative_config.{rest}": value},
-                             unset=[path]) if options[hits[0]]["dest"] == "speculative_config"
-                       and "speculative_config" not in given else None)
-                yield self.finding(
-                    f"{shown} is not a `vllm serve` option, but vLLM's parser reads it as {hits[0]}.{rest} (dotted "
-                    f"keys become a JSON object, then argparse prefix-matches {_long_name(head)} to {hits[0]}). Spell "
-                    "it out: other tools do not expand abbreviations.",
-                    fields=[path], fixes=[f for f in (fix,) if f] or [remove], severity=Severity.WARNING,
-                    title="Abbreviated `vllm serve` option",
-                )
-                continue
             if len(hits) == 1:
-                fix = _rename_patch(key, value, hits[0], options, given)
                 dest = options[hits[0]]["dest"]
-                both = _full_value(given, dest)
+                both = None if "." in key else _full_value(given, dest)
                 if both is not None:
                     # the full spelling is given too: argparse stores both into one dest, the last one on
                     # the command line wins, and the order of the two is not known here
@@ -249,13 +235,21 @@ class UnknownServeOption(Rule):
                         title="Option given twice: in full and abbreviated",
                     )
                     continue
-                yield self.finding(
-                    f"{shown} is not a `vllm serve` option, but vLLM's parser accepts it as an abbreviation of "
-                    f"{hits[0]} (argparse prefix matching). Spell it out: other tools (and SpecWizard's rules) "
-                    "do not expand abbreviations, and a new option with the same prefix would make it ambiguous.",
-                    fields=[path], fixes=[f for f in (fix,) if f] or [remove], severity=Severity.WARNING,
-                    title="Abbreviated `vllm serve` option",
-                )
+                if "." in key:
+                    rest = key.split(".", 1)[1]
+                    fix = (Patch(description=f"Rename to {hits[0]}.{rest}", set={f"speculative_config.{rest}": value},
+                                 unset=[path]) if dest == "speculative_config" and "speculative_config" not in given
+                           else None)
+                    said = (f"{shown} is not a `vllm serve` option, but vLLM's parser reads it as {hits[0]}.{rest} "
+                            f"(dotted keys become a JSON object, then argparse prefix-matches {_long_name(head)} to "
+                            f"{hits[0]}). Spell it out: other tools do not expand abbreviations.")
+                else:
+                    fix = _rename_patch(key, value, hits[0], options, given)
+                    said = (f"{shown} is not a `vllm serve` option, but vLLM's parser accepts it as an abbreviation of "
+                            f"{hits[0]} (argparse prefix matching). Spell it out: other tools (and SpecWizard's rules) "
+                            "do not expand abbreviations, and a new option with the same prefix would make it ambiguous.")
+                yield self.finding(said, fields=[path], fixes=[f for f in (fix,) if f] or [remove],
+                                   severity=Severity.WARNING, title="Abbreviated `vllm serve` option")
                 continue
             if len(hits) > 1:
                 yield self.finding(
