@@ -13,8 +13,6 @@ The wheel's ``.py`` files are unpacked into a temporary directory that is remove
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import tempfile
 import zipfile
@@ -23,10 +21,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE / "vllm_probe")]
 
-import build_release_ledger as L  # noqa: E402
 import features_probe as FP  # noqa: E402
+from history_gen import generate  # noqa: E402
 
-OUT = L.ROOT / "wizard" / "data" / "vllm" / "history" / "drafter_context.json"
 MINORS = [f"0.{m}.0" for m in range(10, 34)]
 
 
@@ -37,21 +34,6 @@ def facts_of(wheel: Path) -> dict:
         return FP.drafter_context(Path(tmp) / "vllm")
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cache", type=Path, default=L.DEFAULT_CACHE)
-    args = ap.parse_args(argv)
-    out = {}
-    for v in MINORS:
-        w = L.wheel_for(v, args.cache)
-        f = facts_of(w)
-        out[v.rsplit(".", 1)[0]] = {"release": v, "generated_from": w.name, "drafter_context": f}
-        print(v, json.dumps(f)[:200], file=sys.stderr)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"by": "scripts/gen_drafter_context_history.py (features_probe.drafter_context)",
-                               "releases": out}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(generate(__doc__, "drafter_context", MINORS, facts_of, wrap=lambda f: {"drafter_context": f},
+                      by="scripts/gen_drafter_context_history.py (features_probe.drafter_context)"))

@@ -33,9 +33,7 @@ Writes ``wizard/data/vllm/history/eagle3_targets.json``; read by
 
 from __future__ import annotations
 
-import argparse
 import ast
-import json
 import sys
 import zipfile
 from pathlib import Path
@@ -43,9 +41,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE)]
 
-import build_release_ledger as L  # noqa: E402
+from history_gen import generate  # noqa: E402
 
-OUT = L.ROOT / "wizard" / "data" / "vllm" / "history" / "eagle3_targets.json"
+
 MINORS = [f"0.{m}.0" for m in range(10, 34)]  # 0.33.0: the vllm (CUDA) wheel
 #: patch releases read too; kept (keyed "X.Y.Z") only where their facts differ from X.Y.0's
 #: (0.19.1 added minimax_m2 and gemma4 to the model-type list)
@@ -302,26 +300,5 @@ def facts_of(wheel: Path) -> dict:
     return {"allowlist": lst, "allowlist_methods": methods, "architectures": archs, "platform_split": split}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cache", type=Path, default=L.DEFAULT_CACHE)
-    ap.add_argument("--releases", nargs="*", default=MINORS + PATCHES)
-    args = ap.parse_args(argv)
-    out = {}
-    for v in args.releases:
-        w = L.wheel_for(v, args.cache)
-        f = facts_of(w)
-        key = v.rsplit(".", 1)[0] if v.endswith(".0") else v
-        minor = out.get(v.rsplit(".", 1)[0])
-        if key == v and minor is not None and all(minor.get(k) == f[k] for k in f):
-            continue  # a patch release with the X.Y.0 facts
-        out[key] = {"release": v, "generated_from": w.name, **f}
-        print(v, len(f["architectures"]), f["allowlist"], f["allowlist_methods"], f["platform_split"], file=sys.stderr)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"by": "scripts/gen_eagle3_targets_history.py", "releases": out}, indent=1,
-                              sort_keys=True) + "\n", encoding="utf-8")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(generate(__doc__, "eagle3_targets", MINORS + PATCHES, facts_of, by="scripts/gen_eagle3_targets_history.py"))

@@ -16,9 +16,7 @@ Writes ``wizard/data/vllm/history/mamba_prefix_caching.json``; read by ``wizard/
 
 from __future__ import annotations
 
-import argparse
 import ast
-import json
 import sys
 import zipfile
 from pathlib import Path
@@ -26,10 +24,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE)]
 
-import build_release_ledger as L  # noqa: E402
 from gen_eagle3_targets_history import _base_name as _base  # noqa: E402
+from history_gen import generate  # noqa: E402
 
-OUT = L.ROOT / "wizard" / "data" / "vllm" / "history" / "mamba_prefix_caching.json"
 MINORS = [f"0.{m}.0" for m in range(15, 34)]
 _IFACE = "SupportsMambaPrefixCaching"
 
@@ -62,20 +59,5 @@ def facts_of(wheel: Path) -> dict:
             "architectures": sorted(classes)}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cache", type=Path, default=L.DEFAULT_CACHE)
-    args = ap.parse_args(argv)
-    out = {}
-    for v in MINORS:
-        w = L.wheel_for(v, args.cache)
-        f = facts_of(w)
-        out[v.rsplit(".", 1)[0]] = {"release": v, "generated_from": w.name, **f}
-        print(v, f["all_mode"], f["align_with_speculation"], len(f["architectures"]), file=sys.stderr)
-    OUT.write_text(json.dumps({"by": "scripts/gen_mamba_prefix_caching.py", "releases": out}, indent=1,
-                              sort_keys=True) + "\n", encoding="utf-8")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(generate(__doc__, "mamba_prefix_caching", MINORS, facts_of, by="scripts/gen_mamba_prefix_caching.py"))

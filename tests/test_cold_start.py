@@ -35,6 +35,19 @@ def test_check_imports_no_launch_stack():
     assert not bad, f"`wizard check` imports {bad}"
 
 
+#: what only other commands need: suggestions, the speed model, the writers and manifests, the
+#: prefill/decode pair stack, NVML discovery and the Hub/folder inspectors (imported where used)
+OTHER_COMMANDS = ("wizard.suggest", "wizard.plan.estimate", "wizard.io.forms", "wizard.io.scaleout", "wizard.io.pd",
+                  "wizard.io.k8s", "wizard.io.multinode", "wizard.pairs", "wizard.hardware.nvml", "wizard.models.hub",
+                  "wizard.models.local", "huggingface_hub", "safetensors")
+
+
+def test_check_of_a_catalog_model_imports_only_what_it_uses():
+    names = imported_modules(CHECK)
+    bad = sorted(n for n in names if n in OTHER_COMMANDS)
+    assert not bad, f"`wizard check` imports {bad}"
+
+
 def test_every_cli_entry_freezes_the_startup_heap():
     """``python -m wizard`` and the ``specwizard`` console script both start through
     ``wizard.__main__.run``, which keeps the garbage collector off while the CLI's long-lived

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from wizard import api, cli, cli_plan, suggest
-from wizard.suggest import K_HARD_MAX
+from wizard.plan.inputs import K_HARD_MAX
 from wizard.vllm.versions import parse_version
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -186,10 +186,10 @@ def test_free_text_in_catalog_offers_closest_ids(page):
 def test_unknown_vllm_version_is_said_and_known_ones_listed(page):
     """Defect 6: a typed version the rules don't know is not accepted silently; the box lists
     the releases the rules know."""
-    from wizard.vllm.versions import KNOWN_VERSIONS
+    from wizard.vllm.versions import known_versions
 
     tab(page, "hardware")
-    assert all(v in page.locator("#f-vllm_version").inner_text() for v in KNOWN_VERSIONS)
+    assert all(v in page.locator("#f-vllm_version").inner_text() for v in known_versions())
     tab(page, "target")
     fill(page, "f-model", LLAMA)
     tab(page, "hardware")

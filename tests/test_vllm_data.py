@@ -84,7 +84,7 @@ def test_versions_tables_follow_each_release():
         ours = {m for m in allowed
                 if methods.use_eagle(m) and (m == methods.MTP or not methods.is_mtp(m) or methods.MTP not in allowed)}
         assert generated == ours, key
-    assert versions.KNOWN_VERSIONS == tuple(PATCH.get(r, r + ".0") for r in SIX)
+    assert versions.known_versions() == tuple(PATCH.get(r, r + ".0") for r in SIX)
     assert versions.NEWEST == "0.33.0"
     # older releases have their own tables (0.28 had fewer methods and KV dtypes)
     v28 = versions.parse_version("0.28")
@@ -181,3 +181,21 @@ def test_packaged_data_matches_the_installed_vllm(tmp_path):
         live = json.loads((tmp_path / name).read_text())
         packaged = releases.load(inst, name)
         assert live == packaged, f"{name} is stale: run python scripts/gen_vllm_data.py --release {inst.short}"
+
+
+def test_history_files_read_through_one_reader():
+    """The three generated history tables (wizard/data/vllm/history/) come from one reader, keyed
+    by minor release, each row naming its wheel; a bad name is refused, a missing file is a
+    packaging error, not an empty table."""
+    from wizard.vllm import releases
+
+    for name, first in (("drafter_context", "0.10"), ("eagle3_targets", "0.10"), ("mamba_prefix_caching", "0.15")):
+        rows = releases.history(name)
+        assert first in rows and "0.33" in rows, name
+        assert rows["0.33"]["release"] == "0.33.0" and rows["0.33"]["generated_from"].startswith("vllm-0.33.0"), name
+    assert releases.history("mamba_prefix_caching")["0.27"]["all_mode"] is True
+    assert releases.history("mamba_prefix_caching")["0.28"]["all_mode"] is False
+    with pytest.raises(ValueError):
+        releases.history("../tables")
+    with pytest.raises(releases.ReleaseDataError, match="no_such_table"):
+        releases.history("no_such_table")

@@ -11,7 +11,7 @@ Faces (CLI, Gradio UI, notebook, launcher) hold no rule logic: they call these f
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,10 +31,12 @@ from wizard.plan.acceptance import AcceptanceInputError, rising
 from wizard.plan.planner import Plan
 from wizard.plan.planner import plan as _plan
 from wizard.rules.registry import Finding, Severity, iter_findings
-from wizard.suggest import Suggestions, suggest as _suggest
 from wizard.vllm.versions import VllmVersion, default_version, parse_version
 
-__all__ = ["Report", "load", "resolve", "check", "check_context", "explain", "fix_all", "suggest", "ConfigError", "long_form",
+if TYPE_CHECKING:
+    from wizard.suggest import Suggestions
+
+__all__ = ["Report", "load", "resolve", "check", "check_context", "explain", "export", "fix_all", "suggest", "ConfigError", "long_form",
            "plan", "PLAN_TASKS", "speedup_chart_rows", "tune"]
 
 
@@ -211,7 +213,7 @@ def suggest(
     vllm_version: VllmVersion | str | None = None,
     gpu: Hardware | str | None = None,
     allow_hub: bool = True,
-) -> Suggestions:
+) -> "Suggestions":
     """What fits ``config`` (:mod:`wizard.suggest`): methods for its target, catalog drafters,
     the k range, KV-cache dtypes with the attention backend each gets on ``gpu``, and the
     backends of target and drafter. A resolved :class:`CheckContext` is used as is.
@@ -221,6 +223,8 @@ def suggest(
     """
     ctx = config if isinstance(config, CheckContext) else resolve(config, vllm_version=vllm_version, gpu=gpu,
                                                                    allow_hub=allow_hub)
+    from wizard.suggest import suggest as _suggest  # the suggestion tables: not part of a check
+
     return _suggest(ctx)
 
 
@@ -241,6 +245,18 @@ def explain(
         ValueError: bad --vllm-version; HardwareError (a ValueError): unknown GPU name.
     """
     return mechanisms.explain(resolve(config, vllm_version=vllm_version, gpu=gpu, allow_hub=allow_hub))
+
+
+def export(config: ServeConfig, to: str = "command", *, vllm_version: VllmVersion | str | None = None, **opts: Any) -> str:
+    """``config`` written in the form ``to`` (:func:`wizard.io.forms.export`: ``command``, ``dotted``,
+    ``yaml``, ``python`` and the scale-out manifests; ``opts`` go to the latter).
+
+    Raises:
+        KeyError: unknown form. ValueError: bad ``vllm_version``.
+    """
+    from wizard.io.forms import export as _export  # the writers and manifests: not part of a check
+
+    return _export(config, to, vllm_version=vllm_version, **opts)
 
 
 def fix_all(

@@ -37,9 +37,8 @@ from wizard import api  # noqa: E402
 from wizard import cli_pair, cli_plan
 from wizard.advisories import render_advisories
 from wizard.config import ConfigError
-from wizard.io.forms import export
 from wizard.models import catalog
-from wizard.suggest import K_HARD_MAX
+from wizard.plan.inputs import K_HARD_MAX
 from wizard.textreport import render_text
 
 # The launch stack (wizard.launch: httpx, psutil, rich) is imported by `serve` alone, in its
@@ -297,7 +296,7 @@ def _cmd_fix(args) -> int:
     if args.format == "json":
         data = report.as_json()
         data["applied"] = [p.as_json() for p in applied]
-        data["exported"] = export(fixed, args.to, vllm_version=args.vllm_version)
+        data["exported"] = api.export(fixed, args.to, vllm_version=args.vllm_version)
         json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
@@ -305,7 +304,7 @@ def _cmd_fix(args) -> int:
             sys.stdout.write(f"# applied: {p.description}\n")
         if not applied:
             sys.stdout.write("# no fix to apply\n")
-        sys.stdout.write(export(fixed, args.to, vllm_version=args.vllm_version).rstrip("\n") + "\n\n")
+        sys.stdout.write(api.export(fixed, args.to, vllm_version=args.vllm_version).rstrip("\n") + "\n\n")
         _print_report(report, "text")
     return EXIT_FINDINGS if report.verdict == "error" else EXIT_OK
 
@@ -314,7 +313,7 @@ def _cmd_export(args) -> int:
     cfg = load_from_args(args)
     if args.long_form:
         cfg = api.long_form(cfg, vllm_version=args.vllm_version, allow_hub=not args.offline)
-    sys.stdout.write(export(cfg, args.to, vllm_version=args.vllm_version, hardware=args.gpu).rstrip("\n") + "\n")  # --gpu: GPUs per node
+    sys.stdout.write(api.export(cfg, args.to, vllm_version=args.vllm_version, hardware=args.gpu).rstrip("\n") + "\n")  # --gpu: GPUs per node
     try:  # the export writes what was given; say when the check refuses it (stdout stays the export alone)
         errors = api.check(cfg, vllm_version=args.vllm_version, gpu=args.gpu, allow_hub=not args.offline).errors
     except ValueError:

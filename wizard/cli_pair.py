@@ -17,8 +17,6 @@ from pathlib import Path
 
 from wizard import api
 from wizard.config import ConfigError
-from wizard.io.pd import pd_export
-from wizard.pairs import check_pair
 
 __all__ = ["add_parser", "cmd_pair", "load_side", "render_pair_text"]
 
@@ -61,6 +59,9 @@ def render_pair_text(report) -> str:
 
 
 def cmd_pair(args: argparse.Namespace) -> int:
+    from wizard.io.pd import pd_export  # the pair stack: imported by this command only
+    from wizard.pairs import check_pair
+
     prefill, decode = load_side(args.prefill, "prefill"), load_side(args.decode, "decode")
     report = check_pair(prefill, decode, vllm_version=args.vllm_version, gpu=args.gpu, allow_hub=not args.offline)
     failed = report.verdict == "error"

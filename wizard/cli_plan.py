@@ -1,7 +1,7 @@
 """CLI faces of the planner and the tuner (``python -m wizard plan`` / ``tune``): hardware
 discovery (NVML, else ``--gpu``), argument conversion, text rendering. No planning knowledge
 lives here: the figures come from :func:`wizard.api.plan` and :func:`wizard.api.tune`; the k bound
-is :data:`wizard.suggest.K_HARD_MAX` (the UI reads the same).
+is :data:`wizard.plan.inputs.K_HARD_MAX` (the UI reads the same).
 """
 
 from __future__ import annotations
@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING, Any, TextIO
 from wizard import api
 from wizard.config import ServeConfig
 from wizard.hardware.catalog import lookup, parse_gpu_spec
-from wizard.hardware.nvml import discover, to_hardware
 from wizard.hardware.spec import Hardware
 from wizard.plan.kv import GiB
 from wizard.plan.acceptance import AcceptanceInputError, parse_rates
 from wizard.plan.inputs import MAX_CONTEXT_TOKENS
-from wizard.suggest import K_HARD_MAX, MAX_CONCURRENCY
+from wizard.plan.inputs import K_HARD_MAX, MAX_CONCURRENCY
 
 if TYPE_CHECKING:  # the launch stack is imported by `tune` only (`check` and `plan` start without it)
     from wizard.launch.tune import TuneResult
@@ -57,7 +56,7 @@ def ks_arg(text: str) -> list[int]:
 
 def concurrency_arg(text: str) -> list[int]:
     """argparse type for ``tune --concurrency 1,4,16`` (one value or a list; whole numbers from 1
-    to :data:`wizard.suggest.MAX_CONCURRENCY`, the bound ``wizard.launch.tune`` checks again)."""
+    to :data:`wizard.plan.inputs.MAX_CONCURRENCY`, the bound ``wizard.launch.tune`` checks again)."""
     out: list[int] = []
     for part in [p for p in text.replace(" ", "").split(",") if p]:
         if not (part.isascii() and part.isdigit()) or len(part) > 5 or not 1 <= int(part) <= MAX_CONCURRENCY:
@@ -102,6 +101,8 @@ def _hardware(args: argparse.Namespace) -> Hardware | None:
     """--gpu, else NVML discovery, else the CPU when a CPU KV budget is given."""
     if getattr(args, "gpu", None):
         return parse_gpu_spec(args.gpu)
+    from wizard.hardware.nvml import discover, to_hardware  # NVML: plan and tune only
+
     hw = to_hardware(discover())
     if hw is None and (getattr(args, "kv_cache_space_gib", None) is not None or os.environ.get("VLLM_CPU_KVCACHE_SPACE")):
         hw = lookup("cpu")

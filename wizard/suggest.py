@@ -23,7 +23,6 @@ Nothing here decides a verdict: the rules do. These are the options a form lists
 
 from __future__ import annotations
 
-import difflib
 import functools
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
@@ -35,7 +34,9 @@ from wizard.mechanisms.attention_backend import AttentionLayout, Selection, layo
 from wizard.mechanisms import method_support
 from wizard.mechanisms.drafter_context import drafter_context, drafter_max_len
 from wizard.models import catalog
+from wizard.models.catalog import closest_catalog_ids
 from wizard.models.info import ModelInfo
+from wizard.plan.inputs import K_HARD_MAX, MAX_CONCURRENCY
 from wizard.config import Patch
 from wizard.rules.helpers import draft_vocab, patched_ctx, tensor_shape
 from wizard.rules.registry import Severity, iter_findings
@@ -49,13 +50,6 @@ __all__ = [
     "DrafterFit", "drafter_fit", "drafter_family", "method_reads", "SpecChange", "spec_for_target", "spec_for_method",
 ]
 
-#: the largest k any face accepts or offers (the UI's slider and k lists, the CLI's ``plan --k-max``
-#: and ``tune --k``); vLLM accepts any k > 0 within the step budget (SD026)
-K_HARD_MAX = 64
-
-#: the largest concurrency a tune sweep accepts (the CLI's and the UI's ``--concurrency`` lists,
-#: wizard.launch.tune)
-MAX_CONCURRENCY = 4096
 
 #: attention layout assumed when the target's head size is unknown (Llama/Qwen-style 128-dim heads)
 GENERIC_LAYOUT = AttentionLayout(head_size=128)
@@ -156,19 +150,6 @@ def drafters_for(target_id: str | None, method: str | None = None) -> list[Draft
         return []
     out = [DrafterChoice(e.id, drafter_method(e), e.title or "") for e in entries]
     return [d for d in out if method is None or d.method == method]
-
-
-def closest_catalog_ids(text: str | None, role: str | None = "target", n: int = 3) -> list[str]:
-    """Catalog ids closest to ``text`` (case-insensitive, difflib ratio >= 0.4), best first."""
-    t = str(text or "").strip()
-    if not t:
-        return []
-    ids = [e.id for e in catalog.entries(role=role)]
-    low = {i.lower(): i for i in ids}
-    hits = difflib.get_close_matches(t.lower(), list(low), n=n, cutoff=0.4)
-    if not hits:  # a fragment: ids that contain it
-        hits = [k for k in low if t.lower() in k][:n]
-    return [low[h] for h in hits]
 
 
 # ---- k --------------------------------------------------------------------------------------

@@ -20,13 +20,11 @@
 
 from __future__ import annotations
 
-import functools
-import json
-from importlib import resources
 from typing import Any
 
 from wizard.models.config_json import layer_kind
 from wizard.models.info import ModelInfo
+from wizard.vllm import releases
 
 __all__ = ["attention_kind", "prefix_caching", "mamba_cache_mode", "HYBRID_PREFIX_CACHING_SINCE", "ALIGN_MODE_SINCE"]
 
@@ -63,20 +61,11 @@ def prefix_caching(given: Any, target: ModelInfo | None, version: Any) -> bool |
     return True
 
 
-@functools.lru_cache(maxsize=1)
-def _all_mode_history() -> dict[str, Any]:
-    try:
-        return json.loads(resources.files("wizard").joinpath("data/vllm/history/mamba_prefix_caching.json")
-                          .read_text(encoding="utf-8")).get("releases") or {}
-    except (OSError, ValueError):
-        return {}
-
-
 def _default_mode(target: ModelInfo, version: Any, speculating: bool) -> str | None:
     """What 'none' becomes with prefix caching on (generated per release: 'all' for a class with
     SupportsMambaPrefixCaching 0.15-0.27, 'align' with speculation in 0.20-0.21, else 'align');
     None when the release is not in the history."""
-    hist = _all_mode_history()
+    hist = releases.history("mamba_prefix_caching")
     row = hist.get(version.short)
     if row is None:
         return "align" if version.at_least("0.28") else None

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from wizard.launch.tune_results import TuneError
-from wizard.suggest import K_HARD_MAX, MAX_CONCURRENCY
+from wizard.plan.inputs import K_HARD_MAX, MAX_CONCURRENCY
 
 __all__ = ["DEFAULT_PROMPTS", "MAX_K", "MAX_CONCURRENCY", "validate_prompts"]
 

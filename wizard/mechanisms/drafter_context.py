@@ -28,13 +28,10 @@ so it moves the V1 gate; the V2 speculators size positions by the target's lengt
 from __future__ import annotations
 
 import ast
-import functools
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from wizard.engine.max_len import model_max_len
-from importlib import resources
 
 from wizard.vllm import releases
 from wizard.vllm import methods as M
@@ -47,18 +44,6 @@ def release_for(version: Any) -> str:
     return releases.nearest_release(version, "features.json")
 
 
-@functools.lru_cache(maxsize=1)
-def _history() -> dict[str, Any]:
-    """Per-minor-release drafter-context facts 0.10-0.33 (wizard/data/vllm/history/drafter_context.json,
-    generated from each X.Y.0 wheel by scripts/gen_drafter_context_history.py)."""
-    try:
-        data = json.loads(resources.files("wizard").joinpath("data/vllm/history/drafter_context.json")
-                          .read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data.get("releases") or {}
-
-
 def _facts(version: Any) -> tuple[str, dict[str, Any]]:
     """(release label, drafter-context facts) of ``version``'s own minor release when the history
     has it (labelled with ``version`` itself), else of the release whose tables stand for ``version``
@@ -69,11 +54,11 @@ def _facts(version: Any) -> tuple[str, dict[str, Any]]:
         key = releases.release_of(version)
     except ValueError:
         key = None
-    own = _history().get(key) if key else None
+    own = releases.history("drafter_context").get(key) if key else None
     if own is not None:  # the facts of the X.Y.0 wheel, named by the version asked for (0.10.2, not 0.10.0)
         return str(getattr(version, "version", version) or own.get("release") or key), own.get("drafter_context") or {}
     try:  # outside the history: the release whose tables stand for it everywhere else (SD403)
-        stand_in = _history().get(releases.nearest_release(version))
+        stand_in = releases.history("drafter_context").get(releases.nearest_release(version))
     except (ValueError, releases.ReleaseDataError):
         stand_in = None
     if stand_in is not None:

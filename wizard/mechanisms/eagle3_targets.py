@@ -29,10 +29,7 @@ there, flagged ``own=False`` (the caller softens its verdict: a later release ma
 
 from __future__ import annotations
 
-import functools
-import json
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from packaging.version import Version
@@ -40,16 +37,6 @@ from packaging.version import Version
 from wizard.vllm import releases
 
 __all__ = ["Eagle3Support", "eagle3_support", "blocked_by_allowlist"]
-
-
-@functools.lru_cache(maxsize=1)
-def _history() -> dict[str, Any]:
-    try:
-        data = json.loads(resources.files("wizard").joinpath("data/vllm/history/eagle3_targets.json")
-                          .read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data.get("releases") or {}
 
 
 @dataclass(frozen=True)
@@ -81,7 +68,7 @@ class Eagle3Support:
 def eagle3_support(version: Any) -> Eagle3Support | None:
     """The gates of ``version`` (a VllmVersion, text or Version); None when the history has no
     release at or below it (or the data file is missing)."""
-    hist = _history()
+    hist = releases.history("eagle3_targets")
     if not hist:
         return None
     try:

@@ -18,6 +18,7 @@ treat them as read-only.
 
 from __future__ import annotations
 
+import difflib
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,8 @@ from wizard.models.info import ModelInfo, TensorInfo
 from wizard.models.config_json import info_from_config
 from wizard.shipped import shipped_path
 
-__all__ = ["CatalogEntry", "CATALOG_DIR", "entries", "lookup", "get_entry", "drafters_for", "load_errors", "reload"]
+__all__ = ["CatalogEntry", "CATALOG_DIR", "entries", "lookup", "get_entry", "drafters_for", "load_errors", "reload",
+           "closest_catalog_ids"]
 
 CATALOG_DIR = shipped_path("presets", "models")  # package data in a wheel (wizard/shipped.py)
 
@@ -215,3 +217,16 @@ def lookup(name: str) -> ModelInfo | None:
     if not isinstance(name, str) or not name.strip():
         return None
     return _info(_key(name))
+
+
+def closest_catalog_ids(text: str | None, role: str | None = "target", n: int = 3) -> list[str]:
+    """Catalog ids closest to ``text`` (case-insensitive, difflib ratio >= 0.4), best first."""
+    t = str(text or "").strip()
+    if not t:
+        return []
+    ids = [e.id for e in entries(role=role)]
+    low = {i.lower(): i for i in ids}
+    hits = difflib.get_close_matches(t.lower(), list(low), n=n, cutoff=0.4)
+    if not hits:  # a fragment: ids that contain it
+        hits = [k for k in low if t.lower() in k][:n]
+    return [low[h] for h in hits]

@@ -13,9 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from wizard.models import catalog
-from wizard.models.hub import inspect_hub
 from wizard.models.info import ModelInfo, ModelLookupError
-from wizard.models.local import inspect_folder
 from wizard.paths import written_as_path
 
 __all__ = ["resolve_model"]
@@ -40,6 +38,8 @@ def resolve_model(name: str, revision: str | None = None, *, allow_hub: bool = T
     except (OSError, ValueError):
         is_dir = exists = False
     if is_dir:
+        from wizard.models.local import inspect_folder  # safetensors headers: only for a folder
+
         return inspect_folder(p, id=name)
     if exists:
         raise ModelLookupError(f"'{name}' is a file, not a model folder: point at the folder that holds config.json")
@@ -54,4 +54,6 @@ def resolve_model(name: str, revision: str | None = None, *, allow_hub: bool = T
             f"'{name}' is not a local folder nor a catalog id (python -m wizard models to list), "
             "and Hugging Face Hub lookups are disabled"
         )
+    from wizard.models.hub import inspect_hub  # huggingface_hub: only for a Hub id
+
     return inspect_hub(name, revision)

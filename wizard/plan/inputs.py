@@ -45,6 +45,14 @@ def check_plannable(cfg: ServeConfig) -> None:
                                  f"set a realistic value or unset it")
 
 
+#: the largest k any face accepts or offers (the UI's slider and k lists, the CLI's ``plan --k-max``
+#: and ``tune --k``); vLLM accepts any k > 0 within the step budget (SD026)
+K_HARD_MAX = 64
+
+#: the largest concurrency a tune sweep accepts (the CLI's and the UI's ``--concurrency`` lists,
+#: wizard.launch.tune)
+MAX_CONCURRENCY = 4096
+
 #: the longest context per sequence the speed model is asked about (``plan --context-tokens``): 10
 #: million tokens, above every max_model_len a released model declares (Llama 4 Scout: 10M)
 MAX_CONTEXT_TOKENS = 10_000_000

@@ -18,7 +18,6 @@ from wizard.hardware.spec import Hardware
 from wizard.config import Patch
 from wizard.plan.acceptance import TASKS, AcceptanceProfile
 from wizard.plan.capacity import KvVariant, capacity
-from wizard.plan.estimate import Calibration, SpeedInputs, estimate_speedup, withhold_recommendation
 from wizard.plan.inputs import PlanInputError, as_context, check_context_tokens, check_plannable
 from wizard.plan.kv import GiB, KvLayout, kv_dtype_bytes, kv_layout
 from wizard.plan.memory import (
@@ -362,6 +361,8 @@ def plan(
         return Plan(**dict(mp), speedup=SpeedupEstimate(
             method=s.method, k=ctx.k, withheld=f"the plan is incomplete: {mp.fit_problem}",
             notes=["no speed-up estimate: the target's size is needed for it"]))
+    from wizard.plan.estimate import Calibration, SpeedInputs, estimate_speedup, withhold_recommendation  # the speed model: plan only, not check's memory
+
     speed = estimate_speedup(
         SpeedInputs(
             method=s.method, k=ctx.k, spec=spec, target=ctx.target, drafter=ctx.drafter, target_model=cfg.model,

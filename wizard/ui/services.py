@@ -22,10 +22,10 @@ from wizard.hardware import nvml
 from wizard.io import presets as presets_mod
 from wizard.io.forms import export
 from wizard.models import catalog as model_catalog
-from wizard.suggest import K_HARD_MAX, MAX_CONCURRENCY
+from wizard.plan.inputs import K_HARD_MAX, MAX_CONCURRENCY
 from wizard.ui.state import config_of, gpu_count_problem, gpu_spec
 from wizard.vllm import crosscheck
-from wizard.vllm.versions import KNOWN_VERSIONS, VllmVersion, default_version, is_known, parse_version
+from wizard.vllm.versions import VllmVersion, known_versions, default_version, is_known, parse_version
 
 __all__ = [
     "Evaluation", "evaluate", "version_of", "hardware_catalog", "hardware_lookup", "detected_gpus", "catalog_models",
@@ -82,7 +82,7 @@ def evaluate(state: dict[str, Any], *, allow_hub: bool | None = None, path_allow
     if ev.version_error:
         ev.notes.append(f"{ev.version_error}; checking against vLLM {version} instead")
     elif not is_known(version):  # a release the rules have no tables for: say which one stands in
-        ev.notes.append(f"vLLM {version} is not a release the rules know (known: {', '.join(KNOWN_VERSIONS)}); "
+        ev.notes.append(f"vLLM {version} is not a release the rules know (known: {', '.join(known_versions())}); "
                         f"the checks use the tables of vLLM {version.key}, the nearest known release")
     if cfg is None:
         return ev
@@ -124,7 +124,7 @@ def catalog_models(role: str | None = None) -> list[str]:
 
 def versions() -> tuple[list[str], str]:
     """(releases the rules have tables for, the default version)."""
-    known = list(KNOWN_VERSIONS)
+    known = list(known_versions())
     d = str(default_version())
     if d not in known:
         known.insert(0, d)
@@ -164,7 +164,7 @@ def _items(text: Any, limit: int | None = None) -> list[str]:
 
 def parse_ks(text: Any) -> tuple[list[int] | None, str | None]:
     """Values of k to try, as typed ("1,2,4"): ([1, 2, 4], None), or (None, why) for anything
-    else (at most 16 values, each a whole number from 1 to :data:`wizard.suggest.K_HARD_MAX`)."""
+    else (at most 16 values, each a whole number from 1 to :data:`wizard.plan.inputs.K_HARD_MAX`)."""
     parts = _items(text, 17)
     if not parts:
         return None, "k values: give one or more whole numbers, e.g. 1,2,4"
@@ -178,7 +178,7 @@ def parse_ks(text: Any) -> tuple[list[int] | None, str | None]:
 
 def parse_concurrencies(text: Any) -> tuple[list[int] | None, str | None]:
     """Concurrencies to sweep, as typed ("1,4,16" or "4"): ([1, 4, 16], None), or (None, why)
-    (at most 16 values, each a whole number from 1 to :data:`wizard.suggest.MAX_CONCURRENCY`, which wizard.launch.tune checks)."""
+    (at most 16 values, each a whole number from 1 to :data:`wizard.plan.inputs.MAX_CONCURRENCY`, which wizard.launch.tune checks)."""
     parts = _items(text, 17)
     if not parts:
         return None, "concurrency: give one or more whole numbers, e.g. 4 or 1,4,16"

@@ -85,6 +85,11 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*a, **k)
         self.spelled: list[tuple[str, str]] = []
 
+    def _get_formatter(self):  # type: ignore[override]
+        # argparse builds one formatter per add_argument (to check its metavar), and each asks the
+        # terminal for its size; this parser prints no help, so a fixed width does
+        return self.formatter_class(prog=self.prog, width=100)
+
     def error(self, message: str):  # type: ignore[override]
         raise _ParseError(message)
 

@@ -10,7 +10,9 @@ edited by hand): ``serve_options``, ``constraints``, ``tables`` (scripts/gen_vll
 ``backends``, ``kv_groups``, ``cudagraph``, ``proposers``, ``features``
 (scripts/gen_mechanism_tables.py) and ``launch_policy`` (scripts/dump_vllm_launch_policy.py).
 Each file records the exact vLLM version it was generated from. A file a release lacks comes
-from the nearest release that has it.
+from the nearest release that has it. Facts read from every minor release's wheel 0.10-0.33 (the
+per-release tables above cover fewer) sit in ``wizard/data/vllm/history/<name>.json`` as
+``{"releases": {"X.Y": {...}}}``, read with :func:`history`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 __all__ = ["ReleaseDataError", "known_releases", "releases_with", "nearest_release", "load", "has_file",
-           "release_of", "is_known"]
+           "release_of", "is_known", "history"]
 
 _NAME = re.compile(r"^[a-z_]+\.json$")
 
@@ -140,3 +142,23 @@ def load(version: Any, name: str) -> dict[str, Any]:
     if not _NAME.match(name):
         raise ValueError(f"unknown vLLM data file {name!r}")
     return _load(nearest_release(version, name), name)
+
+
+@functools.lru_cache(maxsize=None)
+def history(name: str) -> dict[str, Any]:
+    """``{'X.Y': facts}`` of the generated history file ``wizard/data/vllm/history/<name>.json``
+    (cached; treat it as read-only), e.g. ``history('drafter_context')['0.12']``.
+
+    Raises:
+        ValueError: not a history name. ReleaseDataError: missing or unreadable (a packaging problem).
+    """
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", str(name)):
+        raise ValueError(f"unknown vLLM history file {name!r}")
+    try:
+        data = json.loads(_root().joinpath("history", name + ".json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ReleaseDataError(f"wizard/data/vllm/history/{name}.json: {err}") from None
+    rows = data.get("releases") if isinstance(data, dict) else None
+    if not isinstance(rows, dict):
+        raise ReleaseDataError(f"wizard/data/vllm/history/{name}.json: no 'releases' object")
+    return rows

@@ -27,7 +27,7 @@ from wizard.vllm import releases
 
 __all__ = [
     "VllmVersion",
-    "KNOWN_VERSIONS",
+    "known_versions",
     "NEWEST",
     "installed_vllm",
     "default_version",
@@ -86,9 +86,18 @@ class VllmVersion:
         return self.version >= Version(v)
 
 
-#: exact vLLM versions the data was generated from, oldest first ("0.28.0" ... "0.33.0")
-KNOWN_VERSIONS: tuple[str, ...] = tuple(str(Version(_tables(k)["vllm_version"]).base_version) for k in releases.known_releases())
-NEWEST = KNOWN_VERSIONS[-1]
+@functools.lru_cache(maxsize=1)
+def known_versions() -> tuple[str, ...]:
+    """Exact vLLM versions the data was generated from, oldest first ("0.10.2" ... "0.33.0")."""
+    return tuple(_exact(k) for k in releases.known_releases())
+
+
+def _exact(key: str) -> str:
+    return str(Version(_tables(key)["vllm_version"]).base_version)
+
+
+#: the newest release the data was generated from ("0.33.0")
+NEWEST = _exact(releases.known_releases()[-1])
 
 
 def parse_version(text: str, distribution: str | None = None) -> VllmVersion:
@@ -104,7 +113,7 @@ def parse_version(text: str, distribution: str | None = None) -> VllmVersion:
         v = Version(t)
     except (InvalidVersion, ValueError):
         raise ValueError(
-            f"--vllm-version: {str(text)[:40]!r} is not a version; known: {', '.join(KNOWN_VERSIONS)}"
+            f"--vllm-version: {str(text)[:40]!r} is not a version; known: {', '.join(known_versions())}"
         ) from None
     return VllmVersion(Version(v.base_version), distribution)
 

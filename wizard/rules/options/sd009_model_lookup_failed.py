@@ -7,7 +7,7 @@ from wizard.models.catalog import entries
 from wizard.resolve import drafter_model_name
 from wizard.rules.registry import Rule, Severity, register
 from wizard.paths import written_as_path
-from wizard.suggest import closest_catalog_ids
+from wizard.models.catalog import closest_catalog_ids
 
 
 def _catalog_match(name: str, field: str) -> str | None:
