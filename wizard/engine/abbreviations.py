@@ -178,25 +178,37 @@ def written_fix(patch: Patch, where: dict[str, str], config: ServeConfig | None 
         except (ConfigError, ValueError):
             patched = None
         if patched is not None:
-            rest = {p: v for p, v in patch.set.items() if not p.startswith("speculative_config")}
-            unset = [p for p in patch.unset if not p.startswith("speculative_config")]
-            if patched.speculative_config is not None:
-                rest["speculative_config"] = patched.speculative_config.model_dump(exclude_none=True)
-            spellings = sorted({v for k, v in where.items() if k == "speculative_config" or k.startswith("speculative_config.")})
-            flat = [sp for sp in spellings if "." not in sp.split(".", 1)[1]]
-            dotted = {sp.split(".", 1)[1] for sp in spellings if sp not in flat}
-            if dotted and written is not None:  # keys holding dots: no dotted path reaches them
-                left = {k: v for k, v in written.extra_args.items() if k not in dotted
-                        and f"extra_args.{k}" not in flat and f"extra_args.{k}" not in unset}
-                if left:
-                    rest["extra_args"] = left
-                else:
-                    unset.append("extra_args")
-                flat = [sp for sp in flat if "extra_args" not in rest and "extra_args" not in unset]
-            unset = [u for u in unset if not (u.startswith("extra_args.") and "extra_args" in rest)]
-            return Patch(description=patch.description, set=rest, unset=list(dict.fromkeys([*unset, *flat])))
+            return _whole_speculative_config(patch, where, patched, written)
     extra = [old for new, old in where.items() if old not in patch.unset
              and any(t == new or t.startswith(new + ".") for t in touched)]
     if not extra:
         return patch
     return Patch(description=patch.description, set=dict(patch.set), unset=[*patch.unset, *extra])
+
+
+def _whole_speculative_config(patch: Patch, where: dict[str, str], patched: ServeConfig,
+                              written: ServeConfig | None) -> Patch:
+    """The patch of :func:`written_fix` for a speculative config read from abbreviations: the
+    patched config set whole under its full name, the patch's other paths kept, and each
+    abbreviation removed. An abbreviation is ``extra_args.<spelling>`` (``--speculative-conf``, a
+    whole JSON value) or, dotted, ``extra_args.<spelling>.<key>`` (``--speculative-conf.method``):
+    a dotted one is an extra_args key holding dots, which no dotted patch path reaches, so then
+    extra_args itself is rewritten without them (or removed when nothing else is left in it)."""
+    rest = {p: v for p, v in patch.set.items() if not p.startswith("speculative_config")}
+    unset = [p for p in patch.unset if not p.startswith("speculative_config")]
+    if patched.speculative_config is not None:
+        rest["speculative_config"] = patched.speculative_config.model_dump(exclude_none=True)
+    spellings = sorted({v for k, v in where.items() if k == "speculative_config" or k.startswith("speculative_config.")})
+    whole = [sp for sp in spellings if "." not in sp.split(".", 1)[1]]  # extra_args.--speculative-conf
+    dotted = {sp.split(".", 1)[1] for sp in spellings if sp not in whole}  # '--speculative-conf.method'
+    if dotted and written is not None:
+        left = {k: v for k, v in written.extra_args.items() if k not in dotted
+                and f"extra_args.{k}" not in whole and f"extra_args.{k}" not in unset}
+        if left:
+            rest["extra_args"] = left
+        else:
+            unset.append("extra_args")
+        whole = []  # removed with extra_args, or left out of it
+    if "extra_args" in rest:  # set whole: removals inside it are already applied
+        unset = [u for u in unset if not u.startswith("extra_args.")]
+    return Patch(description=patch.description, set=rest, unset=list(dict.fromkeys([*unset, *whole])))

@@ -288,14 +288,22 @@ def backend_cg_supports(ctx: "CheckContext") -> list[tuple[str, str]]:
     return out
 
 
+def backend_cg_floor(ctx: "CheckContext") -> tuple[str | None, tuple[str, ...]]:
+    """(the lowest AttentionCGSupport over the backends of :func:`backend_cg_supports`, the
+    backends that have it, sorted): ``_check_and_update_cudagraph_mode`` takes the minimum over
+    every attention group, drafter groups included; (None, ()) when no backend is known. E.g.
+    TRITON_MLA (the MLA backend on SM 8.x / 12.x) reports UNIFORM_SINGLE_TOKEN_DECODE in
+    0.26-0.30, so FULL decode graphs fall back to PIECEWISE with speculation there."""
+    found = backend_cg_supports(ctx)
+    if not found:
+        return None, ()
+    low = min((v for _, v in found), key=CG.CG_SUPPORT_ORDER.index)
+    return low, tuple(sorted({b for b, v in found if v == low}))
+
+
 def backend_cg_support(ctx: "CheckContext") -> str | None:
-    """The lowest AttentionCGSupport over the backends of :func:`backend_cg_supports`
-    (``_check_and_update_cudagraph_mode`` takes the minimum over every attention group, drafter
-    groups included); None when no backend is known. E.g. TRITON_MLA (the MLA backend on SM 8.x /
-    12.x) reports UNIFORM_SINGLE_TOKEN_DECODE in 0.26-0.30, so FULL decode graphs fall back to
-    PIECEWISE with speculation there."""
-    found = [v for _, v in backend_cg_supports(ctx)]
-    return min(found, key=CG.CG_SUPPORT_ORDER.index) if found else None
+    """The lowest AttentionCGSupport of :func:`backend_cg_floor`."""
+    return backend_cg_floor(ctx)[0]
 
 
 def capture_inputs(ctx: "CheckContext") -> dict[str, Any]:

@@ -19,13 +19,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from wizard.engine.prefix_cache import attention_kind
 from wizard.engine.kv_bytes import MLA_PACKED_ROW, PER_TOKEN_HEAD_SCALE, dtype_bytes, kv_dtype_bytes
 from wizard.mechanisms import mamba_state
 from wizard.models.config_json import layer_kind
 from wizard.models.info import ModelInfo
 from wizard.vllm.versions import default_version
 
-__all__ = ["GiB", "KvLayout", "kv_layout", "kv_dtype_bytes", "dtype_bytes"]
+__all__ = ["GiB", "KvLayout", "kv_layout", "kv_dtype_bytes", "dtype_bytes", "describe_layers", "STATE_KINDS"]
 
 GiB = 1 << 30
 
@@ -272,3 +273,66 @@ def kv_layout(
         state_bytes_per_request=state,
         notes=notes,
     )
+
+
+#: the recurrent-state layer kinds in words, by the state formula vLLM sizes them with
+#: (:func:`wizard.mechanisms.mamba_state.state_page`'s ``calculator``: MambaStateShapeCalculator)
+STATE_KINDS = {
+    "gated_delta_net_state_shape": "Gated DeltaNet (linear attention)",
+    "linear_attention_state_shape": "linear attention",
+    "mamba2_state_shape": "Mamba2",
+    "mamba1_state_shape": "Mamba",
+    "short_conv_state_shape": "short convolution",
+}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def _state_kind(info: ModelInfo, version: Any) -> str:
+    """A recurrent layer's kind in words, by the state formula vLLM's model class uses for it."""
+    try:
+        calc = mamba_state.state_page(info, version).calculator
+    except Exception:  # the release's table unreadable: the generic words
+        calc = None
+    return STATE_KINDS.get(calc or "", "recurrent-state (Mamba / linear attention)")
+
+
+def describe_layers(info: ModelInfo, version: Any = None) -> str:
+    """The layer kinds of ``info`` in words (the UI Target step's "attention" fact), as the KV plan
+    counts them (:func:`kv_layout`: full, sliding-window and recurrent-state layers, from
+    ``layer_types`` / the hybrid patterns :mod:`wizard.models.config_json` reads), the recurrent layers' kind as vLLM sizes their state
+    (:func:`wizard.mechanisms.mamba_state.state_page`) and the attention kind vLLM derives
+    (:func:`wizard.engine.prefix_cache.attention_kind`: decoder, hybrid, attention-free). Nothing
+    is recounted here: "full" for a model whose every layer holds full-attention KV."""
+    version = version if version is not None else default_version()
+    try:
+        lay = kv_layout(info, "auto", dtype=info.torch_dtype or "bfloat16", release=version)
+    except Exception:  # a model the KV plan cannot lay out: the model's own facts below
+        lay = None
+    kind = attention_kind(info)
+    head = {"hybrid": "hybrid: ", "attention_free": "attention-free: "}.get(kind or "", "")
+    state_words = " (recurrent state, no KV cache)"
+    if lay is None or lay.attention == "none":  # heads unknown: what ModelInfo itself says
+        if kind == "attention_free":
+            return head + _plural(info.num_mamba_layers, f"{_state_kind(info, version)} layer") + state_words
+        if kind == "hybrid":
+            return head + _plural(info.num_mamba_layers, f"{_state_kind(info, version)} layer") + state_words + \
+                " + attention layers"
+        return "MLA" if info.use_mla else (f"sliding window {info.sliding_window}" if info.sliding_window else "full")
+    parts = []
+    if lay.full_layers:
+        parts.append(_plural(lay.full_layers, "MLA layer" if info.use_mla else "full-attention layer"))
+    if lay.sliding_layers:
+        parts.append(_plural(lay.sliding_layers, "sliding-window layer")
+                     + (f" (window {lay.sliding_window:,})" if lay.sliding_window else ""))
+    if lay.mamba_layers:
+        parts.append(_plural(lay.mamba_layers, f"{_state_kind(info, version)} layer") + state_words)
+    if lay.shared_layers:
+        parts.append(_plural(lay.shared_layers, "layer") + " reusing an earlier layer's KV")
+    if not parts:
+        return "MLA" if info.use_mla else "full"
+    if len(parts) == 1 and lay.full_layers:  # every layer alike: the one word
+        return "MLA" if info.use_mla else "full"
+    return head + " + ".join(parts)

@@ -255,8 +255,23 @@ def gpu_count_problem(state: dict[str, Any]) -> str | None:
     if raw is None:
         return None
     used = int((state.get("gpu") or {}).get("count") or 1)
-    return (f"GPU count must be a whole number from 1 to {MAX_GPU_COUNT} (got {str(raw)[:40]!r}); "
-            f"the checks use the last valid count, {used}.")
+    text = str(raw).strip()
+    try:
+        x = float(text)
+    except (ValueError, OverflowError):
+        x = None
+    if x is None or x != x:
+        why = "is not a number"
+    elif x in (float("inf"), float("-inf")):
+        why = "is less than 1" if x < 0 else f"is more than {MAX_GPU_COUNT:,} (the most GPUs the wizard models)"
+    elif not x.is_integer():
+        why = "is not a whole number"
+    elif x < 1:
+        why = "is less than 1"
+    else:
+        why = f"is more than {MAX_GPU_COUNT:,} (the most GPUs the wizard models)"
+    return (f"GPU count must be a whole number ≥ 1: {text[:40]!r} {why}. The box (Hardware step) keeps what you "
+            f"typed; the checks use the last valid count, {used} GPU" + ("" if used == 1 else "s") + ", until it is fixed.")
 
 
 def browser_safe(obj: Any) -> Any:

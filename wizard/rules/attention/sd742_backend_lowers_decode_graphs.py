@@ -64,8 +64,7 @@ class BackendLowersDecodeGraphs(Rule):
         plan = A.capture(ctx)
         if plan is None or plan.error or not plan.lowered_from:
             return
-        sup = A.backend_cg_support(ctx)
-        names = sorted({b for b, v in A.backend_cg_supports(ctx) if v == sup})
+        sup, names = A.backend_cg_floor(ctx)
         yield self.finding(
             f"With {ctx.k} draft token(s) a decode step verifies {1 + ctx.k} tokens per request; vLLM {ctx.version}'s "
             f"{' / '.join(names) or 'attention backend'} on {ctx.hardware.name} supports only {sup} CUDA graphs, so "

@@ -277,6 +277,71 @@ def _set_acceptance(state: dict, value) -> dict:
     return st
 
 
+def _row(sp_d: dict, k: Any) -> dict | None:
+    """The batch-1 table row (:attr:`wizard.plan.speedup.SpeedupEstimate.table`) of ``k``."""
+    return next((r for r in sp_d.get("table") or [] if isinstance(r, dict) and r.get("k") == k), None)
+
+
+def _x(v: Any) -> str:
+    return f"{v:.2f}×" if _num(v) is not None else "?"
+
+
+def best_k_line(sp_d: dict) -> str:
+    """The core's best k at batch 1 beside the configured k, and why they differ when they do:
+    the configured k is past the checkpoint's limit (``k_cap``: never recommended, whatever its
+    estimated speed-up), or another k is faster by the estimate. No k at all when none beats plain
+    decoding (``best_k`` None). The limit's reason is the table's head (:func:`k_table_md`)."""
+    best, k = sp_d.get("best_k"), sp_d.get("k")
+    cap = sp_d.get("k_cap")
+    b_row, k_row = _row(sp_d, best), _row(sp_d, k)
+    if best is None:
+        top = max((r for r in sp_d.get("table") or [] if isinstance(r, dict) and not r.get("beyond_checkpoint")
+                   and _num(r.get("speedup")) is not None), key=lambda r: r["speedup"], default=None)
+        return ("No k recommended: by the estimate no k speeds up a single request over plain decoding"
+                + (f" (at best {_x(top['speedup'])}, k = {top['k']})" if top else "")
+                + "; run without speculation, or measure it (Launch step, Tune).")
+    line = f"best k by the estimate: **{best}**" + (f" ({_x(b_row.get('speedup'))} at batch 1)" if b_row else "")
+    if k is None:
+        return line + "; num_speculative_tokens is not set (Speculation step)"
+    if k == best:
+        return line + " — the configured k"
+    if k_row is not None and k_row.get("beyond_checkpoint"):
+        faster = _num(k_row.get("speedup")) is not None and b_row is not None and \
+            k_row["speedup"] > (_num(b_row.get("speedup")) or 0)
+        return (line + f"; the configured k = {_fmt(k)} is past the checkpoint's limit (k ≤ {cap}), so it is never "
+                "recommended" + (f", although its estimate is higher ({_x(k_row.get('speedup'))})" if faster else ""))
+    if k_row is not None:
+        return line + f"; the configured k = {_fmt(k)} gives {_x(k_row.get('speedup'))}"
+    return line + f" (configured k = {_fmt(k)})"
+
+
+def k_table_md(sp_d: dict, recommend: bool = True) -> str:
+    """The core's batch-1 speed-up table (one row per k) as Markdown: the best k (``best_k``) and
+    the configured k (``k``) marked, each in its own words, and the rows past the checkpoint's
+    limit (``beyond_checkpoint``) flagged. ``recommend`` False (the configuration would not load,
+    or the core withheld its recommendation): no row is marked best and the table is
+    hypothetical. "" without a table."""
+    rows = [r for r in sp_d.get("table") or [] if isinstance(r, dict) and _num(r.get("k")) is not None]
+    if not rows:
+        return ""
+    best = sp_d.get("best_k") if recommend else None
+    out = ["| k | tokens per step | step cost | speed-up (batch 1) | note |", "|---|---|---|---|---|"]
+    for r in rows:
+        marks = []
+        if best is not None and r["k"] == best:
+            marks.append("**★ best**")
+        if r["k"] == sp_d.get("k"):
+            marks.append("◀ configured")
+        if r.get("beyond_checkpoint"):
+            marks.append("past the checkpoint's limit (never recommended)")
+        out.append(f"| {_fmt(r['k'])} | {_x(r.get('expected_tokens_per_step')).rstrip('×')} | "
+                   f"{_x(r.get('relative_step_cost'))} | {_x(r.get('speedup'))} | {' · '.join(marks)} |")
+    head = "**Speed-up by k at batch 1** (estimate" + ("" if recommend else "; hypothetical") + ")"
+    if sp_d.get("k_cap"):
+        head += f" — k limit {sp_d['k_cap']}" + (f": {html.escape(str(sp_d['k_cap_reason']))}" if sp_d.get("k_cap_reason") else "")
+    return f"\n{head}\n\n" + "\n".join(out) + "\n"
+
+
 def compute(ui, ev, state: dict | None = None) -> dict:
     """Updates for the Plan step (called when the step is opened and when the acceptance changes).
     ``state['acceptance']``: per-position acceptance to plan with (typed or measured)."""
@@ -317,8 +382,8 @@ def compute(ui, ev, state: dict | None = None) -> dict:
     elif blocked and sp_d.get("best_k"):
         lines.append("No k recommended: this configuration has error findings and would not load; fix that first "
                      "(see the Live check). The speed-up chart is hypothetical (if it loaded).")
-    elif sp_d.get("best_k"):
-        lines.append(f"best k by the estimate: **{sp_d['best_k']}** (configured k = {sp_d.get('k')})")
+    elif sp_d.get("table"):
+        lines.append(best_k_line(sp_d))
     by_batch = sp_d.get("best_k_by_batch")
     if not blocked and isinstance(by_batch, dict) and len(by_batch) > 1:
         lines.append("best k per batch size: " + ", ".join(f"{b} → {k if k is not None else 'none'}"
@@ -341,6 +406,9 @@ def compute(ui, ev, state: dict | None = None) -> dict:
         acc_d = sp_d.get("acceptance") if isinstance(sp_d.get("acceptance"), dict) else {}
         if acc_d.get("setup"):
             lines.append(f"acceptance measured on: {html.escape(str(acc_d['setup']))}")
+    table = k_table_md(sp_d, recommend=not blocked and not sp_d.get("withheld"))
+    if table:
+        lines.append(table)
     if sp_d.get("measured"):
         lines.append(f"measured on the running server: {sp_d['measured']}")
     if d.get("fits") is False:

@@ -12,6 +12,7 @@ from wizard.ui import findings as fp, services
 from wizard.ui.core import CHANGE_NOTE, WizardUI
 from wizard.ui.state import JS_SAFE_INT, config_of, field_value
 from wizard.vllm.methods import SUFFIX, drafts_from_target, is_mtp, needs_drafter_checkpoint, use_ngram
+from wizard.vllm.versions import default_version
 
 __all__ = ["build", "wire", "on_method_chosen", "on_target_changed", "method_choices", "drafter_choices", "facts_md"]
 
@@ -45,12 +46,27 @@ def method_choices(ev, version) -> list[tuple[str, str]]:
     return out
 
 
-def drafter_choices(model: str | None, method: str | None, current: str | None) -> list[tuple[str, str]]:
-    """Catalog drafters of the method's family for ``model`` (and the current value)."""
+def drafter_choices(model: str | None, method: str | None, current: str | None, version=None,
+                    target=None) -> list[tuple[str, str]]:
+    """Catalog drafters of the method's family for ``model`` (and the current value).
+
+    What is offered and starred is what :func:`wizard.suggest.methods_for` (the method dropdown,
+    the CLI's ``wizard suggest``) decides for vLLM ``version``: a drafter whose method the release
+    no longer accepts (0.33: mlp_speculator, medusa) is not offered, and ★ (recommended) marks a
+    drafter of the chosen method only when that method is recommended, so never one vLLM cannot
+    route to a proposer (mlp_speculator in 0.32, SD760). A current value that is not offered stays,
+    unmarked."""
+    version = version if version is not None else default_version()
+    choices = suggest.methods_for(target, version, model)
+    offered = {m.method for m in choices}
+    recommended = {m.method for m in choices if m.recommended}
     out = []
     fam = method if needs_drafter_checkpoint(method) else None
     for d in suggest.drafters_for(model, fam):
-        out.append((f"★ {d.id} — {d.title}" if d.method == method else f"{d.id} — {d.title}" + (f" ({d.method})" if d.method else ""),
+        if d.method and d.method not in offered:
+            continue  # a method this release refuses (the method dropdown does not list it either)
+        star = d.method == method and d.method in recommended
+        out.append((f"★ {d.id} — {d.title}" if star else f"{d.id} — {d.title}" + (f" ({d.method})" if d.method else ""),
                     d.id))
     if current and current not in [v for _, v in out]:
         out.append((current, current))
@@ -190,6 +206,7 @@ def _choices(ui: WizardUI, state: dict, ev) -> dict:
 
 def _form(ui: WizardUI, state: dict, ev) -> dict:
     method = _method(state)
+    version = ev.ctx.version if ev.ctx is not None else services.version_of(state)[0]
     shown = (ev.ctx.method if ev.ctx is not None else None) or method
     cur = field_value(state, DRAFTER)
     model = (state.get("config") or {}).get("model")
@@ -200,7 +217,7 @@ def _form(ui: WizardUI, state: dict, ev) -> dict:
     box: dict = {"info": k_info(kr), "visible": method is not None, "value": _k_to_form(k)}
     uses = _uses_drafter(shown) or (method is None and bool(cur))
     return {
-        ui.fields[DRAFTER]: gr.Dropdown(choices=drafter_choices(model, shown, cur), value=cur),
+        ui.fields[DRAFTER]: gr.Dropdown(choices=drafter_choices(model, shown, cur, version, target), value=cur),
         ui.c["drafter_group"]: gr.Group(visible=bool(uses) and not is_mtp(shown)),
         ui.fields[K]: gr.Number(**box),
         ui.c["ngram_group"]: gr.Row(visible=use_ngram(shown)),

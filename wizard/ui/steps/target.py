@@ -11,6 +11,7 @@ import html
 import gradio as gr
 
 from wizard import suggest
+from wizard.plan.kv import describe_layers
 from wizard.ui import findings as fp
 from wizard.ui import services
 from wizard.ui.core import CHANGE_NOTE, WizardUI, sess_of
@@ -54,7 +55,7 @@ def _facts(ui: WizardUI, state: dict, ev) -> dict:
     if ev.ctx is None:
         return {ui.c["target_facts"]: facts_md(None, None)}
     err = ev.ctx.lookup_errors.get("model")
-    md = facts_md(ev.ctx.target, err)
+    md = facts_md(ev.ctx.target, err, ev.ctx.version)
     both = speculators_md(ev.ctx)
     if both:
         return {ui.c["target_facts"]: both}
@@ -66,8 +67,9 @@ def _facts(ui: WizardUI, state: dict, ev) -> dict:
     return {ui.c["target_facts"]: md}
 
 
-def facts_md(info, err: str | None) -> str:
-    """The target's facts as a Markdown table (or why it could not be inspected)."""
+def facts_md(info, err: str | None, version=None) -> str:
+    """The target's facts as a Markdown table (or why it could not be inspected). ``version``:
+    the vLLM release whose tables name a hybrid's recurrent layers (default: the wizard's)."""
     if info is None:
         return f"**Could not inspect the model:** {fp.face_text(err)}" if err else "_Choose a target model to see its facts._"
     size = []
@@ -90,7 +92,7 @@ def facts_md(info, err: str | None) -> str:
         ("vocab", info.vocab_size),
         ("max positions", info.max_position_embeddings),
         ("dtype", info.torch_dtype),
-        ("attention", "MLA" if info.use_mla else (f"sliding window {info.sliding_window}" if info.sliding_window else "full")),
+        ("attention", describe_layers(info, version)),
         ("MTP layers", info.mtp_layers if info.mtp_layers else "none"),
         ("KV sharing", kv_share),
         ("quantization", quant),
@@ -121,8 +123,9 @@ def speculators_md(ctx) -> str:
             f"`{html.escape(str(rw.verifier))}` as the target and uses the checkpoint as the drafter "
             f"(method {html.escape(method)}, k = {rw.k if rw.k is not None else '?'}).")
     verr = ctx.lookup_errors.get("model")
-    return (head + "\n\n**Target (verifier)**\n\n" + facts_md(ctx.target, verr) +
-            "\n\n**Drafter (the checkpoint)**\n\n" + facts_md(ctx.drafter, None))
+    version = getattr(ctx, "version", None)
+    return (head + "\n\n**Target (verifier)**\n\n" + facts_md(ctx.target, verr, version) +
+            "\n\n**Drafter (the checkpoint)**\n\n" + facts_md(ctx.drafter, None, version))
 
 
 def catalog_note(value: str, ids: list[str]) -> str:
