@@ -218,3 +218,34 @@ def test_speculation_holds_1_plus_k_state_blocks_per_recurrent_layer():
                                                     speculative_state_blocks=False).state_bytes_per_request
     assert kv_layout(m, "auto", release=v).state_bytes_per_request == kv_layout(
         m, "auto", release=v, speculative_state_blocks=False).state_bytes_per_request  # k = 0: no extra blocks
+
+
+# ---- Nemotron-H: one block type per layer; only '*' layers hold KV, only 'M' layers state ------------
+
+NEMOTRON_H = {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": 4096,
+              "num_hidden_layers": 52, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+              "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+              "mamba_num_heads": 128, "mamba_head_dim": 64, "n_groups": 8, "ssm_state_size": 128, "conv_kernel": 4,
+              "vocab_size": 131072, "torch_dtype": "bfloat16", "max_position_embeddings": 8192}
+
+
+def test_nemotron_h_pattern_mlp_and_moe_blocks_hold_no_cache():
+    """NVIDIA-Nemotron-H-8B's pattern (52 blocks: 24 'M' Mamba2, 4 '*' attention, 24 '-' MLP): vLLM's
+    nemotron_h.py builds an Attention module only for '*' and a MambaMixer2 only for 'M', so the KV
+    is 4 layers' worth (the '-' blocks were counted as attention: 28 layers, 7x the KV per token)."""
+    from wizard.mechanisms.kv_groups import layers_for
+    from wizard.models.config_json import info_from_config
+
+    info = info_from_config(NEMOTRON_H, id="nemotron-h-8b")
+    assert info.num_mamba_layers == 24 and info.layer_types[:5] == ["mamba", "mlp", "mamba", "mlp", "mamba"]
+    lay = kv_layout(info, "auto", dtype="bfloat16")
+    assert (lay.full_layers, lay.mamba_layers, lay.sliding_layers) == (4, 24, 0)
+    assert lay.bytes_per_token == 4 * 2 * 8 * 128 * 2  # K and V, 8 KV heads x 128, bf16, 4 layers
+    specs = layers_for(info, "target")
+    assert [s.kind for s in specs].count("full") == 4 and [s.kind for s in specs].count("mamba") == 24 and len(specs) == 28
+    moe = info_from_config({**NEMOTRON_H, "hybrid_override_pattern": None, "num_hidden_layers": 6,
+                            "layers_block_type": ["mamba", "moe", "mamba", "moe", "attention", "moe"]}, id="nemotron-3")
+    assert moe.num_mamba_layers == 2
+    assert (kv_layout(moe, "auto", dtype="bfloat16").full_layers, kv_layout(moe, "auto", dtype="bfloat16").mamba_layers) == (1, 2)
+    odd = info_from_config({**NEMOTRON_H, "hybrid_override_pattern": "M*X"}, id="odd")
+    assert any("hybrid_override_pattern" in n for n in odd.notes)

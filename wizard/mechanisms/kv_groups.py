@@ -42,6 +42,7 @@ from typing import Any, Iterable, Literal
 from packaging.version import Version
 
 from wizard.engine.kv_bytes import dtype_bytes, kv_dtype_bytes
+from wizard.models.config_json import NO_CACHE_LAYER_TYPES
 from wizard.vllm import releases
 
 __all__ = ["LayerKV", "KVGroup", "GroupingResult", "kv_cache_groups", "layers_for", "release_for", "page_size"]
@@ -482,6 +483,8 @@ def layers_for(
     for i in range(max(0, n - shared)):
         t = str(types[i]).lower() if i < len(types) else ""
         name = f"{prefix}.layers.{first_index + i}.attn"
+        if t in NO_CACHE_LAYER_TYPES:  # Nemotron-H MLP / MoE blocks: no attention, no state, no spec
+            continue
         if getattr(model, "use_mla", False):
             head = (getattr(model, "kv_lora_rank", 0) or 0) + (getattr(model, "qk_rope_head_dim", 0) or 0)
             out.append(LayerKV(name, "mla", role, 1, head, db))

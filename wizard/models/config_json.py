@@ -28,7 +28,7 @@ from wizard.vllm.methods import MEDUSA, MLP_SPECULATOR
 
 __all__ = ["info_from_config", "kv_cache_quant", "is_int", "SIZE_LIMITS", "POSITIVE_SIZES", "REQUIRED_SIZES",
            "ATTENTION_LAYER_TYPES", "SLIDING_LAYER_TYPES",
-           "LayerKind", "layer_kind", "count_state_layers"]
+           "NO_CACHE_LAYER_TYPES", "LayerKind", "layer_kind", "count_state_layers"]
 
 _PURE_SSM_TYPES = {"mamba", "mamba2", "falcon_mamba"}
 
@@ -46,6 +46,10 @@ _PURE_SSM_TYPES = {"mamba", "mamba2", "falcon_mamba"}
 #   non-attention block (``linear_attention``, ``mamba``, ``conv`` ...), which holds state, not KV.
 # * Sliding-window layers are ``sliding_attention`` in every vLLM model that reads ``layer_types``
 #   (gemma2/gemma3/exaone4/cohere2/apertus ... ``layer_types[i] == "sliding_attention"``).
+# * Nemotron-H blocks without a mixer that caches anything: ``hybrid_override_pattern`` '-' (MLP)
+#   and 'E' (MoE), ``layers_block_type`` "mlp" / "moe" (vllm/model_executor/models/nemotron_h.py
+#   ``ALL_DECODER_LAYER_TYPES``: only the '*' attention layers build an Attention module, only the
+#   'M' layers a MambaMixer2; transformers' NemotronHConfig maps the pattern to these names).
 
 #: layer_types spellings that hold a full attention KV cache (vllm/config/model.py 0.32 L111-119 + L2029)
 ATTENTION_LAYER_TYPES = frozenset({
@@ -54,12 +58,18 @@ ATTENTION_LAYER_TYPES = frozenset({
 #: layer_types spellings that hold KV for a sliding window only
 SLIDING_LAYER_TYPES = frozenset({"sliding_attention"})
 
-LayerKind = Literal["full", "sliding", "state"]
+#: layers_block_type spellings of blocks that hold neither KV nor a recurrent state
+NO_CACHE_LAYER_TYPES = frozenset({"mlp", "moe"})
+#: Nemotron-H's hybrid_override_pattern characters as layers_block_type names
+_PATTERN_BLOCKS = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+
+LayerKind = Literal["full", "sliding", "state", "none"]
 
 
 def layer_kind(layer_type: object) -> LayerKind:
-    """'full', 'sliding' or 'state' for one ``layer_types`` entry (case-insensitive; a non-string
-    entry counts as full attention, the conservative reading for KV memory)."""
+    """'full', 'sliding', 'state' or 'none' (an MLP / MoE block: no cache) for one
+    ``layer_types`` entry (case-insensitive; a non-string entry counts as full attention, the
+    conservative reading for KV memory)."""
     if not isinstance(layer_type, str):
         return "full"
     t = layer_type.strip().lower()
@@ -67,6 +77,8 @@ def layer_kind(layer_type: object) -> LayerKind:
         return "full"
     if t in SLIDING_LAYER_TYPES:
         return "sliding"
+    if t in NO_CACHE_LAYER_TYPES:
+        return "none"
     return "state"
 
 
@@ -554,6 +566,15 @@ def info_from_config(
     if layer_types is None and is_int(pattern) and pattern > 0 and layers and sliding and layers <= 100_000:
         # Gemma3TextConfig: layer i is full attention when (i + 1) % pattern == 0
         layer_types = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(layers)]
+    if layer_types is None:  # Nemotron-H: one block type per layer, written out or as a pattern
+        lbt, hop = merged.get("layers_block_type"), merged.get("hybrid_override_pattern")
+        if isinstance(lbt, list) and lbt and all(isinstance(x, str) for x in lbt) and len(lbt) <= 100_000:
+            layer_types = list(lbt)
+        elif isinstance(hop, str) and hop and len(hop) <= 100_000 and set(hop) <= set(_PATTERN_BLOCKS):
+            layer_types = [_PATTERN_BLOCKS[c] for c in hop]
+        elif isinstance(hop, str) and hop:
+            notes.append(f"config.json: 'hybrid_override_pattern' {hop[:60]!r} has characters other than "
+                         "M * - E; layer kinds not read from it")
 
     # MTP (hf_config_override spellings; text_config variants through the merge)
     mtp_layers = mtp_field = None

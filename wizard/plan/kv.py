@@ -66,7 +66,8 @@ class KvLayout(BaseModel):
 
 
 def _kind_of(t: object) -> str:
-    """'full' / 'sliding' / 'mamba' (state) for one layer_types entry (wizard.models.config_json)."""
+    """'full' / 'sliding' / 'mamba' (state) / 'none' (MLP, MoE block: no cache) for one
+    layer_types entry (wizard.models.config_json)."""
     kind = layer_kind(t)
     return "mamba" if kind == "state" else kind
 
