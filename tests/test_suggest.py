@@ -132,3 +132,14 @@ def test_the_float_kv_dtype_033_refuses_is_not_offered_and_says_why():
     # 0.32 accepted the mismatch (and cast): offered there
     ctx32 = api.resolve(api.load(command=f"vllm serve {LLAMA}"), vllm_version="0.32.0", gpu="H100", allow_hub=False)
     assert "float16" in suggest.iter_usable(suggest.checked_kv_dtypes(ctx32))
+
+
+def test_no_default_drafter_for_a_method_the_release_removed():
+    """0.33 removed mlp_speculator: `suggest` names no default drafter for it there (it named
+    ibm-ai-platform/llama3-8b-accelerator while listing no catalog drafter); 0.32 still accepts the
+    method in its config, so the catalog's drafter is named there."""
+    from wizard import api
+
+    cfg = api.load(command="vllm serve meta-llama/Meta-Llama-3-8B-Instruct --speculative-config '{\"method\":\"mlp_speculator\"}'")
+    assert api.suggest(cfg, vllm_version="0.33.0", allow_hub=False).default_drafter is None
+    assert api.suggest(cfg, vllm_version="0.32.0", allow_hub=False).default_drafter == "ibm-ai-platform/llama3-8b-accelerator"

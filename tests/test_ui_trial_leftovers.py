@@ -223,3 +223,18 @@ def test_star_stays_on_a_recommended_drafter(demo):
 
     assert MLP not in [v for _, v in drafter_choices(L3, None, None, parse_version("0.33.0"))]
     assert MLP in [v for _, v in drafter_choices(L3, None, None, parse_version("0.32.0"))]
+
+
+def test_target_facts_mtp_layers_as_vllm_counts_them():
+    """Qwen3-Next's catalog config has no num_nextn_predict_layers: the Target step said 'none',
+    though vLLM runs MTP on it (qwen3_next_mtp); DeepSeek-V3 counts its one layer."""
+    from wizard.models import catalog
+    from wizard.ui.steps.target import facts_md
+    from wizard.vllm.versions import parse_version
+
+    md = facts_md(catalog.lookup("Qwen/Qwen3-Next-80B-A3B-Instruct"), None, parse_version("0.32.0"))
+    assert "| MTP layers | unknown (config.json does not say; vLLM runs MTP as qwen3_next_mtp) |" in md, md
+    md = facts_md(catalog.lookup("deepseek-ai/DeepSeek-V3"), None, parse_version("0.32.0"))
+    assert "| MTP layers | 1 |" in md, md
+    md = facts_md(catalog.lookup("meta-llama/Llama-3.1-8B-Instruct"), None, parse_version("0.32.0"))
+    assert "| MTP layers | none |" in md, md

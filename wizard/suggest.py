@@ -225,12 +225,14 @@ def k_range(method: str | None, target: ModelInfo | None = None, drafter: ModelI
 
 # ---- defaults a form fills in when the method changes (UI Speculation step, `wizard suggest`) ----
 
-def default_drafter(target_id: str | None, method: str | None, current: str | None = None) -> str | None:
+def default_drafter(target_id: str | None, method: str | None, current: str | None = None,
+                    version: Any = None) -> str | None:
     """The ``speculative_config.model`` to use once the method becomes ``method``: the catalog's
     drafter of that method for ``target_id``, unless ``current`` is already set and is not a
     catalog drafter of another method (the user's own choice, or one of this method, is kept).
-    ``current`` unchanged for a method without a drafter checkpoint or with no catalog drafter."""
-    if not M.needs_drafter_checkpoint(method):
+    ``current`` unchanged for a method without a drafter checkpoint or with no catalog drafter,
+    and for a method vLLM ``version`` (when given) does not accept (0.33: mlp_speculator, medusa)."""
+    if not M.needs_drafter_checkpoint(method) or (version is not None and not M.is_allowed(method, version)):
         return current
     known = {d.id: d.method for d in drafters_for(target_id)}
     named = next((d for d, m in known.items() if m == method), None)
@@ -774,7 +776,7 @@ def suggest(ctx: CheckContext) -> Suggestions:
         kv_dtypes=tkv,
         drafter_kv_dtypes=dkv,
         backends=backends(ctx),
-        default_drafter=default_drafter(cfg.model, method) if method else None,
+        default_drafter=default_drafter(cfg.model, method, version=ctx.version) if method else None,
     )
 
 

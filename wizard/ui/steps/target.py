@@ -11,6 +11,7 @@ import html
 import gradio as gr
 
 from wizard import suggest
+from wizard.engine.mtp import mtp_layers, mtp_rewrite
 from wizard.plan.kv import describe_layers
 from wizard.ui import findings as fp
 from wizard.ui import services
@@ -67,6 +68,20 @@ def _facts(ui: WizardUI, state: dict, ev) -> dict:
     return {ui.c["target_facts"]: md}
 
 
+def _mtp(info, version) -> str | int:
+    """The MTP layer count vLLM's hf_config_override reads (:func:`wizard.engine.mtp.mtp_layers`),
+    else the config's own; "unknown" for an MTP-capable config that does not give it (Qwen3-Next
+    without num_nextn_predict_layers), "none" for a model without MTP layers."""
+    n = mtp_layers(info, version) if version is not None else None
+    n = n if n is not None else info.mtp_layers
+    if n:
+        return n
+    rw = mtp_rewrite(info)
+    if rw is not None and rw[1] is None:
+        return f"unknown (config.json does not say; vLLM runs MTP as {rw[0]})"
+    return "none"
+
+
 def facts_md(info, err: str | None, version=None) -> str:
     """The target's facts as a Markdown table (or why it could not be inspected). ``version``:
     the vLLM release whose tables name a hybrid's recurrent layers (default: the wizard's)."""
@@ -93,7 +108,7 @@ def facts_md(info, err: str | None, version=None) -> str:
         ("max positions", info.max_position_embeddings),
         ("dtype", info.torch_dtype),
         ("attention", describe_layers(info, version)),
-        ("MTP layers", info.mtp_layers if info.mtp_layers else "none"),
+        ("MTP layers", _mtp(info, version)),
         ("KV sharing", kv_share),
         ("quantization", quant),
     ]
