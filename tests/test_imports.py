@@ -120,7 +120,6 @@ FUNCTION_LEVEL_WIZARD_IMPORTS: dict[tuple[str, str], str] = {
     ("wizard/models/resolve.py", "wizard.models.hub"): "a Hub id only: huggingface_hub",
     ("wizard/plan/planner.py", "wizard.plan.estimate"): "the speed model: plan only, not the memory plan check uses",
     ("wizard/privacy.py", "wizard.launch.watchdog"): "the launch stack stays out of check",
-    ("wizard/rules/method/sd044_no_model_no_k.py", "wizard.suggest"): "only when SD044 fires (its fix's default k)",
     ("wizard/ui/__init__.py", "wizard.ui.app"): "gradio is heavy",
 }
 

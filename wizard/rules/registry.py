@@ -18,7 +18,7 @@ import enum
 import functools
 import importlib
 import inspect
-import pkgutil
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,9 +206,17 @@ def register(cls: type[Rule]) -> type[Rule]:
 
 
 def rule_modules() -> list[str]:
-    """Dotted names of every rule module (``wizard.rules.<family>.sdNNN_<name>``), sorted."""
-    here = [str(Path(__file__).parent)]
-    return sorted(m.name for m in pkgutil.walk_packages(here, "wizard.rules.") if not m.ispkg and m.name.count(".") == 3)
+    """Dotted names of every rule module (``wizard.rules.<family>.sdNNN_<name>``: each ``.py`` of a
+    family package, the folders of ``wizard/rules`` with an ``__init__.py``), sorted."""
+    out = []
+    with os.scandir(Path(__file__).parent) as families:
+        for fam in families:
+            if not fam.is_dir() or not os.path.isfile(os.path.join(fam.path, "__init__.py")):
+                continue
+            with os.scandir(fam.path) as files:
+                out.extend(f"wizard.rules.{fam.name}.{f.name[:-3]}" for f in files
+                           if f.name.endswith(".py") and f.name != "__init__.py" and f.name[:-3].isidentifier())
+    return sorted(out)
 
 
 _LOADED: list[bool] = []  # set once every rule module has been imported

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from wizard.fixes import catalog_drafter, ngram_fallback
+from wizard.plan.k_policy import default_k
 from wizard.rules.helpers import given_keys, raw_method
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import is_allowed, needs_drafter_checkpoint
@@ -61,12 +62,6 @@ class NoModelNoK(Rule):
         yield self.finding(
             f"method '{m}' needs speculative_config.model and num_speculative_tokens: vLLM fails with "
             "'num_speculative_tokens must be provided with speculative model'.",
-            fixes=[f for f in (catalog_drafter(ctx.config.model, m, k=_default_k(m, ctx.target)), ngram_fallback(3, "Use n-gram speculation"))
+            fixes=[f for f in (catalog_drafter(ctx.config.model, m, k=default_k(m, ctx.target)), ngram_fallback(3, "Use n-gram speculation"))
                    if f is not None],
         )
-
-
-def _default_k(method: str, target):
-    from wizard.suggest import default_k  # the suggestion tables: only when this rule fires
-
-    return default_k(method, target)
