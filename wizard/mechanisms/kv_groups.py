@@ -42,7 +42,7 @@ from typing import Any, Iterable, Literal
 from packaging.version import Version
 
 from wizard.engine.kv_bytes import dtype_bytes, kv_dtype_bytes
-from wizard.models.config_json import NO_CACHE_LAYER_TYPES
+from wizard.models.config_json import layer_kind
 from wizard.vllm import releases
 
 __all__ = ["LayerKV", "KVGroup", "GroupingResult", "kv_cache_groups", "layers_for", "release_for", "page_size"]
@@ -481,18 +481,17 @@ def layers_for(
     prefix = "model" if role == "target" else "draft"
     out: list[LayerKV] = []
     for i in range(max(0, n - shared)):
-        t = str(types[i]).lower() if i < len(types) else ""
+        # what the layer holds: wizard.models.config_json.layer_kind, the one reading of layer_types
+        kind = layer_kind(types[i]) if i < len(types) else "full"
         name = f"{prefix}.layers.{first_index + i}.attn"
-        if t in NO_CACHE_LAYER_TYPES:  # Nemotron-H MLP / MoE blocks: no attention, no state, no spec
+        if kind == "none":  # Nemotron-H MLP / MoE blocks: no attention, no state, no spec
             continue
-        if getattr(model, "use_mla", False):
+        if kind == "state":
+            out.append(LayerKV(name, "mamba", role, state_bytes=state_bytes or 0))
+        elif getattr(model, "use_mla", False):
             head = (getattr(model, "kv_lora_rank", 0) or 0) + (getattr(model, "qk_rope_head_dim", 0) or 0)
             out.append(LayerKV(name, "mla", role, 1, head, db))
-        elif t and ("sliding" in t or t in ("local", "local_attention")):
-            out.append(LayerKV(name, "sliding", role, kvh, hd, db, sliding_window=sw))
-        elif t and any(k in t for k in ("mamba", "linear", "gdn", "deltanet", "conv", "ssm", "recurrent")):
-            out.append(LayerKV(name, "mamba", role, state_bytes=state_bytes or 0))
-        elif not types and sw and getattr(model, "model_type", "") in ("mistral",):
+        elif kind == "sliding" or (not types and sw and getattr(model, "model_type", "") in ("mistral",)):
             out.append(LayerKV(name, "sliding", role, kvh, hd, db, sliding_window=sw))
         else:
             out.append(LayerKV(name, "full", role, full_kvh, full_hd, db))
