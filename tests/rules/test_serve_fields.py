@@ -128,6 +128,21 @@ def test_ambiguous_prefix_and_removed_options():
     assert "enable-log-requests" in g.message and [x.description for x in g.fixes] == ["Remove --disable-log-requests"]
 
 
+def test_ambiguous_prefix_fix_fits_its_value():
+    """--spec '{...}' is ambiguous (--spec-method/-model/-tokens, --speculative-config): the fix
+    offered is the option the value fits, a JSON object -> --speculative-config (it was
+    --spec-model, the closest spelling, which put the JSON text in as the drafter's name)."""
+    cfg, rep = _check(LLAMA + """ --spec '{"method":"ngram","num_speculative_tokens":3}'""")
+    (f,) = _fired(rep, "SD013")
+    assert f.fixes[0].description == "Rename to --speculative-config"
+    fixed = apply_patch(cfg, f.fixes[0])
+    assert fixed.speculative_config.method == "ngram" and fixed.speculative_config.num_speculative_tokens == 3
+    assert "spec" not in fixed.extra_args
+    _, rep = _check(LLAMA + " --spec 3")
+    (g,) = _fired(rep, "SD013")
+    assert g.fixes[0].description == "Rename to --spec-tokens"
+
+
 @pytest.mark.parametrize("args", ["--port 8001 --host 127.0.0.1", "--tokenizer-mode mistral --load-format mistral "
                                   "--config-format mistral", "--compilation-config.mode 3", "--no-enable-prefix-caching",
                                   "--spec-method ngram --spec-tokens 3", "-tp 1", "--served-model-name a b",

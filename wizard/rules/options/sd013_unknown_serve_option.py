@@ -86,6 +86,21 @@ def _same(a: Any, b: Any) -> bool:
         return str(a).strip() == str(b).strip()
 
 
+def _by_fit(opt: str, value: Any, hits: list[str], options: dict[str, Any]) -> list[str]:
+    """The options an ambiguous prefix could mean, the one its value fits first (a JSON object:
+    --speculative-config; a whole number: --spec-tokens), then by closeness of spelling."""
+    def fits(h: str) -> bool:
+        dest = options[h]["dest"]
+        if dest == "speculative_config":
+            return _spec_object(value) is not None
+        if dest == "spec_tokens":
+            return isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit())
+        return False
+
+    close = difflib.get_close_matches(opt, hits, n=len(hits), cutoff=0)
+    return sorted(close, key=lambda h: not fits(h))
+
+
 def _rename_patch(key: str, value: Any, opt: str, options: dict[str, Any], given: dict[str, Any]) -> Patch | None:
     dest = options[opt]["dest"]
     if dest == "speculative_config":  # --speculative-conf '{...}' / a YAML speculativ_config: {...}
@@ -97,8 +112,8 @@ def _rename_patch(key: str, value: Any, opt: str, options: dict[str, Any], given
         return None
     if dest in SPEC_SHORTHANDS:  # the key the full spelling sets (wizard.engine.abbreviations)
         spec_key = SPEC_SHORTHANDS[dest]
-        if spec_key in (given.get("speculative_config") or {}):
-            return None
+        if spec_key in (given.get("speculative_config") or {}) or _spec_object(value) is not None:
+            return None  # a JSON object is a whole speculative config, never a method, model or k
         if dest == "spec_tokens" and isinstance(value, str) and value.strip().isdigit():
             value = int(value.strip())
         return Patch(description=f"Rename to {opt}", set={f"speculative_config.{spec_key}": value},
@@ -257,7 +272,7 @@ class UnknownServeOption(Rule):
                     f"{' ...' if len(hits) > 6 else ''}; argparse exits with 'ambiguous option' (code 2).",
                     fields=[path],
                     fixes=[f for f in (_rename_patch(key, value, h, options, given)
-                                       for h in difflib.get_close_matches(opt, hits, n=1, cutoff=0)) if f] + [remove],
+                                       for h in _by_fit(opt, value, hits, options)) if f][:1] + [remove],
                 )
                 continue
             # never suggest the opposite switch (--disable-log-requests -> --enable-log-requests);
