@@ -18,7 +18,12 @@ DATA = Path(__file__).parent / "data"
 
 
 def kinds(cfg):
-    return [n.kind for n in cfg.import_notes]
+    """The importer's notes but the spellings of modelled options (``option_spelling``, rule SD008)."""
+    return [n.kind for n in cfg.import_notes if n.kind != "option_spelling"]
+
+
+def spellings(cfg):
+    return [n.detail["option"] for n in cfg.import_notes if n.kind == "option_spelling"]
 
 
 def note(cfg, kind):
@@ -46,7 +51,7 @@ def test_vllm_serve_with_env_continuations_and_quotes():
     assert cfg.speculative_config.set_keys() == {
         "method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3}
     assert cfg.extra_args == {"port": "8001"}
-    assert cfg.import_notes == []
+    assert kinds(cfg) == []
 
 
 def test_python_module_entrypoint_and_model_flag():
@@ -123,7 +128,7 @@ def test_dotted_keys_values_like_vllm():
     assert (sc.method, sc.prompt_lookup_max, sc.num_speculative_tokens, sc.enforce_eager) == ("ngram", 4, 1000, True)
     # vLLM's `KEY+` splits on commas and keeps strings; pydantic reads them as floats
     assert sc.synthetic_acceptance_rates == [0.5, 0.25]
-    assert cfg.import_notes == []
+    assert kinds(cfg) == [] and spellings(cfg) == ["-sc"]  # the alias -sc: not every release has it (SD008)
 
 
 def test_json_and_dotted_dotted_wins_and_json_is_kept_in_the_note():
@@ -146,7 +151,7 @@ def test_duplicate_dotted_key_last_wins():
 def test_shorthands_merge_and_conflict():
     cfg = parse_command("vllm serve m --spec-method ngram --spec-tokens 3")
     assert cfg.speculative_config.set_keys() == {"method": "ngram", "num_speculative_tokens": 3}
-    assert cfg.import_notes == []
+    assert kinds(cfg) == []
     cfg = parse_command("vllm serve m --spec-model org/a --speculative-config '{\"model\":\"org/b\"}'")
     n = note(cfg, "shorthand_conflict")
     assert n.field == "speculative_config.model"
@@ -265,7 +270,7 @@ def test_public_dotted_deepseek_mtp_accepted_without_rewrite():
         argv += [f"--{k}", str(v)]
     cfg = parse_command(argv)
     assert cfg.speculative_config.set_keys() == {"method": "deepseek_mtp", "num_speculative_tokens": 1}
-    assert cfg.import_notes == []  # dotted keys are valid; the alias is left for the rules
+    assert kinds(cfg) == []  # dotted keys are valid; the alias is left for the rules
 
 
 # ---- YAML -------------------------------------------------------------------------------------
@@ -360,3 +365,18 @@ def test_fuzz_parse_yaml(text):
         _check_error(err)
         return
     assert cfg.model
+
+
+def test_positional_model_wins_over_a_config_file_model(tmp_path):
+    """`vllm serve Qwen/Qwen3-8B --config a.yaml` with `model: meta-llama/...` in the file: vLLM's
+    _pull_args_from_config keeps the positional model first ("cli > config") and serve.py sets
+    args.model = args.model_tag, so Qwen3-8B is served (the wizard took the file's, the last)."""
+    from wizard.io.yaml_config import config_file_args
+
+    y = tmp_path / "a.yaml"
+    y.write_text("model: meta-llama/Llama-3.1-8B-Instruct\ntensor-parallel-size: 2\n")
+    cfg = parse_command(f"vllm serve Qwen/Qwen3-8B --config {y}", config_file=config_file_args)
+    assert cfg.model == "Qwen/Qwen3-8B" and cfg.tensor_parallel_size == 2
+    assert "positional" in note(cfg, "duplicate_key").message
+    cfg = parse_command(f"vllm serve --config {y}", config_file=config_file_args)
+    assert cfg.model == "meta-llama/Llama-3.1-8B-Instruct" and "duplicate_key" not in kinds(cfg)

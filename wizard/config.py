@@ -135,6 +135,9 @@ class ImportNote(BaseModel):
       ``bool_as_number``       a JSON boolean given to a number field of the speculative config
                                (``"num_speculative_tokens": true``); vLLM's pydantic reads it as 1 / 0
                                (detail: key, value, read_as); rule SD022
+      ``option_spelling``      a modelled option written other than by its full name: an alias (``-tp``, ``-sc``),
+                               a ``--spec-*`` shorthand, a YAML key (``tp:`` -> ``--tp``); the config keeps only the
+                               field (detail: option, the string argparse gets); rule SD008
       ``dotted_value_word``    a word vLLM's pre-parser reads as a dotted option: starts with ``-`` and holds a
                                ``.`` (a negative decimal as its own word, ``--x -0.5``), or a dotted option with
                                nothing after it (detail: word, option, last); rule SD018

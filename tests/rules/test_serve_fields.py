@@ -297,3 +297,12 @@ def test_vllm_rejects_what_the_bounds_rules_reject(tmp_path_factory):
             kw2, env2 = engine_kwargs(fixed)
             v2 = oracle.check_kwargs(kw2, env2, timeout=300)
             assert v2.accepted, (extra, fired[0].fixes[0].description, v2.short_message(200))
+
+
+def test_double_dash_form_of_a_short_alias_suggests_its_option():
+    """A YAML `tp: 2` reaches argparse as --tp, which no release has; the fix renames it to the
+    option whose alias -tp is (it only offered 'Remove --tp', which silently drops TP 2)."""
+    cfg, rep = _check(LLAMA + " --tp 2")
+    (f,) = _fired(rep, "SD013")
+    assert "did you mean --tensor-parallel-size?" in f.message
+    assert apply_patch(cfg, f.fixes[0]).tensor_parallel_size == 2

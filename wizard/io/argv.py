@@ -117,6 +117,7 @@ def read_args(args: list[str], col: Collector) -> None:
         if only_positional or not _is_option(tok):
             if col.model is None and not col.positional:
                 col.model = tok
+                col.model_positional = True
             else:
                 col.count(tok)
                 col.positional.append(tok)

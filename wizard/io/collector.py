@@ -98,6 +98,7 @@ class Collector:
         self.shorthands: list[tuple[str, str, Any]] = []  # (flag, key, value)
         self.deprecated: list[tuple[str, str, Any]] = []  # (old spelling, key, value)
         self.positional: list[str] = []
+        self.model_positional = False  # the model is `vllm serve MODEL`'s positional argument
         self.n_options = 0
 
     def count(self, spelled: str) -> None:
@@ -109,6 +110,30 @@ class Collector:
                 f"{where}: more than {MAX_OPTIONS} options (at {spelled[:60]!r}); `vllm serve` has about 400, so this "
                 "is not a vLLM command line or --config file", field=where)
 
+    def _spelling(self, head: str, spelled: str) -> None:
+        """Note the option string vLLM's parser gets for a modelled option that is not its full
+        name (an alias such as ``-tp`` / ``-sc``, a ``--spec-*`` shorthand, a YAML ``tp:``): the
+        config keeps only the field, and which release's parser knows that string varies (rule
+        SD008). A command word loses its ``=value``; a YAML key ``K:`` reaches argparse as ``--K``."""
+        if head in SPEC_SHORTHANDS:
+            path = f"speculative_config.{SPEC_SHORTHANDS[head]}"
+        elif head in SPEC_NAMES:
+            path = "speculative_config"
+        elif head in SERVE_FIELDS and head != "model":
+            path = head
+        else:
+            return
+        opt = spelled.split("=", 1)[0] if self.origin == "command" else "--" + spelled[:-1].lstrip("-")
+        opt = opt.split(".", 1)[0]  # --speculative-config.KEY: argparse gets --speculative-config '{...}'
+        if opt.startswith("-O") and not opt.startswith("--"):
+            opt = "-O"  # -O3 / -Odecode: argparse's attached value of -O
+        full = "--" + head.replace("_", "-")
+        if opt.replace("_", "-") in (full, "--no-" + full[2:]) and head not in SPEC_SHORTHANDS:
+            return  # the full name or its --no- form (FlexibleArgumentParser reads '_' as '-')
+        if any(n.kind == "option_spelling" and n.detail.get("option") == opt for n in self.notes):
+            return
+        self.note("option_spelling", path, f"{opt} (for {path})", option=opt)
+
     def note(self, kind: str, field: str, message: str, **detail: Any) -> None:
         self.notes.append(ImportNote(kind=kind, field=field, message=message, detail=detail))
 
@@ -118,6 +143,7 @@ class Collector:
         False (--no-X), or (YAML) any typed value."""
         self.count(spelled)
         head, dot, rest = name.partition(".")
+        self._spelling(head, spelled)
         if dot:
             if head in SPEC_NAMES:
                 self._dotted(rest, value, spelled, typed)
@@ -127,6 +153,13 @@ class Collector:
         if name == "model":
             if value is True or value is None:
                 self.invalid["model"] = value
+                return
+            if self.model is not None and self.model != str(value) and self.model_positional:
+                # vllm/entrypoints/cli/serve.py: args.model = args.model_tag -- the positional model
+                # (a --config file's `model:` comes in as --model after it) is the one served
+                self.note("duplicate_key", "model", f"the model is given twice ({self.model!r} as the positional "
+                          f"argument and {value!r}); vLLM serves the positional one", key="model",
+                          values=[str(value), self.model])
                 return
             if self.model is not None and self.model != str(value):
                 self.note("duplicate_key", "model", f"the model is given twice ({self.model!r} and {value!r}); the last wins",

@@ -58,6 +58,13 @@ class DuplicateDottedKey(Rule):
     def check(self, ctx):
         for note in import_notes(ctx, "duplicate_key"):
             in_json = note.detail.get("source") == "json"
+            if note.field == "model" and "positional" in note.message:  # serve.py: args.model = args.model_tag
+                yield self.finding(
+                    f"model: given twice; vLLM serves the positional model. {note.message} (a --config file's "
+                    "`model:` does not replace it).", fields=["model"],
+                    fixes=[Patch(description="Keep the positional model only", unset=["import_notes.duplicate_key"])],
+                    title="Model given twice (the positional one is served)")
+                continue
             yield self.finding(
                 f"{note.field}: given more than once; vLLM keeps the last value. {note.message}",
                 fields=[note.field],

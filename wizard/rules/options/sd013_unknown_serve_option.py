@@ -280,6 +280,10 @@ class UnknownServeOption(Rule):
             suggested += 1
             names = _candidates(data.get("vllm_version", str(ctx.version)), opt.startswith("--"), _polarity(opt)) if suggested <= _MAX_SUGGEST else []
             near = difflib.get_close_matches(opt, names, n=1, cutoff=0.75) if names else []
+            short = "-" + opt[2:] if opt.startswith("--") else None  # --tp (a YAML tp:) for the alias -tp
+            if short in options and options[short]["dest"] not in ("model", "config", "model_tag"):
+                near = [next((o for o in options if o.startswith("--") and options[o]["dest"] == options[short]["dest"]),
+                             short)]
             fixes = []
             if near:
                 fix = _rename_patch(key, value, near[0], options, given)
