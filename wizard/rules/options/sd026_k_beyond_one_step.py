@@ -1,31 +1,10 @@
 from __future__ import annotations
 
 from wizard.config import Patch
+from wizard.mechanisms import apply as A
+from wizard.plan.k_policy import k_range
+from wizard.rules.helpers import ABSURD
 from wizard.rules.registry import Rule, Severity, register
-
-
-def _cudagraph_cap(ctx) -> int | None:
-    """vLLM's largest CUDA-graph capture size on a known NVIDIA GPU with CUDA graphs on, else None
-    (``VllmConfig._set_cudagraph_sizes``, 0.32: 512, 1024 on data-centre Blackwell (SM 10.x),
-    or ``compilation_config.max_cudagraph_capture_size``)."""
-    hw = ctx.hardware
-    cfg = ctx.config
-    if hw is None or hw.vendor != "nvidia" or cfg.enforce_eager:
-        return None
-    extra = cfg.extra_args
-    explicit = extra.get("max_cudagraph_capture_size", extra.get("compilation_config.max_cudagraph_capture_size"))
-    cc = extra.get("compilation_config")
-    if isinstance(cc, dict):
-        explicit = cc.get("max_cudagraph_capture_size", explicit)
-        mode = str(cc.get("cudagraph_mode", "")).upper()
-        if mode in ("NONE", "PIECEWISE", "0", "1"):
-            return None
-    if isinstance(explicit, str) and explicit.isascii() and explicit.isdigit() and len(explicit) < 12:
-        explicit = int(explicit)
-    if isinstance(explicit, int) and not isinstance(explicit, bool) and explicit > 0:
-        return explicit
-    cap = hw.compute_capability
-    return 1024 if cap is not None and cap[0] == 10 else 512
 
 
 @register
@@ -37,15 +16,17 @@ class KBeyondOneStep(Rule):
     Compares `1 + k` (the tokens one decode step verifies per request) with the limits vLLM puts
     on a step: the token budget `max_num_batched_tokens` (its default depends on the GPU: 2048,
     8192 or 16384), `max_model_len` (no request ever holds more), and, on NVIDIA GPUs with CUDA
-    graphs (no `--enforce-eager`), the largest CUDA-graph capture size: 512 (1024 on Blackwell
-    SM 10.x) or `compilation_config.max_cudagraph_capture_size`.
+    graphs (no `--enforce-eager`), the largest CUDA-graph capture size the release computes
+    (:mod:`wizard.mechanisms.cudagraph`: 512, 1024 on Blackwell SM 10.x, or
+    `compilation_config.max_cudagraph_capture_size`).
 
     ## Why it matters
 
     `SpeculativeConfig` only asks `k > 0`, so a typo such as `num_speculative_tokens: 100000`
-    passes config validation. Then: with full decode CUDA graphs vLLM raises `No valid cudagraph
-    sizes after rounding to multiple of (k + 1)` while capturing graphs, after the model has
-    loaded; otherwise the scheduler cuts every step to its token budget and to
+    passes config validation. Then: on the V1 model runner with full decode CUDA graphs vLLM
+    raises `No valid cudagraph sizes after rounding to multiple of (k + 1)` (SD741 reports that
+    error); on the V2 runner no decode step of that size is captured, so every decode step runs
+    without a CUDA graph; and the scheduler cuts every step to its token budget and to
     `max_model_len - 1` (vllm/v1/core/sched/scheduler.py), so the drafts beyond it are computed
     and thrown away, and the drafter's per-request buffers (n-gram proposer: `max_num_seqs x k`)
     grow with k.
@@ -71,8 +52,9 @@ class KBeyondOneStep(Rule):
 
     ## Fix safety
 
-    Lowering k to the largest value one step can verify keeps the method and removes the failure;
-    the best k is usually far lower (see the plan's speed-up table).
+    The fix sets the method's usual k (:mod:`wizard.plan.k_policy`; 3 for n-gram and EAGLE), capped
+    at the largest value one step can verify: it keeps the method and removes the failure; the best
+    k for the workload is in the plan's speed-up table.
 
     ## Source
 
@@ -89,8 +71,8 @@ class KBeyondOneStep(Rule):
 
     def check(self, ctx):
         k = ctx.k
-        if ctx.spec is None or not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            return
+        if ctx.spec is None or not isinstance(k, int) or isinstance(k, bool) or k < 1 or k > ABSURD:
+            return  # above ABSURD: SD012 (a typo or an overflow, with its own fix)
         cfg = ctx.config
         limits: list[tuple[int, str]] = []
         b = ctx.view.budget  # the resolved token budget (wizard.engine.batch)
@@ -100,16 +82,20 @@ class KBeyondOneStep(Rule):
         mml = ctx.view.served_max_model_len
         if isinstance(mml, int) and mml > 0:
             limits.append((mml, f"max_model_len={mml}"))
-        cap = _cudagraph_cap(ctx)
-        if cap is not None:
-            limits.append((cap, f"the largest CUDA-graph capture size ({cap}; vLLM raises 'No valid cudagraph sizes "
-                                f"after rounding to multiple of {k + 1 if k < 10 ** 12 else 'k+1'}' at load)"))
+        hw = ctx.hardware
+        plan = A.capture(ctx) if hw is not None and hw.vendor == "nvidia" else None
+        if plan is not None and not plan.error and plan.mode != "NONE" and plan.max_size > 0:
+            # with plan.error vLLM refuses the sizes at load: SD741 reports it
+            limits.append((plan.max_size, f"the largest CUDA-graph capture size ({plan.max_size}): no decode step "
+                                          "with this k is captured, so every decode step runs without a CUDA graph"))
         over = [(n, why) for n, why in limits if k + 1 > n]
         if not over:
             return
         bound = min(n for n, _ in over) - 1
-        fixes = [Patch(description=f"Set num_speculative_tokens to {bound}",
-                       set={"speculative_config.num_speculative_tokens": bound})] if bound >= 1 else []
+        usual = min(bound, k_range(ctx.method, ctx.target, ctx.drafter).default)  # the method's usual k, when it fits
+        fixes = [Patch(description=f"Set num_speculative_tokens to {usual} (the usual k for {ctx.method}; at most "
+                                   f"{bound} fits one step)",
+                       set={"speculative_config.num_speculative_tokens": usual})] if usual >= 1 else []
         shown = k if k < 10 ** 12 else f"a {len(str(k))}-digit number"
         yield self.finding(
             f"num_speculative_tokens={shown}: one decode step verifies 1 + k tokens per request, more than "
