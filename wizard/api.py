@@ -339,6 +339,9 @@ def plan(
               baseline_batch=baseline_batch or 1, task=task)
     if tune_result is not None:
         p.notes.extend(_measured_notes(inp))
+    errors = [f for f in check_context(ctx).findings if f.severity == Severity.ERROR]
+    if errors:  # memory is not the only reason a configuration does not run: no k is recommended for it
+        p.refuse([f"{f.rule}: {f.title}" for f in errors])
     return p
 
 

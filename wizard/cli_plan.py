@@ -110,7 +110,8 @@ def _hardware(args: argparse.Namespace) -> Hardware | None:
 
 
 def cmd_plan(args: argparse.Namespace, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """``plan``: 0, 1 when the configuration does not fit, 2 (unusable input, as in wizard.cli)
+    """``plan``: 0, 1 when the configuration does not fit or the check refuses it (its error
+    findings, ``Plan.refused_by``), 2 (unusable input, as in wizard.cli)
     when the plan cannot tell (the target model could not be read: the plan is printed, marked
     incomplete, and the reason goes to stderr). Raises HardwareError / TuneError / ValueError for
     unusable input (exit 2 in wizard.cli)."""
@@ -132,7 +133,7 @@ def cmd_plan(args: argparse.Namespace, cfg: ServeConfig, out: TextIO | None = No
     if p.fits is None:
         err.write(f"wizard: model: plan incomplete, no fit verdict: {p.fit_problem}\n")
         return 2
-    return 0 if p.fits else 1
+    return 0 if p.fits and not p.refused_by else 1
 
 
 def _gib(b: int | None) -> str:
@@ -159,7 +160,8 @@ def render_plan_text(p: "Plan") -> str:
     out.append(f"  KV capacity            {p.kv_capacity_tokens:,} tokens (block {p.block_size}, {p.num_blocks:,} blocks)")
     out.append(f"  max concurrency        {p.max_concurrency:.2f} requests at max_model_len {p.max_model_len:,}")
     out.append("  verdict                " + ("fits" if p.fits else f"unknown (plan incomplete): {p.fit_problem}"
-                                                if p.fits is None else f"DOES NOT FIT: {p.fit_problem}"))
+                                                if p.fits is None else f"DOES NOT FIT: {p.fit_problem}")
+               + (f"; but the check refuses it: {', '.join(p.refused_by)} (python -m wizard check)" if p.refused_by else ""))
     if len(p.variants) > 1:
         out.append("  KV dtype variants:")
         for v in p.variants:
@@ -186,7 +188,7 @@ def _speedup_lines(p: Plan) -> list[str]:
     if s.k_cap:
         out.append(f"  k limit: {s.k_cap} ({s.k_cap_reason})")
     if s.withheld:
-        out.append(f"  no k recommended: {s.withheld}; the speed-ups below are hypothetical (if it fitted)")
+        out.append(f"  no k recommended: {s.withheld}; the speed-ups below are hypothetical (if it ran)")
     out.append("    k   tokens/step   step cost   speed-up (batch 1)" + (" (hypothetical)" if s.withheld else ""))
     for r in s.table:
         mark = " <- configured" if r.k == s.k else ""

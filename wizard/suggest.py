@@ -36,7 +36,7 @@ from wizard.models import catalog
 from wizard.models.catalog import closest_catalog_ids
 from wizard.models.info import ModelInfo
 from wizard.plan.inputs import K_HARD_MAX, MAX_CONCURRENCY
-from wizard.plan.k_policy import KRange, default_k, k_range
+from wizard.plan.k_policy import KRange, default_k, k_range, mtp_k_step
 from wizard.config import Patch
 from wizard.rules.helpers import draft_vocab, patched_ctx, tensor_shape
 from wizard.rules.registry import Severity, iter_findings
@@ -513,7 +513,7 @@ def drafter_facts(ctx: CheckContext) -> list[FactRow]:
         return []
     rows: list[FactRow] = []
     if M.is_mtp(method):
-        n, repeats = _mtp_layers(method, t, ctx.drafter if ctx.drafter is not t else None)
+        n, repeats = mtp_k_step(method, t, ctx.drafter if ctx.drafter is not t else None)
         rows.append(FactRow("MTP layers", _v(t.mtp_layers if t else None), "(the target's)",
                             f"vLLM {v} drafts with them; k must be a multiple of n_predict={_v(n)}"
                             + ("; k > n reruns the same layer (lower acceptance)" if repeats and n else "")))

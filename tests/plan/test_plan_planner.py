@@ -281,3 +281,22 @@ def test_no_fit_verdict_and_no_speedups_without_the_targets_size():
     sized = t.model_copy(update={"weight_bytes": 16060522496})
     p = plan(ctx_for({"model": "meta-llama/Llama-3.1-8B-Instruct", "speculative_config": spec}, sized, None, lookup("H100")))
     assert p.fits is True and p.fit_problem is None and len(p.speedup.table) == 8
+
+
+def test_plan_of_a_configuration_the_check_refuses():
+    """TP 3 on a 32-head model fits in memory, but vLLM refuses it (SD120): the plan records the
+    check's errors, recommends no k, and `wizard plan` exits 1 (it said 'fits', exit 0)."""
+    import subprocess
+    import sys
+
+    from wizard import api
+
+    cmd = "vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 3"
+    p = api.plan(api.load(command=cmd), gpu="H100x3")
+    assert p.fits is True and p.refused_by and p.refused_by[0].startswith("SD120")
+    assert p.speedup.best_k is None and "SD120" in (p.speedup.withheld or "")
+    ok = api.plan(api.load(command="vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 2"), gpu="H100x2")
+    assert ok.refused_by == []
+    r = subprocess.run([sys.executable, "-m", "wizard", "plan", "--gpu", "H100x3", "--", *cmd.split()],
+                       capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})
+    assert r.returncode == 1 and "the check refuses it: SD120" in r.stdout, r.stdout[-2000:]

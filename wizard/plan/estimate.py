@@ -329,12 +329,12 @@ def estimate_speedup(
     return est
 
 
-def withhold_recommendation(est: SpeedupEstimate, reason: str) -> None:
-    """Keep the estimated speed-ups but recommend no k: a configuration that does not fit would
-    not load, so a best k (at batch 1 or per batch size), a stop-paying concurrency or a k
-    schedule for it would contradict the fit verdict. Sets ``est.withheld`` to say why; the
-    faces (CLI, UI) read it and mark the tables hypothetical."""
-    est.withheld = f"the configuration does not fit ({reason}) and would not load"
+def withhold_recommendation(est: SpeedupEstimate, why: str) -> None:
+    """Keep the estimated speed-ups but recommend no k: a configuration that does not fit, or that
+    the check refuses, would not run, so a best k (at batch 1 or per batch size), a stop-paying
+    concurrency or a k schedule for it would contradict that verdict. Sets ``est.withheld`` to
+    ``why``; the faces (CLI, UI) read it and mark the tables hypothetical."""
+    est.withheld = why
     est.best_k = None
     est.best_k_by_batch = {}
     est.stops_paying_above = None

@@ -16,7 +16,7 @@ from wizard.models.info import ModelInfo
 from wizard.plan.inputs import K_HARD_MAX
 from wizard.vllm import methods as M
 
-__all__ = ["KRange", "k_range", "default_k"]
+__all__ = ["KRange", "k_range", "default_k", "mtp_k_step"]
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class KRange:
     vllm_max: int | None = None
 
 
-def _mtp_layers(method: str | None, target: ModelInfo | None, drafter: ModelInfo | None) -> tuple[int | None, bool]:
+def mtp_k_step(method: str | None, target: ModelInfo | None, drafter: ModelInfo | None) -> tuple[int | None, bool]:
     """(n_predict of the MTP checkpoint, whether k > n reruns its layers) for an MTP method."""
     if not M.is_mtp(method):
         return None, False
@@ -60,7 +60,7 @@ def k_range(method: str | None, target: ModelInfo | None = None, drafter: ModelI
     ``current``: a configured k beyond the top (up to :data:`K_HARD_MAX`) raises the top so the
     form can show it. The vLLM bound (SD026) caps everything.
     """
-    n, repeats = _mtp_layers(method, target, drafter)
+    n, repeats = mtp_k_step(method, target, drafter)
     step = 1
     if M.is_mtp(method) and n:
         step = n

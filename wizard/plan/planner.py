@@ -89,6 +89,18 @@ class Plan(MemoryPlan):
     """The memory plan and the speed-up estimate (:mod:`wizard.plan.estimate`)."""
 
     speedup: SpeedupEstimate
+    refused_by: list[str] = Field(default_factory=list, description="The check's error findings ('SD120: title'): "
+                                  "vLLM refuses this configuration or it fails at load, whatever the memory says.")
+
+    def refuse(self, errors: list[str]) -> None:
+        """The check refuses this configuration (its error findings, 'SD120: title'): recorded in
+        ``refused_by``, and no k is recommended (:func:`wizard.plan.estimate.withhold_recommendation`)."""
+        from wizard.plan.estimate import withhold_recommendation  # the speed model (see plan())
+
+        self.refused_by = list(errors)
+        if not self.speedup.withheld:  # an incomplete plan or a configuration that does not fit says so first
+            withhold_recommendation(self.speedup, f"the check reports {len(errors)} error(s) ({errors[0]}): vLLM "
+                                                  "would not run this configuration")
 
     def as_json(self) -> dict[str, Any]:
         """The CLI's JSON shape (stable keys: kv_bytes_per_token, weights_bytes,
@@ -379,7 +391,8 @@ def plan(
         speed.notes.append(f"context {context_tokens:,} tokens per sequence is longer than max_model_len {s.max_len:,}: "
                            "vLLM refuses such requests; raise --max-model-len to plan for them")
     if not mp.fits:  # the speed-ups stay (what it would give), but no k is recommended for a config that does not load
-        withhold_recommendation(speed, mp.fit_problem or "not enough memory")
+        withhold_recommendation(speed, f"the configuration does not fit ({mp.fit_problem or 'not enough memory'}) "
+                                       "and would not load")
     return Plan(**dict(mp), speedup=speed)
 
 
