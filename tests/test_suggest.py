@@ -143,3 +143,21 @@ def test_no_default_drafter_for_a_method_the_release_removed():
     cfg = api.load(command="vllm serve meta-llama/Meta-Llama-3-8B-Instruct --speculative-config '{\"method\":\"mlp_speculator\"}'")
     assert api.suggest(cfg, vllm_version="0.33.0", allow_hub=False).default_drafter is None
     assert api.suggest(cfg, vllm_version="0.32.0", allow_hub=False).default_drafter == "ibm-ai-platform/llama3-8b-accelerator"
+
+
+def test_suggest_for_an_unreadable_target_marks_nothing_fitting(tmp_path):
+    """A truncated config.json: check says SD007 and plan has no fit verdict (exit 2); suggest
+    starred every general method as fitting and exited 0. Now it names the problem (the one
+    CheckContext.target_problem the plan reads too), stars nothing and exits 2."""
+    bad = tmp_path / "corrupt"
+    bad.mkdir()
+    (bad / "config.json").write_text('{"architectures": ["LlamaForCausalLM"],\n')
+    s = api.suggest(api.load(command=f"vllm serve {bad}"), gpu="H100", allow_hub=False)
+    assert s.target_problem and "not valid JSON" in s.target_problem
+    assert s.methods and not any(m.recommended for m in s.methods)
+    assert "could not be read" in s.render_text() and s.as_json()["target_problem"] == s.target_problem
+    r = subprocess.run([sys.executable, "-m", "wizard", "suggest", "--gpu", "H100", "--", "vllm", "serve", str(bad)],
+                       capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})
+    assert r.returncode == 2 and "not valid JSON" in r.stderr
+    ok = api.suggest(api.load(command="vllm serve meta-llama/Llama-3.1-8B-Instruct"), gpu="H100", allow_hub=False)
+    assert ok.target_problem is None and any(m.recommended for m in ok.methods)

@@ -377,6 +377,9 @@ def _cmd_suggest(args) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(s.render_text())
+    if s.target_problem:  # as `plan`: the input could not be used (exit 2)
+        sys.stderr.write(f"wizard: model: {s.target_problem}\n")
+        return 2
     return EXIT_OK
 
 

@@ -91,6 +91,16 @@ class CheckContext:
         return resolve.drafter_kv_dtype(self)
 
     @property
+    def target_problem(self) -> str | None:
+        """Why the target model could not be read (None: it was): an unknown id offline, a refused
+        path, a broken or unusable config.json (``ModelInfo.errors`` / ``config_problems``)."""
+        t = self.target
+        if t is None:
+            return self.lookup_errors.get("model", "not inspected")
+        problems = [*t.errors, *(p.message for p in t.config_problems)]
+        return problems[0] if problems else None
+
+    @property
     def tp(self) -> int:
         return self.config.tensor_parallel_size or 1
 

@@ -24,7 +24,7 @@ Nothing here decides a verdict: the rules do. These are the options a form lists
 from __future__ import annotations
 
 import functools
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterable
 
 from wizard.context import CheckContext
@@ -584,6 +584,9 @@ class Suggestions:
     backends: list[BackendChoice]
     #: the catalog drafter a form fills in for the configured method (:func:`default_drafter`)
     default_drafter: str | None = None
+    #: why the target model could not be read (its lookup error): nothing is judged against it,
+    #: so no method is marked as fitting
+    target_problem: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -596,11 +599,14 @@ class Suggestions:
             "drafter_kv_cache_dtypes": [asdict(c) for c in self.drafter_kv_dtypes],
             "backends": [asdict(b) for b in self.backends],
             "default_drafter": self.default_drafter,
+            "target_problem": self.target_problem,
         }
 
     def render_text(self) -> str:
         lines = [f"== suggestions for vLLM {self.vllm_version}, hardware {self.hardware or 'unknown'} =="]
-        lines.append("methods (fitting ones first):")
+        if self.target_problem:
+            lines.append(f"target: could not be read -- {self.target_problem}; nothing below is judged against it")
+        lines.append("methods (fitting ones first):" if not self.target_problem else "methods (the target unknown):")
         for m in self.methods:
             mark = "*" if m.recommended else " "
             lines.append(f"  {mark} {m.method:22s} {m.why}" + (f"  [{m.needs}]" if m.needs != m.why else ""))
@@ -682,10 +688,15 @@ def suggest(ctx: CheckContext) -> Suggestions:
                 current=ints(spec.num_speculative_tokens) if spec is not None else None) if method else None
     tkv = checked_kv_dtypes(ctx, "target")
     dkv = checked_kv_dtypes(ctx, "drafter") if method and M.uses_draft_kv_cache(method) else []
+    problem = ctx.target_problem
+    methods = methods_for(ctx.target, ctx.version, cfg.model)
+    if problem:  # nothing fits a model that could not be read
+        methods = [replace(m, recommended=False) for m in methods]
     return Suggestions(
         vllm_version=str(ctx.version),
         hardware=f"{ctx.hardware.name}x{ctx.hardware.count}" if ctx.hardware is not None else None,
-        methods=methods_for(ctx.target, ctx.version, cfg.model),
+        methods=methods,
+        target_problem=problem,
         drafters=[d for d in drafters_for(cfg.model, method if method and M.needs_drafter_checkpoint(method) else None)
                   if d.method is None or M.is_allowed(d.method, ctx.version)],  # 0.33: no medusa / mlp_speculator
         k=k,

@@ -294,12 +294,10 @@ def _unknown_fit(s: _State, tl: KvLayout) -> str | None:
     """Why the plan cannot tell whether the target fits (None: it can): the target model could not
     be read (unknown id offline, a broken config.json), or, with hardware, its weight size or KV
     size is unknown (a plan of 0 bytes and 0 KV blocks would read as "fits")."""
-    t = s.ctx.target
-    if t is None:
-        return f"the target model could not be read ({s.ctx.lookup_errors.get('model', 'not inspected')})"
-    problems = [*t.errors, *(p.message for p in t.config_problems)]
-    if problems:
-        return f"the target model could not be read: {problems[0]}"
+    problem = s.ctx.target_problem
+    if problem:
+        return (f"the target model could not be read ({problem})" if s.ctx.target is None
+                else f"the target model could not be read: {problem}")
     if s.ctx.hardware is None:
         return None  # no capacity planned: the sizes below decide nothing
     if not s.tw:
