@@ -283,8 +283,12 @@ def test_host_problems_are_not_disagreements():
     wheel = VllmVerdict("rejected", exc_type="RuntimeError", platform="UnspecifiedPlatform",
                         message="Device string must not be empty",
                         raised_at={"file": "config/device.py", "line": 77, "function": "__post_init__"})
-    assert [host_reason(v) for v in (dev, pkg, files, plat, cfgerr, wheel)] == [
-        "device", "package", "model files", "platform", None, "device"]
+    # HF_HUB_OFFLINE=1 and no snapshot in the cache (fresh-user trial 2026-12-07: "vLLM also rejects this")
+    offline = VllmVerdict("rejected", exc_type="LocalEntryNotFoundError", platform="cpu",
+                          message="Cannot find an appropriate cached snapshot folder for the specified revision on the "
+                                  "local disk and outgoing traffic has been disabled.")
+    assert [host_reason(v) for v in (dev, pkg, files, plat, cfgerr, wheel, offline)] == [
+        "device", "package", "model files", "platform", None, "device", "model files"]
     dev.host_reason = "device"
     assert cannot_validate_message(dev).startswith("vLLM cannot validate on this host (it finds no usable device here: RuntimeError")
     plat.host_reason = "platform"

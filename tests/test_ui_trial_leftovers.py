@@ -238,3 +238,27 @@ def test_target_facts_mtp_layers_as_vllm_counts_them():
     assert "| MTP layers | 1 |" in md, md
     md = facts_md(catalog.lookup("meta-llama/Llama-3.1-8B-Instruct"), None, parse_version("0.32.0"))
     assert "| MTP layers | none |" in md, md
+
+
+def test_switching_methods_back_and_forth_restores_what_each_had():
+    """ngram (prompt_lookup_min 2, max 6) -> eagle3 (a chosen lmsys drafter) -> ngram -> eagle3:
+    the n-gram bounds and the chosen drafter came back empty / as the catalog default, with no
+    notice (fresh-user trial 2026-12-07). Each method's removed values now return with a note."""
+    from wizard.ui import build_app
+    from wizard.ui.state import new_state, set_field
+
+    demo = build_app()
+    ui = demo.wizard_ui
+    fn = handler(demo, ui.fields["speculative_config.method"], "input")
+    st = set_field(new_state(), "model", "meta-llama/Llama-3.1-8B-Instruct")
+    st = fn(st, "ngram")[ui.c["state"]]
+    st = set_field(set_field(st, "speculative_config.prompt_lookup_min", 2), "speculative_config.prompt_lookup_max", 6)
+    st = fn(st, "eagle3")[ui.c["state"]]
+    assert "prompt_lookup_min" not in st["config"]["speculative_config"]
+    st = set_field(st, "speculative_config.model", "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B")
+    out = fn(st, "ngram")
+    spec = out[ui.c["state"]]["config"]["speculative_config"]
+    assert (spec["prompt_lookup_min"], spec["prompt_lookup_max"]) == (2, 6) and "model" not in spec
+    out = fn(out[ui.c["state"]], "eagle3")
+    spec = out[ui.c["state"]]["config"]["speculative_config"]
+    assert spec["model"] == "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B" and "prompt_lookup_max" not in spec

@@ -10,7 +10,8 @@ Shape (``STATE_VERSION`` 1)::
       "vllm_version": "0.32.0",
       "allow_hub": false,         # look models up on the Hugging Face Hub
       "raw": {"extra_args": "..."},  # raw text of boxes whose content did not parse (kept verbatim)
-      "stash": {"speculative_config": {...}},  # what "no speculation" put aside, restored on return
+      "stash": {"speculative_config": {...},  # what "no speculation" put aside, restored on return
+                "by_method": {"ngram": {...}}},  # what a method switch removed, restored on switching back
       "acceptance": "0.7, 0.48, 0.31",  # measured acceptance per draft position (Plan step), as typed
       "history": [{"label": ..., "snapshot": {...}}],  # Undo: what Apply/Import/New replaced (newest
                                                        # last; never saved to files or the browser)

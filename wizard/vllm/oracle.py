@@ -72,7 +72,9 @@ _DEVICE_PATTERNS = ("Failed to infer device type", "No CUDA GPUs are available",
 
 _UNAVAILABLE_PATTERNS = ("Invalid repository ID or local directory", "couldn't connect", "Cannot find the requested files",
                          "is not a local folder and is not a valid model identifier", "offline mode",
-                         "LocalEntryNotFoundError", "RepositoryNotFoundError", "GatedRepoError",
+                         "LocalEntryNotFoundError", "RepositoryNotFoundError", "GatedRepoError", "OfflineModeIsEnabled",
+                         # huggingface_hub offline (HF_HUB_OFFLINE=1) without the snapshot in the cache
+                         "Cannot find an appropriate cached snapshot folder", "outgoing traffic has been disabled",
                          # --trust-remote-code on a folder holding config.json without the repository's code files
                          "does not appear to have a file named",
                          # a check that loads the tokenizer (structured outputs' reasoning parser) on a model
@@ -349,7 +351,7 @@ def host_reason(v: VllmVerdict) -> str | None:
     (no usable device: driver, CUDA, device-type detection) or 'platform' (a hook under
     ``vllm/platforms/`` of this host's platform rejected it)."""
     msg = v.message or ""
-    if any(p in msg for p in _UNAVAILABLE_PATTERNS):
+    if any(p in f"{v.exc_type or ''}: {msg}" for p in _UNAVAILABLE_PATTERNS):  # the exception's type counts too
         return "model files"
     if v.exc_type in ("ImportError", "ModuleNotFoundError") or "failed to be inspected" in msg:
         return "package"  # an import failed (vLLM inspects model classes in a subprocess: "failed to be inspected")

@@ -102,16 +102,30 @@ def on_method_chosen(ui: WizardUI, st: dict, before: dict | None = None) -> dict
     prev = _method(before) if before else None
     if method == prev:
         return st
+    old_spec = dict(spec)
     change = suggest.spec_for_method(spec, cfg.get("model"), previous_method=prev)
     spec = cfg["speculative_config"] = change.spec
+    notes = list(change.notes)
+    back = None
+    stash = st.setdefault("stash", {})
+    by_method = stash.setdefault("by_method", {}) if isinstance(stash, dict) else None
+    if isinstance(by_method, dict):
+        if prev:  # what the change removed or replaced: kept for a return to that method
+            dropped = {k: v for k, v in old_spec.items() if k != "method" and spec.get(k) != v}
+            if dropped:
+                by_method[prev] = dropped
+        back = by_method.pop(method, None)
+        if isinstance(back, dict) and back:  # back to a method used before: its values return
+            spec.update(back)
+            notes = [f"Restored what {method} had: " + ", ".join(f"`{k}`" for k in sorted(back)) + "."]
     ctx = _context(ui, st)
     target = ctx.target if ctx is not None else None
     drafter = ctx.drafter if ctx is not None and ctx.drafter is not target else None
     k = spec.get("num_speculative_tokens")
     new_k = suggest.default_k(method, target, drafter, current=k, previous_method=prev)
-    if new_k != k:
+    if new_k != k and "num_speculative_tokens" not in (back or {}):
         spec["num_speculative_tokens"] = new_k
-    return _with_note(st, change.notes)
+    return _with_note(st, notes)
 
 
 def on_target_changed(ui: WizardUI, st: dict, before: dict | None = None) -> dict:
