@@ -117,9 +117,15 @@ def test_method_change_drops_the_hidden_drafter(srv):
     assert drafter in panel_text(body) and "removed" in panel_text(body)
     exp = exported_spec(srv, sess)
     assert exp["method"] == "ngram" and "model" not in exp, exp
-    # back to eagle3: the catalog's drafter for the target comes back (not a stale one)
-    call(srv, "field_speculative_config_method", [None, "eagle3"], sess)
-    assert spec_of(srv, sess)["model"] == suggest.default_drafter(state(srv, sess)["config"]["model"], "eagle3")
+    # back to eagle3: the drafter eagle3 had comes back, with a note (the catalog default replaced
+    # it silently before: fresh-user trial 2026-12-07)
+    body = call(srv, "field_speculative_config_method", [None, "eagle3"], sess)
+    assert spec_of(srv, sess)["model"] == drafter
+    assert "Restored what eagle3 had" in panel_text(body)
+    # a method never used in this tab gets the catalog's drafter for the target
+    call(srv, "field_speculative_config_method", [None, "ngram"], sess)
+    call(srv, "field_speculative_config_method", [None, "eagle"], sess)
+    assert spec_of(srv, sess).get("model") == suggest.default_drafter(state(srv, sess)["config"]["model"], "eagle")
 
 
 def test_dflash_to_dspark_drops_the_dflash_folder(srv):

