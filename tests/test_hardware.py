@@ -158,3 +158,15 @@ def test_to_hardware_empty_or_unknown():
     assert gpu.to_hardware([]) is None
     d = gpu.GpuDevice(index=0, name="Tesla T4", memory_total_bytes=16 * 2**30, memory_used_bytes=0)
     assert gpu.to_hardware([d]) is None
+
+
+def test_gpu_count_bound_is_one_fact_for_cli_and_ui():
+    """--gpu H100x99999 was planned (target weights 0.00 GiB, 'fits') while the UI refused a GPU
+    count above 4096: both read wizard.hardware.catalog.MAX_GPU_COUNT."""
+    from wizard.hardware.catalog import MAX_GPU_COUNT, HardwareError, lookup
+    from wizard.ui.state import _gpu_count
+
+    assert lookup(f"H100x{MAX_GPU_COUNT}").count == MAX_GPU_COUNT
+    with pytest.raises(HardwareError, match="more than 4,096"):
+        lookup(f"H100x{MAX_GPU_COUNT + 1}")
+    assert _gpu_count(str(MAX_GPU_COUNT)) == MAX_GPU_COUNT and _gpu_count(str(MAX_GPU_COUNT + 1)) is None

@@ -31,7 +31,11 @@ from wizard.datacache import cached
 from wizard.hardware.spec import Hardware, HardwareError
 from wizard.shipped import shipped_path
 
-__all__ = ["lookup", "catalog", "catalog_path", "names", "host_cpu_isa", "HardwareError"]
+__all__ = ["lookup", "catalog", "catalog_path", "names", "host_cpu_isa", "HardwareError", "MAX_GPU_COUNT"]
+
+#: the most devices a hardware spec may name (``--gpu NAMExN``, the UI's GPU count): beyond the
+#: largest clusters a single vLLM deployment spans, so a larger N is a typo
+MAX_GPU_COUNT = 4096
 
 _PRESETS = shipped_path("presets", "hardware.yaml")  # package data in a wheel (wizard/shipped.py)
 
@@ -180,6 +184,9 @@ def lookup(spec: str) -> Hardware:
             n = int(m.group("n"))
             if n < 1:
                 raise HardwareError(f"--gpu {spec!r}: device count must be >= 1")
+            if n > MAX_GPU_COUNT:
+                raise HardwareError(f"--gpu {spec[:60]!r}: device count {n:,} is more than {MAX_GPU_COUNT:,} (the most "
+                                    "devices the wizard models); give the GPUs one deployment uses")
             return _to_hardware(idx[_norm(m.group("name"))], n)
     raise HardwareError(
         f"--gpu {spec!r}: unknown hardware. Use NAME or NAMExCOUNT with NAME one of: {', '.join(names())}"

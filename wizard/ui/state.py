@@ -30,6 +30,7 @@ import json
 from typing import Any
 
 from wizard.config import ConfigError, ServeConfig, config_from_dict, get_path, set_path, unset_path
+from wizard.hardware.catalog import MAX_GPU_COUNT
 from wizard.io.argv import MAX_COMMAND_CHARS
 from wizard.io.collector import MAX_OPTIONS
 from wizard.io.safeio import json_loads_bounded
@@ -217,10 +218,6 @@ def _cli_number(path: str, text: str, value: Any) -> Any:
     except ValueError:
         return value
     return got if isinstance(got, int) and not isinstance(got, bool) else value
-
-
-#: most GPUs one deployment is modelled with (a sanity bound of the form, not a vLLM rule)
-MAX_GPU_COUNT = 4096
 
 
 def _gpu_count(value: Any) -> int | None:
@@ -438,7 +435,7 @@ def _session_state(data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(st.get("gpu"), dict):
         st["gpu"] = {"name": None, "count": 1}
     count = st["gpu"].get("count", 1)
-    if not (isinstance(count, int) and not isinstance(count, bool) and 1 <= count <= 4096):
+    if not (isinstance(count, int) and not isinstance(count, bool) and 1 <= count <= MAX_GPU_COUNT):
         st["gpu"] = {**st["gpu"], "count": 1}  # the saved count is not a GPU count: the default
     for k in ("raw", "stash"):
         if not isinstance(st.get(k), dict):
