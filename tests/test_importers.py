@@ -380,3 +380,10 @@ def test_positional_model_wins_over_a_config_file_model(tmp_path):
     assert "positional" in note(cfg, "duplicate_key").message
     cfg = parse_command(f"vllm serve --config {y}", config_file=config_file_args)
     assert cfg.model == "meta-llama/Llama-3.1-8B-Instruct" and "duplicate_key" not in kinds(cfg)
+
+
+def test_yaml_model_list_is_read_like_vllms_config_loader():
+    """`model: [a, b]`: vLLM's load_config_file writes `--model a b`, argparse takes a and exits on
+    b ('unrecognized arguments'); the wizard read the list's text as one model name (SD009 warning)."""
+    cfg = parse_yaml("model: [meta-llama/Llama-3.1-8B-Instruct, b]\n")
+    assert cfg.model == "meta-llama/Llama-3.1-8B-Instruct" and cfg.extra_args["_positional"] == ["b"]

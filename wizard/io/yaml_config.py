@@ -98,6 +98,14 @@ def parse_yaml(text: str, source: str | None = None) -> ServeConfig:
         if name.startswith("no_") and not dot and value is True:
             col.option(name[3:], False, spelled, typed=True)
             continue
+        if name == "model" and isinstance(value, list) and value:
+            # load_config_file writes a list as `--model a b`: argparse takes a, and b is an
+            # unrecognized argument (rule SD014)
+            col.option("model", str(value[0]), spelled, typed=True)
+            for extra in value[1:]:
+                col.count(spelled)
+                col.positional.append(str(extra))
+            continue
         if name == "model" and value is not None and not isinstance(value, str):
             value = str(value)
         if name in SERVE_FIELDS and isinstance(value, str) and name in MODELLED_BOOLS:
