@@ -384,9 +384,10 @@ def entry_args(tokens: list[str]) -> list[str]:
     first = tokens[0]
     if first.startswith("-") or "/" in first or "\\" in first or os.path.exists(os.path.expanduser(first)):
         return tokens  # the short form: MODEL [options] (a Hub id org/name or a local path), or options only
+    shown = [t if len(t) <= 60 else t[:57] + "..." for t in tokens[:3]]  # a pasted wall of text is not echoed whole
     raise ConfigError(
-        f"command: `{shlex.join(tokens[:3])}{' ...' if len(tokens) > 3 else ''}` is not a vLLM command; give "
-        f"`vllm serve MODEL ...` (if {first!r} is a model id: `vllm serve {shlex.quote(first)} ...`)",
+        f"command: `{shlex.join(shown)}{' ...' if len(tokens) > 3 else ''}` is not a vLLM command; give "
+        f"`vllm serve MODEL ...` (if {shown[0]!r} is a model id: `vllm serve {shlex.quote(shown[0])} ...`)",
         field="command",
     )
 

@@ -50,6 +50,8 @@ def _type_error(raw: Any, is_int: bool) -> str:
     if isinstance(raw, str):
         return "Input should be a valid integer, unable to parse string as an integer"
     if isinstance(raw, float):
+        if raw != raw or raw in (float("inf"), float("-inf")):
+            return "Input should be a finite number"
         if raw.is_integer():
             return "Unable to parse input string as an integer, exceeded maximum size"
         return "Input should be a valid integer, got a number with a fractional part"
