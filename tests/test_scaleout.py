@@ -20,9 +20,11 @@ import pytest
 import yaml
 
 from wizard.config import ServeConfig, config_from_dict
+from wizard.io.deploy import draft_tp_note
 from wizard.io.presets import list_presets, load_preset
 from wizard.io.multinode import MULTI_NODE_OPTIONS
 from wizard.io.scaleout import SCALEOUT_FORMATS, export_scaleout, gpu_count, ray_config, serve_args
+from wizard.vllm.methods import is_lookup
 
 PRESETS = list_presets()
 NAMES = [p.name for p in PRESETS]
@@ -110,7 +112,13 @@ def test_multi_gpu(name, vllm_parse):
     else:
         var = "HIP_VISIBLE_DEVICES" if hw.startswith("MI") else "CUDA_VISIBLE_DEVICES"
         assert envd[var].split(",") == [str(i) for i in range(gpu_count(cfg))]
-    assert "# Drafter:" in text
+    note = draft_tp_note(cfg)
+    assert ("# Drafter:" in text) == (note is not None) and (note is None or note in text)
+    # one GPU and no drafter TP given: nothing to say (the note talked of draft_model on an eagle3 pair)
+    spec = cfg.speculative_config
+    if (cfg.tensor_parallel_size or 1) == 1 and spec.draft_tensor_parallel_size is None and not is_lookup(spec.method):
+        assert note is None
+    assert note is None or ("draft_model" in note) == (spec.method == "draft_model")
 
 
 def test_multi_gpu_devices_option_and_draft_note():

@@ -16,7 +16,7 @@ from wizard.config import ServeConfig
 from wizard.hardware.catalog import parse_gpu_spec
 from wizard.io.export import to_argv
 from wizard.security import is_local_path
-from wizard.vllm.methods import is_lookup
+from wizard.vllm.methods import DRAFT_MODEL, is_lookup
 from wizard.vllm.versions import default_version
 
 __all__ = ["serve_args", "gpu_count", "with_fields", "hardware_of", "vendor_of", "image_of", "port_of", "gpus_per_node",
@@ -163,11 +163,13 @@ def draft_tp_note(cfg: ServeConfig) -> str | None:
     method = spec.method or "(inferred)"
     if is_lookup(method):
         return f"# Drafter: method {method} has no draft model, so draft_tensor_parallel_size does not apply."
+    v1_note = " (draft_model on the V1 runner needs the target TP)" if method == DRAFT_MODEL else ""
     if dtp is None:
+        if tp == 1:
+            return None  # one GPU: nothing to choose
         return (f"# Drafter: draft_tensor_parallel_size is unset, so the drafter runs at the target TP ({tp}); "
-                "vLLM allows 1 or the target TP (draft_model on the V1 runner needs the target TP).")
-    return (f"# Drafter: draft_tensor_parallel_size={dtp} (target TP {tp}); vLLM allows 1 or the target TP "
-            "(draft_model on the V1 runner needs the target TP).")
+                f"vLLM allows 1 or the target TP{v1_note}.")
+    return f"# Drafter: draft_tensor_parallel_size={dtp} (target TP {tp}); vLLM allows 1 or the target TP{v1_note}."
 
 
 def local_model_paths(cfg: ServeConfig) -> list[str]:

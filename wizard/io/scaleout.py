@@ -113,7 +113,8 @@ def _multi_gpu(cfg: ServeConfig, opts: dict[str, Any]) -> str:
         + (f" x data_parallel_size {dp}" if dp > 1 else "") + ".",
     ]
     if n > gpus_per_node(cfg, opts):
-        lines.append(f"# Note: {n} GPUs exceed one node of {gpus_per_node(cfg, opts)}; use the 'ray' export.")
+        lines.append(f"# Note: {n} GPUs exceed one node of {gpus_per_node(cfg, opts)}; use the 'multinode' export "
+                     "(vLLM's own --nnodes / --node-rank launch) or the 'ray' export.")
     note = draft_tp_note(cfg)
     if note:
         lines.append(note)
