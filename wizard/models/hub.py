@@ -22,7 +22,7 @@ import os
 from typing import Any
 
 from wizard.models.config_json import info_from_config
-from wizard.models.info import ModelInfo, ModelLookupError, TensorInfo
+from wizard.models.info import NOT_A_REPO_ID, ModelInfo, ModelLookupError, TensorInfo
 from wizard.models.tensors import apply_tensor_facts
 
 __all__ = ["inspect_hub", "offline_message", "hub_offline", "hub_endpoint", "hub_reachable"]
@@ -173,7 +173,7 @@ def _fetch_config(repo_id: str, revision: str | None, cache_dir: str | None, off
             last = err
             continue
         except hf_errors.HFValidationError as err:
-            raise ModelLookupError(f"'{repo_id}' is neither a local folder, a catalog id, nor a valid Hub repo id: {err}") from None
+            raise ModelLookupError(f"'{repo_id}' {NOT_A_REPO_ID}: {err}") from None
         except Exception as err:
             if _is_connection_error(err) or offline:
                 raise ModelLookupError(offline_message(repo_id)) from None
@@ -244,3 +244,16 @@ def inspect_hub(repo_id: str, revision: str | None = None, *, cache_dir: str | N
     if tensors:
         apply_tensor_facts(info, list(tensors), tensors, total_size=total or None)
     return info
+
+
+def repo_id_problem(name: str) -> str | None:
+    """huggingface_hub's reason ``name`` is no Hub repo id at all (``validate_repo_id``), None when
+    it is one: checked without the network, so an offline check still knows no Hub serves it."""
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(name)
+    except HFValidationError as err:
+        return str(err)
+    return None

@@ -24,6 +24,11 @@ class ModelLookupError(Exception):
     """A model could not be inspected; ``str(err)`` says why and what to do (offline, missing file...)."""
 
 
+#: how a lookup error says the name is no Hugging Face repo id at all (huggingface_hub's
+#: validate_repo_id refused it): no machine can load it, whatever is online (rule SD009: an error)
+NOT_A_REPO_ID = "is neither a local folder, a catalog id, nor a valid Hub repo id"
+
+
 class TensorInfo(BaseModel):
     """One tensor from a safetensors header: shape (elements per dim) and dtype ("BF16", "F8_E4M3"...)."""
 

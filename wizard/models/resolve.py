@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from wizard.models import catalog
-from wizard.models.info import ModelInfo, ModelLookupError
+from wizard.models.info import NOT_A_REPO_ID, ModelInfo, ModelLookupError
 from wizard.paths import written_as_path
 
 __all__ = ["resolve_model"]
@@ -50,6 +50,11 @@ def resolve_model(name: str, revision: str | None = None, *, allow_hub: bool = T
     if written_as_path(name):
         raise ModelLookupError(f"local model folder '{name}' does not exist (looked on disk; a path is not a catalog or Hub id)")
     if not allow_hub:
+        from wizard.models.hub import repo_id_problem  # huggingface_hub: only for a name no catalog knows
+
+        problem = repo_id_problem(name)
+        if problem:
+            raise ModelLookupError(f"'{name}' {NOT_A_REPO_ID}: {problem}")
         raise ModelLookupError(
             f"'{name}' is not a local folder nor a catalog id (python -m wizard models to list), "
             "and Hugging Face Hub lookups are disabled"

@@ -8,6 +8,7 @@ from wizard.resolve import drafter_model_name
 from wizard.rules.registry import Rule, Severity, register
 from wizard.paths import written_as_path
 from wizard.models.catalog import closest_catalog_ids
+from wizard.models.info import NOT_A_REPO_ID
 
 
 def _catalog_match(name: str, field: str) -> str | None:
@@ -125,10 +126,17 @@ class ModelLookupFailed(Rule):
             close = [c for c in close if c != name]
             hint = (f" Did you mean {close[0]}" + (f" (or {', '.join(close[1:])})" if close[1:] else "") + "?"
                     if close else "")
+            fixes = [Patch(description=f"Use the catalog model {close[0]}", set={field: close[0]})] if close else []
+            if NOT_A_REPO_ID in reason:  # no Hub can serve such a name: vLLM's own lookup refuses it too
+                yield self.finding(
+                    f"{field}: {reason.rstrip('.')}. vLLM fails the same way before loading anything (huggingface_hub: "
+                    f"'Repo id must be in the form ...'). Give a local folder or an org/name repo id.{hint}",
+                    fields=[field], fixes=fixes, severity=Severity.ERROR, title="Model name is not a repo id")
+                continue
             yield self.finding(
                 f"{field}: could not inspect the model ({reason}). Rules that need its config.json "
                 "did not run. Give a local folder with config.json, a catalog id, or allow online "
                 f"Hub lookups.{hint}",
                 fields=[field],
-                fixes=[Patch(description=f"Use the catalog model {close[0]}", set={field: close[0]})] if close else [],
+                fixes=fixes,
             )
