@@ -262,3 +262,14 @@ def test_switching_methods_back_and_forth_restores_what_each_had():
     out = fn(out[ui.c["state"]], "eagle3")
     spec = out[ui.c["state"]]["config"]["speculative_config"]
     assert spec["model"] == "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B" and "prompt_lookup_max" not in spec
+
+
+def test_import_status_says_what_the_shell_line_lost():
+    """`rm -rf / && vllm serve x` imported x and said nothing of the rest (the launcher never uses a
+    shell, but the user should see the line was cut)."""
+    from wizard import api
+    from wizard.ui.header import import_status
+
+    line = import_status(api.load(command="rm -rf / && vllm serve meta-llama/Llama-3.1-8B-Instruct"), "command")
+    assert "left out" in line and "rm -rf /" in line
+    assert "left out" not in import_status(api.load(command="vllm serve meta-llama/Llama-3.1-8B-Instruct"), "command")

@@ -8,6 +8,8 @@ records the one it replaces, so Undo brings it back.
 
 from __future__ import annotations
 
+import html
+
 from pathlib import Path
 
 import gradio as gr
@@ -71,6 +73,9 @@ def import_status(cfg, what: str) -> str:
         bits.append(f"{n_extra} option(s) the wizard does not model kept in *Other options* (Review)")
     if cfg.invalid_values:
         bits.append(f"{len(cfg.invalid_values)} ill-typed value(s) kept verbatim")
+    shell = [n.message for n in cfg.import_notes if n.kind == "shell_syntax"]
+    if shell:  # what the importer left out of a pasted shell line (rule SD019 says it again)
+        bits.append(html.escape(shell[0][:200]))
     return " · ".join(bits)
 
 
