@@ -273,3 +273,20 @@ def test_import_status_says_what_the_shell_line_lost():
     line = import_status(api.load(command="rm -rf / && vllm serve meta-llama/Llama-3.1-8B-Instruct"), "command")
     assert "left out" in line and "rm -rf /" in line
     assert "left out" not in import_status(api.load(command="vllm serve meta-llama/Llama-3.1-8B-Instruct"), "command")
+
+
+def test_a_whole_number_typed_as_a_decimal_is_written_with_a_note():
+    """`-tp 1.0` is an argparse error on the command line (SD010 in the CLI); the UI's box takes 1.0
+    as 1, and now says it wrote it as 1 (it rewrote it silently, so CLI and UI seemed to disagree)."""
+    from wizard.ui import build_app
+    from wizard.ui.state import CHANGE_NOTE
+
+    st = set_field(new_state(), "tensor_parallel_size", "1.0")
+    assert st["config"]["tensor_parallel_size"] == 1 and "written as 1" in st[CHANGE_NOTE]
+    assert CHANGE_NOTE not in set_field(new_state(), "tensor_parallel_size", "2")
+    demo = build_app()
+    ui = demo.wizard_ui
+    out = handler(demo, ui.fields["tensor_parallel_size"], "change")(
+        set_field(new_state(), "model", "meta-llama/Llama-3.1-8B-Instruct"), "1.0")
+    assert "written as 1" in str(out[ui.c["panel"]])
+    assert CHANGE_NOTE not in out[ui.c["state"]]

@@ -40,7 +40,7 @@ from wizard import privacy, security
 from wizard.ui import findings as fp
 from wizard.ui import guard, services
 from wizard.ui.delta import SentValues
-from wizard.ui.state import box_problem, browser_safe, field_value, redact_state, same_inputs, session_json, set_field
+from wizard.ui.state import CHANGE_NOTE, box_problem, browser_safe, field_value, redact_state, same_inputs, session_json, set_field
 
 __all__ = ["WizardUI", "Reactor", "sess_of", "QUIET", "CHANGE_NOTE"]
 
@@ -52,9 +52,6 @@ log = logging.getLogger("wizard.ui")
 #: event (a tree search and a re-render each, twice per event), and with nothing shown there is
 #: nothing to push for outputs. (The larger cost was Gradio's run history, off in launch().)
 QUIET = {"show_progress": "hidden", "show_progress_on": [], "queue": False}
-#: state key where a field's ``after`` hook leaves a note for the panel (what it removed or
-#: replaced, and why); moved out of the state before the state is kept
-CHANGE_NOTE = "change_note"
 SESSIONS_KEPT = 256  # newest-state entries kept (tabs and API clients); older ones fall back to their gr.State
 
 

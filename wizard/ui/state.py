@@ -287,6 +287,11 @@ def browser_safe(obj: Any) -> Any:
     return obj
 
 
+#: state key where a field's ``after`` hook (or :func:`set_field`) leaves a note for the panel (what
+#: it removed, replaced or rewrote, and why); moved out of the state before the state is kept
+CHANGE_NOTE = "change_note"
+
+
 def set_field(state: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     """Return a copy of ``state`` with config ``path`` (dotted) set to the coerced ``value``.
 
@@ -317,6 +322,12 @@ def set_field(state: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
             st.setdefault("stash", {})["speculative_config"] = cfg.pop("speculative_config")
         return st
     v = coerce(path, value)
+    if path in INT_FIELDS and isinstance(value, str) and isinstance(v, int) and not isinstance(v, bool) \
+            and value.strip() != str(v) and not value.strip().lstrip("+").lstrip("0") == str(v):
+        # '1.0' / '1e3': vLLM's own parser refuses them on a command line (int('1.0')), the form
+        # takes the number; say so, since the CLI's check of the same text reports SD010
+        note = f"`{path}`: {value.strip()[:40]!r} is written as {v} (a whole number, as `vllm serve` needs it)."
+        st[CHANGE_NOTE] = " ".join(x for x in (st.get(CHANGE_NOTE), note) if x)
     if path.startswith("speculative_config.") and not cfg.get("speculative_config") and st.get("stash", {}).get("speculative_config"):
         if v is None:  # clearing a field of the configuration put aside (a hidden box emptied): nothing to do
             return st
