@@ -303,6 +303,7 @@ def plan(
     baseline_batch: int | None = None,
     k_max: int = 8,
     task: str | None = None,
+    report: Report | None = None,
 ) -> Plan:
     """The memory and speed-up plan (:func:`wizard.plan.planner.plan`) for ``config`` on ``gpu``.
 
@@ -312,6 +313,8 @@ def plan(
     size is in ``plan.speedup.batches`` (chart rows: :func:`speedup_chart_rows`). ``task``
     ('chat' | 'code' | 'math' | 'summarization'): plan with the method's published acceptance for
     that task (``wizard.plan.acceptance.TASK_PRIORS``) unless a measured one is given.
+    ``report``: the check of this same context when the caller has it (the UI's live check): its
+    errors become ``plan.refused_by`` without checking again.
 
     Raises:
         ValueError: bad --vllm-version; HardwareError: unknown GPU; TuneError: unreadable tune
@@ -339,7 +342,7 @@ def plan(
               baseline_batch=baseline_batch or 1, task=task)
     if tune_result is not None:
         p.notes.extend(_measured_notes(inp))
-    errors = [f for f in check_context(ctx).findings if f.severity == Severity.ERROR]
+    errors = (report if report is not None else check_context(ctx)).errors
     if errors:  # memory is not the only reason a configuration does not run: no k is recommended for it
         p.refuse([f"{f.rule}: {f.title}" for f in errors])
     return p

@@ -124,7 +124,8 @@ class ImportNote(BaseModel):
       ``json_and_dotted``      JSON form and dotted keys both given; vLLM drops the JSON object (detail: dropped, raw, dotted)
       ``duplicate_key``        the same dotted key given twice (last wins); also the same option or
                                --speculative-config given twice, or a key repeated inside its JSON object
-                               (detail: key, values; source "json" for a repeated JSON key)
+                               (detail: key, values; source "json" for a repeated JSON key; positional
+                               True when a --model after the positional model is ignored)
       ``shorthand_conflict``   --spec-method/--spec-model/--spec-tokens together with the same key in --speculative-config
                                (detail: flag, key, shorthand_value, config_value; the shorthand stays in extra_args)
       ``unknown_flag``         an option vLLM of this version may not know (kept verbatim)

@@ -300,3 +300,14 @@ def test_plan_of_a_configuration_the_check_refuses():
     r = subprocess.run([sys.executable, "-m", "wizard", "plan", "--gpu", "H100x3", "--", *cmd.split()],
                        capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})
     assert r.returncode == 1 and "the check refuses it: SD120" in r.stdout, r.stdout[-2000:]
+
+
+def test_plan_reuses_the_callers_check():
+    """The UI's live check is passed in (report=) rather than run a second time for refused_by."""
+    from wizard import api
+
+    ctx = api.resolve(api.load(command="vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 3"), gpu="H100x3")
+    rep = api.check_context(ctx)
+    assert api.plan(ctx, report=rep).refused_by == api.plan(ctx).refused_by == [f"{f.rule}: {f.title}" for f in rep.errors]
+    clean = rep.model_copy(update={"findings": [f for f in rep.findings if f.severity.value != "error"]})
+    assert api.plan(ctx, report=clean).refused_by == []

@@ -159,7 +159,7 @@ class Collector:
                 # (a --config file's `model:` comes in as --model after it) is the one served
                 self.note("duplicate_key", "model", f"the model is given twice ({self.model!r} as the positional "
                           f"argument and {value!r}); vLLM serves the positional one", key="model",
-                          values=[str(value), self.model])
+                          values=[str(value), self.model], positional=True)
                 return
             if self.model is not None and self.model != str(value):
                 self.note("duplicate_key", "model", f"the model is given twice ({self.model!r} and {value!r}); the last wins",

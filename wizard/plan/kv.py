@@ -303,8 +303,8 @@ def _state_kind(info: ModelInfo, version: Any) -> str:
 def describe_layers(info: ModelInfo, version: Any = None) -> str:
     """The layer kinds of ``info`` in words (the UI Target step's "attention" fact), as the KV plan
     counts them (:func:`kv_layout`: full, sliding-window and recurrent-state layers, from
-    ``layer_types`` / the hybrid patterns :mod:`wizard.models.config_json` reads), the recurrent layers' kind as vLLM sizes their state
-    (:func:`wizard.mechanisms.mamba_state.state_page`) and the attention kind vLLM derives
+    ``layer_types`` / the hybrid patterns :mod:`wizard.models.config_json` reads), the recurrent
+    layers' kind as vLLM sizes their state (:func:`wizard.mechanisms.mamba_state.state_page`) and the attention kind vLLM derives
     (:func:`wizard.engine.prefix_cache.attention_kind`: decoder, hybrid, attention-free). Nothing
     is recounted here: "full" for a model whose every layer holds full-attention KV."""
     version = version if version is not None else default_version()
@@ -314,13 +314,13 @@ def describe_layers(info: ModelInfo, version: Any = None) -> str:
         lay = None
     kind = attention_kind(info)
     head = {"hybrid": "hybrid: ", "attention_free": "attention-free: "}.get(kind or "", "")
-    state_words = " (recurrent state, no KV cache)"
+
+    def state_part(n: int) -> str:
+        return _plural(n, f"{_state_kind(info, version)} layer") + " (recurrent state, no KV cache)"
+
     if lay is None or lay.attention == "none":  # heads unknown: what ModelInfo itself says
-        if kind == "attention_free":
-            return head + _plural(info.num_mamba_layers, f"{_state_kind(info, version)} layer") + state_words
-        if kind == "hybrid":
-            return head + _plural(info.num_mamba_layers, f"{_state_kind(info, version)} layer") + state_words + \
-                " + attention layers"
+        if kind in ("attention_free", "hybrid"):
+            return head + state_part(info.num_mamba_layers) + (" + attention layers" if kind == "hybrid" else "")
         return "MLA" if info.use_mla else (f"sliding window {info.sliding_window}" if info.sliding_window else "full")
     parts = []
     if lay.full_layers:
@@ -329,7 +329,7 @@ def describe_layers(info: ModelInfo, version: Any = None) -> str:
         parts.append(_plural(lay.sliding_layers, "sliding-window layer")
                      + (f" (window {lay.sliding_window:,})" if lay.sliding_window else ""))
     if lay.mamba_layers:
-        parts.append(_plural(lay.mamba_layers, f"{_state_kind(info, version)} layer") + state_words)
+        parts.append(state_part(lay.mamba_layers))
     if lay.shared_layers:
         parts.append(_plural(lay.shared_layers, "layer") + " reusing an earlier layer's KV")
     if not parts:

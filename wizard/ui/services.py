@@ -211,12 +211,14 @@ def parse_acceptance(text: Any) -> tuple[list[float] | None, str | None]:
 
 
 def plan_for(ctx: Any, acceptance: list[float] | None = None, source: str | None = None,
-             task: str | None = None) -> Any:
+             task: str | None = None, report: Any = None) -> Any:
     """:func:`wizard.api.plan` of a context, with measured/entered per-position ``acceptance``,
-    else the method's published acceptance for ``task`` (chat / code / math / summarization)."""
+    else the method's published acceptance for ``task`` (chat / code / math / summarization).
+    ``report``: the live check of ``ctx`` (not run again for the plan's refusal)."""
     if acceptance:
-        return api.plan(ctx, acceptance=acceptance, acceptance_kind="cumulative", acceptance_source=source or "entered")
-    return api.plan(ctx, task=task)
+        return api.plan(ctx, acceptance=acceptance, acceptance_kind="cumulative", acceptance_source=source or "entered",
+                        report=report)
+    return api.plan(ctx, task=task, report=report)
 
 
 # ---- presets -------------------------------------------------------------------------------

@@ -287,6 +287,15 @@ def browser_safe(obj: Any) -> Any:
     return obj
 
 
+def _int_literal(text: str) -> bool:
+    """``text`` is what argparse's ``type=int`` reads as it is ('3', '+3', ' 007')."""
+    try:
+        int(text.strip())
+    except ValueError:
+        return False
+    return True
+
+
 #: state key where a field's ``after`` hook (or :func:`set_field`) leaves a note for the panel (what
 #: it removed, replaced or rewrote, and why); moved out of the state before the state is kept
 CHANGE_NOTE = "change_note"
@@ -323,9 +332,9 @@ def set_field(state: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         return st
     v = coerce(path, value)
     if path in INT_FIELDS and isinstance(value, str) and isinstance(v, int) and not isinstance(v, bool) \
-            and value.strip() != str(v) and not value.strip().lstrip("+").lstrip("0") == str(v):
-        # '1.0' / '1e3': vLLM's own parser refuses them on a command line (int('1.0')), the form
-        # takes the number; say so, since the CLI's check of the same text reports SD010
+            and not _int_literal(value):
+        # '1.0' / '1e3': vLLM's own parser refuses them on a command line (argparse type=int), the
+        # form takes the number; say so, since the CLI's check of the same text reports SD010
         note = f"`{path}`: {value.strip()[:40]!r} is written as {v} (a whole number, as `vllm serve` needs it)."
         st[CHANGE_NOTE] = " ".join(x for x in (st.get(CHANGE_NOTE), note) if x)
     if path.startswith("speculative_config.") and not cfg.get("speculative_config") and st.get("stash", {}).get("speculative_config"):

@@ -58,7 +58,7 @@ class DuplicateDottedKey(Rule):
     def check(self, ctx):
         for note in import_notes(ctx, "duplicate_key"):
             in_json = note.detail.get("source") == "json"
-            if note.field == "model" and "positional" in note.message:  # serve.py: args.model = args.model_tag
+            if note.field == "model" and note.detail.get("positional"):  # serve.py: args.model = args.model_tag
                 yield self.finding(
                     f"model: given twice; vLLM serves the positional model. {note.message} (a --config file's "
                     "`model:` does not replace it).", fields=["model"],

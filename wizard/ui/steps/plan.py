@@ -352,7 +352,7 @@ def compute(ui, ev, state: dict | None = None) -> dict:
     source = (state or {}).get("acceptance_source") or "entered in the Plan step"
     try:
         task = (state or {}).get("plan_task")
-        p = services.plan_for(ev.ctx, rates, source, task=task if task in TASKS else None)
+        p = services.plan_for(ev.ctx, rates, source, task=task if task in TASKS else None, report=ev.report)
     except Exception as err:
         return {c["plan_md"]: f"The plan could not be computed: {type(err).__name__}: {err}. "
                               "It needs the model's facts (step 2) and the hardware (step 1)."}
