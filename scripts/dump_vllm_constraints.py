@@ -223,8 +223,16 @@ def describe_class(cls: type, hints_ns: dict | None = None) -> tuple[dict, list[
         fields[name] = entry
     # what an undeclared key does: vLLM's @config gives extra="forbid" from 0.16; 0.15's ignore it
     extra = (getattr(cls, "__pydantic_config__", None) or {}).get("extra") if pfields else None
-    return {"module": cls.__module__, **_source(cls), "pydantic": bool(pfields), "extra": extra,
-            "fields": fields}, found
+    entry_out = {"module": cls.__module__, **_source(cls), "pydantic": bool(pfields), "extra": extra,
+                 "fields": fields}
+    # ClassVar defaults a field's None resolves to (0.34 CacheConfig.DEFAULT_GPU_MEMORY_UTILIZATION
+    # = 0.92, read by resolved_gpu_memory_utilization); only written where a class has one, so
+    # the tables of releases without them are unchanged
+    class_defaults = {k: v for k, v in vars(cls).items() if k.startswith("DEFAULT_") and k.isupper()
+                      and isinstance(v, (int, float, str, bool)) and not k.startswith("__")}
+    if class_defaults:
+        entry_out["class_defaults"] = dict(sorted(class_defaults.items()))
+    return entry_out, found
 
 
 def config_classes() -> dict[str, type]:

@@ -7,7 +7,9 @@
 For every architecture in ``vllm/model_executor/models/registry.py`` whose class (or a base class,
 followed through ``from .x import Y``) defines ``get_mamba_state_shape_from_config``, records which
 ``MambaStateShapeCalculator`` formula it calls and whether it passes ``num_spec`` (the conv state
-grows by the speculative tokens), read with :mod:`ast` -- vLLM is never imported. The config fields
+grows by the speculative tokens), read with :mod:`ast` -- vLLM is never imported. A registry entry
+naming a hardware-isolated package (``vllm.models.qwen3_5``, 0.34) is recorded under the
+``model_executor`` module it falls back to when the CUDA class's formula call is identical. The config fields
 each model feeds the formula live in ``wizard/mechanisms/mamba_state.py`` (``_FIELDS``), tested
 against the real classmethods.
 """
@@ -91,11 +93,54 @@ def calculator_of(fn: ast.FunctionDef) -> tuple[str | None, bool]:
     return calc, spec
 
 
+def _package_entry(vllm_root: Path, m: Models, package: str, cls: str) -> dict | None:
+    """A registry entry naming a hardware-isolated package (``vllm.models.qwen3_5``, 0.34+) whose
+    ``__init__.py`` imports the CUDA class from a submodule (``from .nvidia.model import Cls``) and
+    falls back to ``vllm.model_executor.models.<module>``. Recorded under that module's name (the
+    key of the mirrored config fields) only when the CUDA class's formula call is the same as the
+    fallback's; ``source`` names the file CUDA runs."""
+    init = vllm_root.joinpath(*package.split(".")[1:]) / "__init__.py"
+    if not init.is_file():
+        return None
+    cuda_file, legacy = None, None
+    for node in ast.walk(ast.parse(init.read_text())):
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == cls for a in node.names):
+            if node.level and node.module and cuda_file is None:
+                cuda_file = init.parent.joinpath(*node.module.split(".")).with_suffix(".py")
+            elif not node.level and (node.module or "").startswith("vllm.model_executor.models."):
+                legacy = node.module.rsplit(".", 1)[1]
+    if cuda_file is None or legacy is None or not cuda_file.is_file():
+        return None
+    legacy_found = m.method(legacy, cls, "get_mamba_state_shape_from_config")
+    if not legacy_found:
+        return None
+
+    def call(fn):
+        return next((ast.dump(n) for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                     and ast.unparse(n.func.value) == "MambaStateShapeCalculator"
+                     and not n.func.attr.startswith("append_")), None)
+
+    cuda = Models(cuda_file.parent)
+    cuda_found = cuda.method(cuda_file.stem, cls, "get_mamba_state_shape_from_config")
+    if not cuda_found or call(cuda_found[1]) != call(legacy_found[1]):
+        return None
+    calc, spec = calculator_of(cuda_found[1])
+    if not calc:
+        return None
+    return {"module": legacy_found[0], "calculator": calc, "num_spec": spec,
+            "source": cuda_file.relative_to(vllm_root.parent).as_posix()}
+
+
 def table(vllm_root: Path) -> dict[str, dict]:
     models = vllm_root / "model_executor" / "models"
     m = Models(models)
     out = {}
     for arch, (module, cls) in sorted(registry(models).items()):
+        if module.startswith("vllm."):
+            entry = _package_entry(vllm_root, m, module, cls)
+            if entry:
+                out[arch] = entry
+            continue
         found = m.method(module, cls, "get_mamba_state_shape_from_config")
         if not found:
             continue

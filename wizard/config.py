@@ -157,8 +157,8 @@ class ServeConfig(BaseModel):
 
     ``None`` means "not given, vLLM's default applies". Engine defaults from
     ``vllm/engine/arg_utils.py`` (0.32/0.33): tensor/pipeline/data parallel 1, dtype auto,
-    kv_cache_dtype auto, gpu_memory_utilization 0.9, kv_sharing_fast_prefill False,
-    enforce_eager False.
+    kv_cache_dtype auto, kv_sharing_fast_prefill False, enforce_eager False; gpu_memory_utilization
+    per release (0.9 / 0.92 / 0.34's extensible 1.0: ``ctx.view.memory_utilization``).
     """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=False, allow_inf_nan=False)

@@ -63,7 +63,7 @@ def written_method(spec: "SpeculativeConfig | None", version: "VllmVersion") -> 
         return None
     m = spec.method
     if m is None:
-        if is_custom_proposer_path(spec.model):
+        if is_custom_proposer_path(spec.model) and M.infers_custom_class(version):
             return M.CUSTOM_CLASS
         return M.NGRAM if spec.model in M.NGRAM_MODEL_NAMES else M.DRAFT_MODEL
     if M.is_mtp(m, version):
@@ -83,7 +83,8 @@ def drafter_model_name(ctx: "CheckContext") -> str | None:
         return None
     if model is None:
         return ctx.config.model if M.drafts_from_target(method) else None
-    if M.has_no_model(method) or (method is None and is_custom_proposer_path(model)):
+    if M.has_no_model(method) or (method is None and is_custom_proposer_path(model)
+                                   and M.infers_custom_class(ctx.version)):
         return None
     return model
 
@@ -105,6 +106,8 @@ def resolved_method(ctx: "CheckContext") -> str | None:
     draft_path = drafter_model_name(ctx)
     if draft_path is None or M.keeps_method(method):
         return method
+    if spec.method is not None and not M.redetects_explicit_method(ctx.version):
+        return method  # 0.34: detection runs only when method is unset (speculator_config.py:412)
     p = draft_path.lower()
     d = ctx.drafter
     archs = list(d.architectures) if d else []
@@ -140,7 +143,7 @@ def resolved_k(ctx: "CheckContext") -> int | None:
         return spec.num_speculative_tokens
     method = ctx.method
     if method == M.SUFFIX:
-        return spec.suffix_decoding_max_tree_depth or 24
+        return M.suffix_default_k(ctx.version, spec.suffix_decoding_max_tree_depth)
     if method == M.MTP:
         return None  # R031: TypeError in vLLM when unset
     d = ctx.drafter

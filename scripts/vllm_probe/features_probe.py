@@ -89,6 +89,69 @@ def enclosing_if(tree: ast.AST, call_name: str) -> str | None:
     return best
 
 
+def speculator_configs(root: Path) -> dict | None:
+    """0.34+: the per-speculator ``SpeculatorConfig`` classes (AST of
+    ``vllm/v1/worker/gpu/spec_decode/speculator_config.py`` and ``*/config.py``): for each method of
+    ``_CONFIG_BY_METHOD``, its class, class attributes looked up through the bases and the source of
+    its config file. None before 0.34 (no ``speculator_config.py``)."""
+    pkg = root / "v1" / "worker" / "gpu" / "spec_decode"
+    scf = pkg / "speculator_config.py"
+    if not scf.is_file():
+        return None
+    classes: dict[str, tuple[ast.ClassDef, str]] = {}
+    for f in [scf, pkg / "extract_hidden_states_config.py", *sorted(pkg.glob("*/config.py"))]:
+        if f.is_file():
+            src = f.read_text(encoding="utf-8")
+            for n in ast.parse(src).body:
+                if isinstance(n, ast.ClassDef):
+                    classes[n.name] = (n, f.relative_to(root).as_posix())
+    by_method: dict[str, str] = {}
+    for n in ast.walk(ast.parse(scf.read_text(encoding="utf-8"))):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
+        if any(ast.unparse(t) == "_CONFIG_BY_METHOD" for t in targets) and isinstance(n.value, ast.Dict):
+            for k, v in zip(n.value.keys, n.value.values):
+                if isinstance(k, ast.Constant) and isinstance(v, ast.Call) and len(v.args) == 2:
+                    by_method[k.value] = ast.literal_eval(v.args[1])
+
+    def attr(cls: str, name: str, depth: int = 0):
+        node = classes.get(cls, (None, None))[0]
+        if node is None or depth > 8:
+            return None
+        for st in node.body:
+            tgt = st.target if isinstance(st, ast.AnnAssign) else (st.targets[0] if isinstance(st, ast.Assign) else None)
+            if isinstance(tgt, ast.Name) and tgt.id == name and st.value is not None:
+                return ast.unparse(st.value)
+        for b in node.bases:
+            if isinstance(b, ast.Name):
+                v = attr(b.id, name, depth + 1)
+                if v is not None:
+                    return v
+        return None
+
+    def options(cls: str, depth: int = 0) -> set[str]:
+        """``supported_options`` of a config class, evaluated from its source (sets, ``|``, ``-``,
+        ``frozenset(...)`` and ``Other.supported_options``)."""
+        src = attr(cls, "supported_options")
+        if src is None or depth > 8:
+            return set()
+
+        def ev(n) -> set[str]:
+            if isinstance(n, ast.Call) and ast.unparse(n.func) == "frozenset":
+                return ev(n.args[0]) if n.args else set()
+            if isinstance(n, (ast.Set, ast.List, ast.Tuple)):
+                return {e.value for e in n.elts if isinstance(e, ast.Constant)}
+            if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.BitOr, ast.Sub)):
+                a, b = ev(n.left), ev(n.right)
+                return a | b if isinstance(n.op, ast.BitOr) else a - b
+            if isinstance(n, ast.Attribute) and n.attr == "supported_options" and isinstance(n.value, ast.Name):
+                return options(n.value.id, depth + 1)
+            return set()
+
+        return ev(ast.parse(src, mode="eval").body)
+
+    return {"classes": classes, "by_method": by_method, "attr": attr, "options": options}
+
+
 def drafter_context(root: Path) -> dict:
     """How the release sizes a drafter's positions (vllm/config/speculative.py, vllm/config/vllm.py)."""
     spec_file = next((p for p in (root / "config" / "speculative.py", root / "config" / "__init__.py",
@@ -114,9 +177,17 @@ def drafter_context(root: Path) -> dict:
     m = re.search(r"^_CACHE_ONLY_ROPE_TYPES\s*=\s*(.*?)\n\n", spec_src, re.S | re.M)
     if m:
         cache_only = sorted(set(re.findall(r"[\"']([a-z0-9_]+)[\"']", m.group(1))))
+    raise_cond = enclosing_if(tree, "_maybe_override_draft_max_position_embeddings")
+    sc = speculator_configs(root)
+    if raise_cond is None and sc is not None:
+        # 0.34+: DraftModelSpeculatorConfig.configure raises the draft's positions when its config
+        # class has shares_target_positions; written as the 0.33-style method test
+        keep = sorted(m for m, c in sc["by_method"].items() if sc["attr"](c, "shares_target_positions") == "False")
+        if keep:
+            raise_cond = (f"self.method != {keep[0]!r}" if len(keep) == 1 else f"self.method not in {tuple(keep)!r}")
     return {
         "v1_length_gate": v1_length_gate(root),
-        "raise_positions_condition": enclosing_if(tree, "_maybe_override_draft_max_position_embeddings"),
+        "raise_positions_condition": raise_cond,
         "raise_positions_rope_only": "_rope_only_sizes_cache" in spec_src,
         "cache_only_rope_types": cache_only,
         "limit_max_model_len_to_draft": "def _limit_max_model_len_to_draft" in vllm_src,
@@ -183,14 +254,37 @@ def lm_head_quantization(root: Path) -> dict | None:
                 cond = ast.unparse(inner.test)
                 break
     vllm_src = (root / "config" / "vllm.py").read_text(encoding="utf-8")
+    extra = {}
+    sc = speculator_configs(root)
+    if cond is None and sc is not None:
+        # 0.34+: the generic check of SpeculativeConfig.__post_init__ over _METHOD_SPECIFIC_OPTIONS
+        cond = "'draft_lm_head_quantization' not in speculator_config.supported_options"
+        opt = "draft_lm_head_quantization"
+        extra["accepted_methods"] = sorted(m for m, c in sc["by_method"].items() if opt in sc["options"](c))
+        # configs a draft model declares that drop it again (Gemma4MTPSpeculatorConfig: MTP minus the option)
+        extra["refused_by_configs"] = sorted(c for c in sc["classes"] if opt not in sc["options"](c)
+                                             and any(opt in sc["options"](b.id) for b in sc["classes"][c][0].bases
+                                                     if isinstance(b, ast.Name)))
+        ds = pkg_src(root, "dspark")
+        mm = re.search(r"if not \{([^}]*)\} & set\(\s*draft\.architectures", ds)
+        extra["dspark_architectures"] = sorted(re.findall(r"[\"'](\w+)[\"']", mm.group(1))) if mm else None
+        extra["unsupported_message"] = "{option} is not supported with speculative method {method!r}."
     return {
         "values": re.findall(r"[\"']([a-z0-9_]+)[\"']", m.group(1)),
         "rejected_when": cond,
+        **extra,
         "v1_unsupported": "draft lm_head quantization" in vllm_src,
         "needs_shared_lm_head": any("needs a drafter that shares the target lm_head" in f.read_text(encoding="utf-8")
                                     for f in (root / "v1" / "worker").rglob("*.py")),
-        "needs_model_dtype_head": "needs the lm_head to run in the" in spec_src,
+        "needs_model_dtype_head": "needs the lm_head to run in the" in spec_src
+        or "needs the lm_head to run in the" in pkg_src(root, "eagle"),  # 0.34+: eagle/config.py
     }
+
+
+def pkg_src(root: Path, speculator: str) -> str:
+    """Source of ``vllm/v1/worker/gpu/spec_decode/<speculator>/config.py`` ('' when absent)."""
+    f = root / "v1" / "worker" / "gpu" / "spec_decode" / speculator / "config.py"
+    return f.read_text(encoding="utf-8") if f.is_file() else ""
 
 
 def cpu_selection(root: Path) -> dict:
@@ -236,7 +330,9 @@ def drafter_quantization(root: Path) -> dict:
     return {
         "dflash_fused_kv_ignores_quant": bool(dsrc) and "qkv_proj.weight[" in dsrc and "UnquantizedLinearMethod" not in dsrc,
         "dspark_takes_target_quantization": bool(re.search(
-            r"draft_model_config\.quantization\s*=\s*\(?\s*self\.target_model_config\.quantization", spec_src)),
+            r"draft_model_config\.quantization\s*=\s*\(?\s*self\.target_model_config\.quantization", spec_src))
+        # 0.34+: DSparkSpeculatorConfig.adapt_draft_model_config (drafts without their own config)
+        or bool(re.search(r"draft\.quantization\s*=\s*target\.quantization", pkg_src(root, "dspark"))),
         "draft_quant_config_helper": any("def get_draft_quant_config" in f.read_text(encoding="utf-8")
                                          for f in models.glob("*.py")),
     }
@@ -281,6 +377,15 @@ def backend_selection(root: Path) -> dict:
         if any(ast.unparse(k.value) == "self.vllm_config" for c in calls for k in c.keywords if k.arg == "vllm_config"):
             out["drafter_inherits_target_backend"] = True
             break
+    if out["drafter_inherits_target_backend"] is None and not (root / "v1" / "worker" / "gpu_model_runner.py").exists():
+        # 0.34+ (V2 only): SpeculativeConfig.apply_draft_overrides / BaseSpeculator.attn_vllm_config
+        # replace attention_config.backend only when speculative_config.attention_backend is set
+        spec_tree = ast.parse((root / "config" / "speculative.py").read_text(encoding="utf-8"))
+        ov = next((n for n in ast.walk(spec_tree) if isinstance(n, ast.Assign)
+                   and any(ast.unparse(t) == "_DRAFT_VLLM_CONFIG_OVERRIDES" for t in n.targets)), None)
+        if ov is not None:
+            rows = [ast.literal_eval(e) for e in getattr(ov.value, "elts", []) if isinstance(e, ast.Tuple)]
+            out["drafter_inherits_target_backend"] = any(r[1] == "attention_config" for r in rows)
     sel = root / "v1" / "attention" / "selector.py"
     if sel.exists():
         fn = _func(ast.parse(sel.read_text(encoding="utf-8")), "get_attn_backend")
@@ -405,7 +510,9 @@ def main():
         "draft_lm_head_quantization": lm_head_quantization(root),
         "cpu_selection": cpu_selection(root),
         "xpu_selection": xpu_selection(root),
-        "mtp_inherits_target_quantization": "self.quantization = self.target_model_config.quantization" in spec_src,
+        "mtp_inherits_target_quantization": "self.quantization = self.target_model_config.quantization" in spec_src
+        # 0.34+: MTPSpeculatorConfig.default_model
+        or "spec.quantization = target.quantization" in pkg_src(root, "mtp"),
         "drafter_quantization": drafter_quantization(root),
         "backend_selection": backend_selection(root),
         "drafter_layer_quant": drafter_layer_quant(root),

@@ -18,7 +18,7 @@ import pytest
 from wizard import api
 from wizard.config import ServeConfig
 from wizard.context import clear_model_cache, resolve_context
-from wizard.engine.speculators import speculator_types, speculators_rewrite
+from wizard.engine.speculators import refused_types, speculator_types, speculators_rewrite
 from wizard.models import catalog
 from wizard.vllm.releases import known_releases
 from wizard.vllm.versions import parse_version
@@ -76,6 +76,13 @@ def test_short_form_equals_long_form_per_algorithm(folders, folder, release):
         report = api.check_context(ctx)
         assert any(f.rule == "SD028" and f.severity.value == "error" and "0.29" in f.message for f in report.findings)
         return
+    if stype in refused_types(parse_version(release)):  # peagle from 0.34 (algos.py:55, base.py:134)
+        assert stype == "peagle" and float(release) >= 0.34
+        assert ctx.speculators is not None and not ctx.speculators.ok
+        report = api.check_context(ctx)
+        assert any(f.rule == "SD028" and f.severity.value == "error"
+                   and "P-EAGLE (parallel drafting EAGLE-3) is not supported." in f.message for f in report.findings)
+        return
     assert ctx.speculators.ok, ctx.speculators.error
     assert ctx.config.model == "Qwen/Qwen3-8B" and ctx.target.id == "Qwen/Qwen3-8B"
     assert ctx.drafter is not None and ctx.drafter.id == f"./{folder}"
@@ -112,7 +119,7 @@ def test_catalog_speculators_short_equals_long(release):
         types = speculator_types(parse_version(release))
         short = api.load(command=["vllm", "serve", e.id])
         ctx = _ctx(short, release)
-        if stype not in types:
+        if stype not in types or stype in refused_types(parse_version(release)):
             assert not ctx.speculators.ok
             continue
         method, k = types[stype], sc["proposal_methods"][0]["speculative_tokens"]
@@ -168,6 +175,20 @@ def test_local_verifier_refused_only_on_033(folders):
     assert _ctx(cfg, "0.32").speculators.ok
     rw = _ctx(cfg, "0.33").speculators
     assert not rw.ok and "Speculators verifier must name a remote model repository" in rw.error
+
+
+def test_peagle_refused_from_034(folders):
+    """0.34 removed P-EAGLE: build_vllm_speculative_config raises after the structure checks
+    (vllm/transformers_utils/configs/speculators/base.py:134), before the local-verifier check."""
+    cfg = api.load(command=["vllm", "serve", "./constructed--Qwen3-8B-speculator.peagle"])
+    assert _ctx(cfg, "0.33").speculators.ok
+    rw = _ctx(cfg, "0.34").speculators
+    assert not rw.ok and "P-EAGLE (parallel drafting EAGLE-3) is not supported." in rw.error
+    report = api.check(cfg, vllm_version="0.34", gpu="H100", allow_hub=False)
+    sd028 = [f for f in report.findings if f.rule == "SD028"]
+    assert sd028 and sd028[0].severity.value == "error"
+    fix = sd028[0].fixes[0]
+    assert fix.set["model"] == "Qwen/Qwen3-8B" and fix.set["speculative_config"]["method"] == "ngram"
 
 
 def test_report_and_long_form(folders):

@@ -105,7 +105,7 @@ def test_unknown_device_never_raises():
 def test_tables_record_release_and_assumptions():
     t = load("0.33")
     assert t.release == "0.33.0" and t.data["assumptions"]
-    assert load("0.99").key == "0.33" and load("0.20").key == "0.20"
+    assert load("0.99").key == "0.34" and load("0.20").key == "0.20" and load("0.34").release == "0.34.0"
     # a release between two tables: the newest table at or below it; older than all: the oldest
     assert load("0.22").key == "0.22" and load("0.27").key == "0.27" and load("0.23").key == "0.23" and load("0.10").key == "0.18"
     assert load("0.20").release == "0.20.0"

@@ -34,7 +34,8 @@ Fields (the RESOLVED configuration, as vLLM sees it):
 ``kv_cache_dtype``          ``ctx.target_kv_dtype()`` (checkpoint-forced fp8 under auto applied)
 ``draft_kv_cache_dtype``    ``ctx.drafter_kv_dtype()`` (inherits the target's)
 ``runner``                  ``v1``/``v2`` from VLLM_USE_V2_MODEL_RUNNER; ``v1`` before 0.22
-                            (the V2 runner was opt-in); unknown otherwise
+                            (the V2 runner was opt-in); ``v2`` from 0.34 (V1 removed); unknown
+                            otherwise
 ``model_runner``            ``v1``/``v2``: the runner the speculative method runs on as the
                             release itself picks it (``wizard.mechanisms.apply.route``: the
                             environment variable when set, else ``use_v2_model_runner`` of the
@@ -248,6 +249,8 @@ def _model_field(info, parts: list[str]) -> Any:
 
 
 def _runner(ctx: "CheckContext") -> str | None:
+    if ctx.version.at_least("0.34"):  # Model Runner V1 removed (0.34 refuses VLLM_USE_V2_MODEL_RUNNER != 1)
+        return "v2"
     env = (ctx.config.env or {}).get("VLLM_USE_V2_MODEL_RUNNER")
     if env is not None:
         e = str(env).strip().lower()

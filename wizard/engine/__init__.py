@@ -16,6 +16,8 @@ Facts and where each is defined (one module per fact, each citing the vLLM funct
 * ``device_kv`` -- which KV-cache dtypes the release's attention backends serve on the hardware
   (backend selection over the generated ``backends.json``,
   :func:`wizard.mechanisms.attention_backend.kv_support`; the hardware catalog holds no KV column);
+* ``memory_utilization`` -- the fraction of device memory vLLM budgets with, and whether the
+  extensible KV cache (0.34+) is on: :mod:`.memory_utilization`;
 * ``layout`` -- TP x PP x DP over ``--nnodes``, this node's GPUs, refused launch options: :mod:`.layout`;
 * ``drafter`` -- which ModelInfo vLLM builds as the draft model: :mod:`.drafter`;
 * ``model_dtype``, ``drafter_dtype`` -- the dtype the target and the draft model run in (the
@@ -45,6 +47,7 @@ from wizard.engine.drafter import drafter_info
 from wizard.engine.layout import Layout, layout_of
 from wizard.engine.dtype import drafter_dtype, model_dtype
 from wizard.engine.max_len import model_max_len, served_max_model_len
+from wizard.engine.memory_utilization import MemoryUtilization, memory_utilization
 from wizard.engine.mtp import mtp_layers
 from wizard.engine.options import coerced, option_names, truthy, user_options
 from wizard.engine.prefix_cache import mamba_cache_mode, prefix_caching
@@ -198,10 +201,16 @@ class EngineView:
                                 speculating=c.spec is not None and c.method is not None)
 
     @cached_property
+    def memory_utilization(self) -> MemoryUtilization:
+        """``gpu_memory_utilization`` as vLLM resolves it (:mod:`.memory_utilization`)."""
+        c = self.ctx
+        return memory_utilization(c.config.gpu_memory_utilization, self.options, c.hardware, c.version)
+
+    @cached_property
     def block_size(self) -> int:
         """The target's KV block size (:mod:`.block_size`)."""
         c = self.ctx
-        return block_size(c.config.block_size, c.hardware, c.target)
+        return block_size(c.config.block_size, c.hardware, c.target, c.version)
 
 
 def build_view(ctx: "CheckContext") -> EngineView:

@@ -20,6 +20,9 @@ release    speculators types (``algos.py`` updaters)   the user's ``--speculativ
 0.33       as 0.32                                     as 0.32; a *local* verifier path is refused
                                                        ("Speculators verifier must name a remote
                                                        model repository", E73)
+0.34       peagle refused: "P-EAGLE (parallel          as 0.33
+           drafting EAGLE-3) is not supported."
+           (algos.py:55, base.py:134)
 =========  =========================================  ===========================================
 
 Errors vLLM raises for the checkpoint itself (R037, all releases): a missing
@@ -52,7 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from wizard.vllm.versions import VllmVersion
 
 __all__ = ["SpeculatorsRewrite", "speculators_rewrite", "speculator_types", "user_keys_policy",
-           "refuses_local_verifier"]
+           "refuses_local_verifier", "refused_types"]
 
 #: speculators_model_type -> the vLLM method it becomes, per release (``algos.py`` register_speculator +
 #: ``build_vllm_speculative_config``); 0.28: no dflash2 updater, no dflash2 -> dflash mapping
@@ -69,6 +72,13 @@ _CLOUD = ("s3://", "gs://")
 def speculator_types(version: "VllmVersion") -> dict[str, str]:
     """speculators_model_type -> resolved method for ``version`` (see the module table)."""
     return dict(_TYPES_029 if version.at_least("0.29") else _TYPES_028)
+
+
+def refused_types(version: "VllmVersion") -> dict[str, str]:
+    """speculators types the release still names but refuses -> vLLM's message: 0.34 removed
+    P-EAGLE (``build_vllm_speculative_config``, transformers_utils/configs/speculators/base.py:133-134,
+    right after the structure checks; its updater algos.py:53-55 raises the same)."""
+    return {_PEAGLE: "P-EAGLE (parallel drafting EAGLE-3) is not supported."} if version.at_least("0.34") else {}
 
 
 def user_keys_policy(version: "VllmVersion") -> str:
@@ -157,6 +167,12 @@ def speculators_rewrite(config: ServeConfig, info: "ModelInfo | None", version: 
         out.error = (f"{fname} has {'no' if tlc is None else 'a non-object'} transformer_layer_config: vLLM stops with "
                      + ("\"Must provide transformer_layer_config\"" if tlc is None else
                         "\"'transformer_layer_config' must be a dictionary if provided\""))
+        return out
+    refused = refused_types(version).get(stype) if isinstance(stype, str) else None
+    if refused is not None:
+        out.k = k
+        out.error = (f"{fname} is a {stype} speculators checkpoint; vLLM {version} stops with \"{refused}\" "
+                     "(P-EAGLE and PARD parallel drafting were removed in 0.34)")
         return out
     types = speculator_types(version)
     if not isinstance(stype, str) or stype not in types:

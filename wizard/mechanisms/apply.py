@@ -306,6 +306,22 @@ def backend_cg_support(ctx: "CheckContext") -> str | None:
     return backend_cg_floor(ctx)[0]
 
 
+def _draft_decode_steps(ctx: "CheckContext") -> bool:
+    """The drafter's steps after the first are one-token decodes with their own FULL graphs
+    (0.34 ``VllmConfig.get_draft_decode_cudagraph_request_sizes``, vllm/config/vllm.py L708):
+    eagle, eagle3, draft_model and single-module MTP (``use_multi_module_mtp``, speculative.py
+    L1813: MTP with more than one module and k > 1, no index sharing, not MiniMax-M3), k >= 2."""
+    m, k = ctx.method, ctx.k or 0
+    if k < 2 or m not in (M.EAGLE, M.EAGLE3, M.MTP, M.DRAFT_MODEL):
+        return False
+    if m != M.MTP:
+        return True
+    d = ctx.view.drafter
+    modules = ctx.view.mtp_layers or 1
+    share = bool(ctx.spec.index_share_for_mtp_iteration) if ctx.spec is not None else False
+    return not (min(modules, k) > 1 and not share and (d is None or d.model_type != "minimax_m3_mtp"))
+
+
 def capture_inputs(ctx: "CheckContext") -> dict[str, Any]:
     """The arguments of :func:`~wizard.mechanisms.cudagraph.capture_plan` for this check, with
     which were given by the user (``given``) and which are vLLM's defaults."""
@@ -329,6 +345,7 @@ def capture_inputs(ctx: "CheckContext") -> dict[str, Any]:
         "blackwell": bool(cc and cc[0] == 10),
         "runner": runner(ctx) or "v1",
         "backend_cg_support": backend_cg_support(ctx),
+        "draft_decode_steps": _draft_decode_steps(ctx),
         "given": sorted(k for k, v in (("max_num_seqs", cfg.max_num_seqs), ("max_num_batched_tokens", cfg.max_num_batched_tokens),
                                        ("max_cudagraph_capture_size", mx), ("cudagraph_capture_sizes", sizes),
                                        ("cudagraph_mode", mode)) if v is not None),

@@ -17,13 +17,24 @@ Mirrors, per release (features read from the source into ``wizard/data/vllm/<X.Y
   requests is n*(1+k) tokens, padded to the next capture size; above the largest size it runs
   **eagerly** (no graph) -- the silent slowdown this module exists to predict.
 
+* 0.34+ (no Model Runner V1; features ``split_capture_sizes``): ``_set_cudagraph_sizes`` ends in
+  ``VllmConfig._split_cudagraph_capture_sizes``: prefill graphs keep the token sizes above, decode
+  graphs get request counts (every size rounded up to a whole number of 1+k requests within the
+  ceiling; on SM 10.x the wider ``prefill_cudagraph_capture_grid`` / ``decode_cudagraph_capture_grid``
+  up to 8192 tokens / ``max_num_seqs``), and the recorded sizes become the tokens of every graph
+  (plus the one-token draft decodes of eagle/eagle3/mtp/draft_model with k >= 2). Nothing rounds to
+  multiples of 1+k any more. The V2 ``CudaGraphManager`` (``vllm/v1/worker/gpu/cudagraph_utils.py``)
+  runs a decode batch of n requests in its FULL decode graph when n is within the decode request
+  sizes, else in the smallest token-keyed (mixed-mode) graph that holds n*(1+k) tokens, else eagerly.
+
 Units: sizes are tokens per forward step; request counts are sequences.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from wizard.vllm import releases
 
@@ -202,6 +213,108 @@ def _decode_runs(sizes: list[int], mx: int, mode: str, q: int, max_num_seqs: int
     return runs
 
 
+def _walk_grid(limit: int, step: Callable[[int], float]) -> list[int]:
+    """Mirror of ``vllm/config/compilation.py _walk_grid`` (0.34)."""
+    grid, size = [], 1
+    while size < limit:
+        grid.append(size)
+        stride = 1 << max(0, math.floor(math.log2(max(1.0, step(size)))))
+        size = (size // stride + 1) * stride
+    return [*grid, limit] if limit else []
+
+
+def _prefill_grid(max_tokens: int, dense_head: bool = False) -> list[int]:
+    grid = _walk_grid(max_tokens, lambda t: min(t, max(8, t / 4), 0.07 * max(t, 4096)))
+    if dense_head:
+        grid = sorted({*grid, *(t for t in range(1, 33) if t < max_tokens)})
+    return grid
+
+
+def _decode_grid(max_requests: int) -> list[int]:
+    return _walk_grid(max_requests, lambda n: 0.65 * n ** (2 / 3))
+
+
+def _decode_shapes(sizes: Sequence[int], q: int, max_reqs: int, max_tokens: int) -> list[int]:
+    """Request counts of the uniform decode graphs of query length q
+    (``decode_cudagraph_capture_shapes``, one static query length)."""
+    import bisect
+    sizes = sorted(set(sizes))
+    limit = min(max_reqs, max_tokens // q)
+    if limit < 1:
+        return []
+    return sorted({min(n, limit) for n in sizes[: bisect.bisect_left(sizes, limit) + 1]})
+
+
+def split_sizes(
+    shared: list[int], shared_max: int, *, max_num_seqs: int, k: int, max_num_batched_tokens: int, mode: str,
+    legacy: bool, blackwell: bool = False, draft_decode_steps: bool = False, performance_mode: str = "balanced",
+) -> tuple[list[int], list[int], list[int], int]:
+    """Mirror of ``_split_cudagraph_capture_sizes`` (0.34+, no user split sizes, no dynamic tiers or
+    adaptive verification) -> (prefill token sizes, decode request sizes, recorded token sizes,
+    decode token cap)."""
+    q = 1 + k
+    mns, mnt = max_num_seqs, max_num_batched_tokens
+    wide = not legacy and blackwell
+    decode_tokens_cap = 8192 if wide else None
+    if wide:
+        prefill = _prefill_grid(min(8192, mnt), performance_mode == "interactivity")
+        decode = _decode_grid(mns)
+    else:
+        prefill = list(shared)
+        decode = sorted({min(-(-s // q), mns) for s in shared if -(-s // q) * q <= shared_max})
+    decode_max_tokens = min(mnt, decode_tokens_cap or mnt)
+    tokens = {n * q for n in _decode_shapes(decode, q, mns, decode_max_tokens)}
+    if draft_decode_steps and k >= 2 and decode:
+        tokens |= set(_decode_shapes(_decode_grid(mns), 1, mns, decode_max_tokens))
+    decode_tokens = set(tokens)
+    tokens |= set(prefill)
+    if not legacy and _mixed_mode(mode) == "NONE":
+        tokens = decode_tokens
+    return prefill, decode, sorted(tokens), decode_tokens_cap or 0
+
+
+def _split_plan(rel: str, table: dict[str, Any], mode: str, q: int, sizes: list[int], mx: int, *, max_num_seqs: int,
+                max_num_batched_tokens: int, legacy: bool, blackwell: bool, draft_decode_steps: bool,
+                performance_mode: str, notes: list[str], lowered_from: str | None) -> CudaGraphPlan:
+    """0.34+: the V2 runner's graphs from the split prefill/decode sizes (see module docstring)."""
+    if mode == "NONE" or not sizes:
+        return CudaGraphPlan(rel, mode, q, tuple(sizes), mx, "v2", (), 0, ((1, max_num_seqs, "NONE"),), 1,
+                             None, tuple(notes), lowered_from)
+    prefill, decode, tokens, cap = split_sizes(
+        sizes, mx, max_num_seqs=max_num_seqs, k=q - 1, max_num_batched_tokens=max_num_batched_tokens, mode=mode,
+        legacy=legacy, blackwell=blackwell, draft_decode_steps=draft_decode_steps, performance_mode=performance_mode)
+    if not tokens:
+        notes.append("No CUDA graph capture sizes are left; setting cudagraph_mode to NONE.")
+        return CudaGraphPlan(rel, "NONE", q, (), 0, "v2", (), 0, ((1, max_num_seqs, "NONE"),), 1, None,
+                             tuple(notes), lowered_from)
+    rmax = max(tokens)
+    decode_n: list[int] = []
+    if _separate(mode) and _decode_mode(mode) != "NONE":
+        held = min(rmax, cap or rmax)  # decode_cudagraph_capture_max_tokens
+        decode_n = [n for n in _decode_shapes(decode, q, max_num_seqs, held)]
+    mixed = _mixed_mode(mode)
+    token_max = max(prefill) if (prefill and mixed != "NONE") else 0
+    runs: list[list[Any]] = []
+    for n in range(1, max_num_seqs + 1):
+        if decode_n and n <= decode_n[-1]:
+            m = _decode_mode(mode)
+        elif token_max and n * q <= token_max:
+            m = mixed
+        else:
+            m = "NONE"
+        if runs and runs[-1][2] == m:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n, m])
+    eager = next((a for a, b, m in runs if m == "NONE"), None)
+    if eager is not None:
+        notes.append(f"decode steps with {eager} or more requests ({eager}x{q} = {eager * q} tokens) run without "
+                     f"CUDA graphs (decode graphs hold up to {decode_n[-1] if decode_n else 0} requests, "
+                     f"token-keyed graphs up to {token_max} tokens)")
+    return CudaGraphPlan(rel, mode, q, tuple(tokens), rmax, "v2", tuple(tokens), rmax,
+                         tuple(tuple(r) for r in runs), eager, None, tuple(notes), lowered_from)
+
+
 def capture_plan(
     release: Any,
     *,
@@ -216,6 +329,7 @@ def capture_plan(
     runner: str = "v1",
     backend_cg_support: str | None = None,
     performance_mode: str = "balanced",
+    draft_decode_steps: bool = False,
 ) -> CudaGraphPlan:
     """Capture sizes and decode-graph coverage for one configuration.
 
@@ -224,6 +338,9 @@ def capture_plan(
     (``wizard.vllm.backends`` facts ``cudagraph_support``), None = not limiting.
     ``blackwell``: SM 10.x device (1024-token default ceiling). Never raises: vLLM's refusals
     come back as ``error``.
+    ``draft_decode_steps``: the method is eagle/eagle3/draft_model or single-module MTP (0.34+:
+    its one-token draft decodes add graphs up to ``max_num_seqs`` tokens to the recorded sizes).
+    From 0.34 (table feature ``split_capture_sizes``) the runner is always 'v2', whatever ``runner`` says.
     """
     key = release_for(release)
     table = releases.load(key, "cudagraph.json")
@@ -261,6 +378,12 @@ def capture_plan(
             enforce_eager=enforce_eager, blackwell=blackwell, performance_mode=performance_mode)
     except ValueError as e:
         return CudaGraphPlan(rel, mode, q, error=str(e), notes=tuple(notes))
+    if table["features"].get("split_capture_sizes"):
+        return _split_plan(rel, table, mode, q, list(sizes), mx, max_num_seqs=max_num_seqs,
+                           max_num_batched_tokens=max_num_batched_tokens,
+                           legacy=max_cudagraph_capture_size is not None or cudagraph_capture_sizes is not None,
+                           blackwell=blackwell, draft_decode_steps=draft_decode_steps,
+                           performance_mode=performance_mode, notes=notes, lowered_from=lowered_from)
     rsizes, rmax = sizes, mx
     adjust_applies = runner == "v1" or not table["features"].get("spec_adjust_v1_only")
     if adjust_applies and _decode_mode(mode) == "FULL" and q > 1 and sizes:

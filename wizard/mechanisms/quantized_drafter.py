@@ -156,7 +156,17 @@ def check_quantized_drafter(
             if draft_lm_head_quantization not in lm.get("values", []):
                 errors.append(f"draft_lm_head_quantization must be one of {lm.get('values')}")
             is_gemma4 = method == M.MTP and getattr(drafter, "model_type", None) == M.GEMMA4_MTP
-            if not M.lm_head_quantizable(method) or is_gemma4:
+            accepted = lm.get("accepted_methods")
+            if accepted is not None:
+                # 0.34+: the speculator config's supported_options (SpeculativeConfig.__post_init__)
+                gemma4_refused = is_gemma4 and "Gemma4MTPSpeculatorConfig" in (lm.get("refused_by_configs") or ())
+                if method not in accepted or gemma4_refused:
+                    errors.append(f"draft_lm_head_quantization is not supported with speculative method {method!r}.")
+                elif method == M.DSPARK and lm.get("dspark_architectures") and archs & _OWN_CONFIG_DSPARK:
+                    # a self-contained DSpark draft keeps its own architecture (dspark/config.py apply_options)
+                    errors.append("draft_lm_head_quantization is only supported by the DeepSeek-V4/V4.1 DSpark "
+                                  "drafters")
+            elif not M.lm_head_quantizable(method) or is_gemma4:
                 errors.append(f"draft_lm_head_quantization is not supported for method {method!r}.")
             if lm.get("v1_unsupported") and runner == "v1":
                 errors.append("Model Runner V1 does not support: draft lm_head quantization")

@@ -134,7 +134,7 @@ class _State:
     bs: int = 16
     in_flight: int = 2048
     reserve: dict[str, int] = field(default_factory=dict)
-    util: float | None = 0.9
+    util: float | None = None  # set by _budget_step (view.memory_utilization)
     budget: int | None = None
     kv_bytes: int = 0
     kv_src: str = ""
@@ -180,7 +180,10 @@ def _budget_step(s: _State, kv_cache_space_gib: float | None) -> None:
     ctx, cfg = s.ctx, s.ctx.config
     hw = ctx.hardware
     s.reserve = reserve_bytes(cfg, ctx.target, hw, s.mnbt, s.seqs)
-    s.util = cfg.gpu_memory_utilization if cfg.gpu_memory_utilization is not None else 0.9
+    mu = ctx.view.memory_utilization
+    s.util = mu.value
+    if not mu.known:
+        s.notes.append(f"gpu_memory_utilization {mu.value:g} assumed: {mu.source}")
     explicit = cfg.extra_args.get("kv_cache_memory_bytes")
     if isinstance(explicit, str) and explicit.isascii() and explicit.isdigit():
         explicit = int(explicit)

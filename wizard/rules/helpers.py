@@ -13,6 +13,7 @@ from wizard.config import Patch, apply_patch
 from wizard.context import CheckContext
 from wizard.engine.mtp import mtp_layers
 from wizard.fixes import ngram_fallback
+from wizard.mechanisms import method_support
 from wizard.models.info import ModelInfo
 from wizard.resolve import written_method
 from wizard.vllm.methods import (
@@ -183,11 +184,21 @@ def as_int(v):
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
+def has_v1(ctx) -> bool:
+    """Whether ``ctx``'s vLLM release still ships Model Runner V1
+    (:func:`wizard.mechanisms.method_support.has_v1_runner`, the release's ``proposers.json``).
+    0.34 removed it (``vllm/v1/worker/gpu_model_runner.py`` and the ``vllm/v1/spec_decode``
+    proposers are gone): every platform runs the V2 runner and nothing falls back to V1."""
+    return method_support.has_v1_runner(ctx.version)
+
+
 def v2_blockers(ctx) -> list[str]:
-    """Features the V2 model runner does not support (R083), for the method vLLM will run."""
+    """Features the V2 model runner does not support (R083), for the method vLLM will run. Empty
+    on a release without V1 (:func:`has_v1`): there is one runner, nothing makes vLLM leave it,
+    and the keys that were blockers (``use_heterogeneous_vocab``) are unknown there (SD020)."""
     spec = ctx.spec
     out = []
-    if spec is None:
+    if spec is None or not has_v1(ctx):
         return out
     m = ctx.method
     if not v2_runner_ok(m):
@@ -201,7 +212,11 @@ def v2_blockers(ctx) -> list[str]:
 
 def uses_v1_runner(ctx) -> bool:
     """True when vLLM will use the V1 model runner: forced with ``VLLM_USE_V2_MODEL_RUNNER=0``, on
-    the CPU platform (no Triton), or when a V2 blocker is present (:func:`v2_blockers`; R083)."""
+    the CPU platform (no Triton), or when a V2 blocker is present (:func:`v2_blockers`; R083).
+    Always False on a release without V1 (:func:`has_v1`; there ``VLLM_USE_V2_MODEL_RUNNER=0`` is an
+    error, SD096)."""
+    if not has_v1(ctx):
+        return False
     env = (ctx.config.env or {}).get("VLLM_USE_V2_MODEL_RUNNER")
     if env is not None and str(env).strip().lower() in ("0", "false"):
         return True
@@ -211,9 +226,12 @@ def uses_v1_runner(ctx) -> bool:
 
 
 def async_incompatibility(ctx) -> str | None:
-    """Why ``--async-scheduling`` cannot run with this speculative setup (R081), None when it can."""
+    """Why ``--async-scheduling`` cannot run with this speculative setup (R081), None when it can.
+    None on a release without V1 (:func:`has_v1`): the method / ``disable_padded_drafter_batch``
+    incompatibilities were the V1 runner's (0.33 ``v1_async_sched_incompat``), and that key is
+    unknown there (SD020)."""
     spec = ctx.spec
-    if spec is None or ctx.method is None:
+    if spec is None or ctx.method is None or not has_v1(ctx):
         return None
     if not async_scheduling_ok(ctx.method) and not ctx.method.endswith("_mtp"):
         return f"{ctx.method}-based speculative decoding"

@@ -37,7 +37,18 @@ predicate                    vLLM
 ``async_scheduling_ok(m)``   ``EagleModelTypes`` + ngram_gpu, draft_model, dspark (R081)
 ``v2_runner_ok(m)``          Model Runner V2 support (R083): not suffix, custom_class,
                              medusa, mlp_speculator
-``lm_head_quantizable(m)``   ``draft_lm_head_quantization`` (0.33 R077): eagle, eagle3, mtp
+``lm_head_quantizable(m)``   ``draft_lm_head_quantization`` (0.33 R077): eagle, eagle3, mtp;
+                             0.34 also dspark on the DeepSeek-V4/V4.1 DSpark drafters
+                             (v1/worker/gpu/spec_decode/dspark/config.py:118), not the
+                             Gemma 4 MTP drafter (gemma4/config.py:11)
+``supported_options(m, ...)`` 0.34 ``SpeculatorConfig.supported_options`` of the speculator
+                             the method and drafter select (speculative.py:1394-1401)
+``declared_speculator``      0.34 ``speculator_config_class`` of the drafter's model class
+                             (speculator_config.py:401-438): its ``base_method``
+``redetects_explicit_method`` an explicit method re-detected from the drafter (0.33-) or
+                             never (0.34, speculator_config.py:412)
+``parallel_drafting_methods`` 0.34: ``parallel_drafting: true`` only with dflash, dspark
+                             (speculative.py:1690)
 ``is_eagle_head(m)``         EAGLE-1 / EAGLE-3 heads (``load_eagle_model`` drafters that
                              share the target's embedding and lm_head): eagle, eagle3
 ``drafter_may_span_groups``  V1 proposers that override ``validate_same_kv_cache_group``
@@ -67,6 +78,8 @@ __all__ = [
     "is_lookup", "needs_drafter_checkpoint", "drafts_from_target", "has_no_model", "keeps_method",
     "arch_prefix", "async_scheduling_ok", "v2_runner_ok", "lm_head_quantizable", "is_eagle_head",
     "repeats_mtp_layer", "names_no_checkpoint", "drafter_may_span_groups",
+    "redetects_explicit_method", "infers_custom_class", "suffix_default_k", "parallel_drafting_methods", "method_specific_options",
+    "supported_options", "declared_speculator", "DSPARK_LM_HEAD_ARCHS", "XPRESS_ARCHS", "GEMMA4_MTP_ARCHS",
 ]
 
 NGRAM = "ngram"
@@ -146,8 +159,8 @@ _ROWS: tuple[MethodTraits, ...] = (
     MethodTraits(MEDUSA, "checkpoint", "needs a Medusa head checkpoint", v2_runner=False),
     MethodTraits(MLP_SPECULATOR, "checkpoint", "needs an MLP speculator checkpoint", v2_runner=False),
     MethodTraits(DRAFT_MODEL, "checkpoint", "a small model with the same tokenizer", draft_kv_cache=True, async_ok=True),
-    MethodTraits(SUFFIX, "none", "no drafter; suffix-tree lookup (needs arctic-inference)", v2_runner=False, lookup=True),
-    MethodTraits(CUSTOM_CLASS, "class", "your own proposer class (speculative_config.model = a dotted import path)",
+    MethodTraits(SUFFIX, "none", "no drafter; suffix-tree lookup (to 0.33 needs arctic-inference)", v2_runner=False, lookup=True),
+    MethodTraits(CUSTOM_CLASS, "class", "your own proposer class (speculative_config.model = a dotted import path; removed in 0.34)",
                  v2_runner=False),
     MethodTraits(EAGLE, "checkpoint", "needs an EAGLE-1 drafter trained for this target", eagle=True, draft_kv_cache=True,
                  keeps_method=True, arch_prefix="Eagle", async_ok=True, lm_head_quantization=True, eagle_head=True),
@@ -353,9 +366,123 @@ def v2_runner_ok(method: str | None) -> bool:
     return t is None or t.v2_runner
 
 
-def lm_head_quantizable(method: str | None) -> bool:
-    """``draft_lm_head_quantization`` is allowed (0.33 R077: eagle, eagle3, mtp)."""
+def lm_head_quantizable(method: str | None, version: VllmVersion | None = None,
+                        drafter_archs: tuple[str, ...] | list[str] = (), drafter_model_type: str | None = None) -> bool:
+    """``draft_lm_head_quantization`` is allowed (0.33 R077: eagle, eagle3, mtp). On 0.34
+    (``version`` given) it is the speculator's ``supported_options`` (:func:`supported_options`):
+    also dspark, but only on the DeepSeek-V4/V4.1 DSpark drafters
+    (v1/worker/gpu/spec_decode/dspark/config.py:118), and not the Gemma 4 MTP drafter."""
+    if version is not None and _speculator_options_checked(version):
+        ok = "draft_lm_head_quantization" in supported_options(method, version, drafter_archs, drafter_model_type)
+        if method == DSPARK:
+            return ok and bool(DSPARK_LM_HEAD_ARCHS & set(drafter_archs or ()))
+        return ok
     return _has(method, "lm_head_quantization")
+
+
+# ---- 0.34: the SpeculatorConfig classes (vllm/v1/worker/gpu/spec_decode/*/config.py) ---------
+
+#: DSpark drafters whose lm_head may be quantized (0.34 dspark/config.py:118-123)
+DSPARK_LM_HEAD_ARCHS = frozenset({"DSparkDraftModel", "DSparkV41DraftModel"})
+#: XPress drafters (model class declares XPressSpeculatorConfig, qwen3_xpress.py:290; registry.py:716-717)
+XPRESS_ARCHS = frozenset({"Qwen3XPressModel", "DFlashQwen3XPressModel"})
+#: Gemma 4 MTP drafters (Gemma4MTP declares Gemma4MTPSpeculatorConfig, gemma4_mtp.py:452; registry.py:754)
+GEMMA4_MTP_ARCHS = frozenset({"Gemma4MTPModel"})
+#: drafter architectures whose 0.34 model class declares a ``speculator_config_class`` -> its
+#: ``base_method`` (model_executor/models/registry.py:686-754 with qwen3_dflash.py:864,
+#: lilicorr.py:472, qwen3_dflash2.py:546, laguna_dflash.py:247, qwen3_xpress.py:290,
+#: qwen3_dspark.py:236, models/beam/nvidia/dflash2.py:542, models/kimi_k3/nvidia/dspark_mla.py:435,
+#: models/mistral/mistral_large4/nvidia/dspark.py:272, gemma4_mtp.py:452). DeepSeek-V4,
+#: MiniMax-M3, Muse Spark and Gemma 4 DSpark drafters declare none.
+_DECLARED_034: dict[str, str] = {
+    **{a: DFLASH for a in ("DFlashDraftModel", "LiLiCorrDraftModel", "DFlash2DraftModel", "DFlash2BeamDraftModel",
+                           "MuseGlimmerAssistantModel", "DFlashMuseGlimmerAssistantModel", "DFlashLagunaForCausalLM",
+                           *XPRESS_ARCHS)},
+    **{a: DSPARK for a in ("Qwen3DSparkModel", "Qwen3OmniDSparkModel", "K3DSparkModel", "MistralLarge4DSparkModel")},
+    **{a: MTP for a in GEMMA4_MTP_ARCHS},
+}
+#: ``_METHOD_SPECIFIC_OPTIONS`` (0.34 vllm/config/speculative.py:109-115)
+_METHOD_SPECIFIC_034 = ("dspark_draft_topk", "draft_lm_head_quantization", "index_share_for_mtp_iteration",
+                        "xpress_topc", "speculator_options")
+
+
+def _speculator_options_checked(version: VllmVersion) -> bool:
+    """0.34+: one generic check of the method-specific options against the speculator's
+    ``supported_options`` (speculative.py:1394-1401) replaced the per-option messages of 0.33.
+    Read from the release's own field list: ``speculator_options`` (the custom speculators'
+    dict, added with that check) is a ``SpeculativeConfig`` field."""
+    return "speculator_options" in releases.load(version.key, "tables.json")["speculative_config_fields"]
+
+
+def redetects_explicit_method(version: VllmVersion) -> bool:
+    """An explicit ``method`` (``draft_model`` / ``mtp`` ...) is still re-detected from the
+    drafter's path and config (0.33 and older, speculative.py ~1395-1445); from 0.34 detection
+    runs only when ``method`` is unset (v1/worker/gpu/spec_decode/speculator_config.py:412-438)."""
+    return not version.at_least("0.34")
+
+
+def infers_custom_class(version: VllmVersion) -> bool:
+    """A dotted ``model`` path without a method means ``custom_class`` (0.33
+    ``_is_custom_proposer_path``): only while the release has the method (generated
+    ``speculative_methods``; 0.34 removed both, a dotted path is then a checkpoint id)."""
+    return CUSTOM_CLASS in allowed_methods(version)
+
+
+def parallel_drafting_methods(version: VllmVersion) -> tuple[str, ...] | None:
+    """Methods ``parallel_drafting: true`` is accepted with: None (0.33 and older: any method,
+    P-EAGLE/PARD for eagle/eagle3/draft_model); 0.34: dflash and dspark only, where it is a
+    deprecated no-op (speculative.py:1689-1699)."""
+    f = releases.load(version.key, "constraints.json")["classes"]["SpeculativeConfig"]
+    spec = (f.get("fields") or f).get("parallel_drafting") or {}
+    # 0.34 made the field ``bool | None = None`` when P-EAGLE/PARD went (speculative.py:559)
+    return (DFLASH, DSPARK) if "none" in spec.get("kinds", ()) else None
+
+
+def suffix_default_k(version: VllmVersion, max_tree_depth: int | None) -> int:
+    """``num_speculative_tokens`` of suffix decoding when unset: ``suffix_decoding_max_tree_depth``
+    (default 24) up to 0.33 (speculative.py, R034); ``min(8, max_tree_depth)`` from 0.34, where
+    suffix decoding runs on the GPU speculator (v1/worker/gpu/spec_decode/suffix/config.py:28),
+    the release that added ``suffix_decoding_corpus_tokens`` with it (read from the field list)."""
+    depth = max_tree_depth if isinstance(max_tree_depth, int) and not isinstance(max_tree_depth, bool) else None
+    depth = depth or 24
+    gpu_suffix = "suffix_decoding_corpus_tokens" in releases.load(version.key, "tables.json")["speculative_config_fields"]
+    return min(8, depth) if gpu_suffix else depth
+
+
+def method_specific_options(version: VllmVersion) -> tuple[str, ...]:
+    """Options checked against the speculator's ``supported_options`` (0.34
+    ``_METHOD_SPECIFIC_OPTIONS``, speculative.py:109-115); () for releases without that check."""
+    return _METHOD_SPECIFIC_034 if _speculator_options_checked(version) else ()
+
+
+def declared_speculator(drafter_archs, version: VllmVersion) -> str | None:
+    """The ``base_method`` of the ``speculator_config_class`` the drafter's model class declares
+    (0.34, speculator_config.py:392-398), None when it declares none or before 0.34."""
+    if not version.at_least("0.34"):
+        return None
+    return next((_DECLARED_034[a] for a in drafter_archs or () if a in _DECLARED_034), None)
+
+
+def supported_options(method: str | None, version: VllmVersion, drafter_archs=(), drafter_model_type: str | None = None
+                      ) -> frozenset[str]:
+    """``supported_options`` of the 0.34 speculator ``method`` (folded: ``mtp`` for aliases) runs
+    with this drafter: eagle/eagle3 ``draft_lm_head_quantization`` (eagle/config.py:37); mtp also
+    ``index_share_for_mtp_iteration`` (mtp/config.py:21), the Gemma 4 MTP drafter that one only
+    (gemma4/config.py:11); dspark ``dspark_draft_topk`` + ``draft_lm_head_quantization``
+    (dspark/config.py:25); dflash with an XPress drafter ``xpress_topc`` (xpress/config.py:11);
+    every other speculator none (speculator_config.py:41)."""
+    archs = set(drafter_archs or ())
+    if method in (EAGLE, EAGLE3):
+        return frozenset({"draft_lm_head_quantization"})
+    if is_mtp(method):
+        if archs & GEMMA4_MTP_ARCHS or drafter_model_type in ("gemma4_assistant", "gemma4_unified_assistant", GEMMA4_MTP):
+            return frozenset({"index_share_for_mtp_iteration"})
+        return frozenset({"draft_lm_head_quantization", "index_share_for_mtp_iteration"})
+    if method == DSPARK:
+        return frozenset({"dspark_draft_topk", "draft_lm_head_quantization"})
+    if method == DFLASH and archs & XPRESS_ARCHS:
+        return frozenset({"xpress_topc"})
+    return frozenset()
 
 
 def is_eagle_head(method: str | None) -> bool:

@@ -82,6 +82,54 @@ def python_vllm_version(python: str) -> str | None:
     return out.stdout.strip() or None
 
 
+#: packages the oracle and generators never need (their CPU wheels break imports on some hosts)
+_DROPPED = ("torchvision", "torchaudio", "torchcodec")
+
+_REQUIRES = (
+    "import importlib.metadata as m, sys\n"
+    "for r in m.requires(sys.argv[1]) or ():\n"
+    "    if 'extra ==' not in r.replace('extra==', 'extra =='):\n"
+    "        print(r)\n"
+)
+
+
+def _unavailable_requirements(pip_output: str) -> list[str]:
+    """Names pip could not find on the index ('No matching distribution found for NAME==V')."""
+    names = []
+    for line in pip_output.splitlines():
+        _, sep, rest = line.partition("No matching distribution found for ")
+        if sep:
+            name = rest.strip().split(" ")[0]
+            for op in ("==", ">=", "<=", "~=", "!=", "<", ">", "["):
+                name = name.split(op)[0]
+            if name:
+                names.append(name)
+    return names
+
+
+def _install_without(py: str, dist: str, version: str, missing: list[str]) -> None:
+    """``pip install --no-deps dist==version``, then its non-extra requirements less ``missing`` and
+    :data:`_DROPPED` (the two-step install that made vllm 0.34.0 usable; docs/release-0.34-preview.md)."""
+    def run(cmd: list[str]) -> subprocess.CompletedProcess:
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        if out.returncode != 0:
+            raise VenvError(f"{' '.join(cmd[:5])} failed ({out.returncode}): {(out.stderr or out.stdout)[-800:]}")
+        return out
+
+    run([py, "-m", "pip", "install", "-q", "--no-deps", f"{dist}=={version}"])
+    reqs = run([py, "-c", _REQUIRES, dist]).stdout.splitlines()
+    skip = {n.lower().replace("_", "-") for n in (*missing, *_DROPPED)}
+    keep = []
+    for req in reqs:
+        name = req.split(";")[0].strip()
+        for op in ("==", ">=", "<=", "~=", "!=", "<", ">", "[", " ", "("):
+            name = name.split(op)[0]
+        if name and name.lower().replace("_", "-") not in skip:
+            keep.append(req)
+    if keep:
+        run([py, "-m", "pip", "install", "-q", *keep])
+
+
 def release_python(release: str, create: bool = True, log=print) -> str:
     """The interpreter of an environment holding vLLM ``release`` (e.g. '0.31' or '0.33.0').
 
@@ -110,6 +158,12 @@ def release_python(release: str, create: bool = True, log=print) -> str:
     ]
     for i, cmd in enumerate(steps):
         out = subprocess.run(cmd, capture_output=True, text=True)
+        if out.returncode != 0 and i == 1:
+            missing = _unavailable_requirements(out.stderr or out.stdout)
+            if missing:  # a pin the index does not hold (vllm 0.34.0: flashinfer-python==0.7.3)
+                log(f"{dist}=={version} pins {', '.join(missing)}, which the index lacks: installing without them")
+                _install_without(str(py), dist, version, missing)
+                continue
         if out.returncode != 0 and i < 2:
             raise VenvError(f"{' '.join(cmd[:4])} failed ({out.returncode}): {(out.stderr or out.stdout)[-800:]}")
     if not python_vllm_version(str(py)):

@@ -2,7 +2,12 @@ from __future__ import annotations
 
 from wizard.config import Patch
 from wizard.mechanisms import apply as A
+from wizard.rules.helpers import has_v1
 from wizard.rules.registry import Rule, Severity, register
+
+
+#: vllm/config/compilation.py ``adjust_cudagraph_sizes_for_spec_decode`` (V1 runner, 0.28-0.33)
+_ROUNDING = "No valid cudagraph sizes after rounding"
 
 
 @register
@@ -14,7 +19,8 @@ class CaptureSizesRefused(Rule):
     Runs vLLM's capture sizing for this configuration (``wizard.mechanisms.cudagraph``) and
     reports its refusals: an explicit ``max_cudagraph_capture_size`` that differs from the largest
     of explicit ``cudagraph_capture_sizes``; no capture size left after rounding to multiples of
-    1+k (FULL decode graphs on the V1 runner); FULL graphs with a backend that supports none.
+    1+k (FULL decode graphs on the V1 runner; not on a release without V1, 0.34, which removed
+    that rounding); FULL graphs with a backend that supports none.
 
     ## Why it matters
 
@@ -44,7 +50,8 @@ class CaptureSizesRefused(Rule):
     ## Source
 
     vllm/config/vllm.py ``_set_cudagraph_sizes``; vllm/config/compilation.py
-    ``adjust_cudagraph_sizes_for_spec_decode`` and ``resolve_cudagraph_mode_and_sizes`` (0.28-0.33).
+    ``adjust_cudagraph_sizes_for_spec_decode`` (0.28-0.33; removed in 0.34 with the V1 runner) and
+    ``resolve_cudagraph_mode_and_sizes`` (0.28-0.33).
     """
 
     id = "SD741"
@@ -56,6 +63,8 @@ class CaptureSizesRefused(Rule):
         plan = A.capture(ctx)
         if plan is None or not plan.error or plan.error.startswith("unknown cudagraph_mode"):
             return
+        if plan.error.startswith(_ROUNDING) and not has_v1(ctx):
+            return  # adjust_cudagraph_sizes_for_spec_decode went with the V1 runner
         keys = ("max_cudagraph_capture_size", "cudagraph_capture_sizes", "compilation_config.max_cudagraph_capture_size",
                 "compilation_config.cudagraph_capture_sizes", "compilation_config.cudagraph_mode")
         yield self.finding(

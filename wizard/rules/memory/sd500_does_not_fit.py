@@ -220,7 +220,7 @@ class DoesNotFit(Rule):
         space = DoesNotFit._cpu_kv_space(ctx, p)[1]
         if space is not None:
             out.append(space)
-        util = cfg.gpu_memory_utilization if cfg.gpu_memory_utilization is not None else 0.9
+        util = ctx.view.memory_utilization.value
         if hw.vendor != "cpu" and util < 0.95 and hw.used_bytes in (None, 0):
             out.append(Patch(description="Give vLLM 95% of the GPU (--gpu-memory-utilization 0.95)",
                              set={"gpu_memory_utilization": 0.95}))

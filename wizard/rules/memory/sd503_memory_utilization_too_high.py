@@ -23,7 +23,9 @@ class MemoryUtilizationTooHigh(Rule):
     vLLM checks at start-up that free memory covers the requested fraction
     and stops: "Free memory on device ... on startup is less than desired GPU memory
     utilization". Another vLLM, a notebook or a second drafter server on the same GPU is the
-    usual cause.
+    usual cause. From vLLM 0.34 the extensible KV cache (on by default on CUDA and ROCm) makes
+    the fraction only a cap and the start-up check is skipped; the rule is quiet there unless the
+    cache is off (``--no-enable-extensible-kv-cache``, ``--kv-cache-memory-bytes`` ...).
 
     ## Example
 
@@ -50,7 +52,8 @@ class MemoryUtilizationTooHigh(Rule):
 
     ## Source
 
-    vllm/v1/worker/gpu_worker.py ``init_device`` / ``request_memory`` (0.32).
+    vllm/v1/worker/gpu_worker.py ``init_device`` / ``request_memory`` (0.32); 0.34:
+    vllm/v1/worker/utils.py L783 (``not cache_config.enable_extensible_kv_cache``).
     """
 
     id = "SD503"
@@ -68,7 +71,10 @@ class MemoryUtilizationTooHigh(Rule):
         hw = ctx.hardware
         if hw is None or hw.vendor == "cpu" or not hw.used_bytes:
             return
-        util = ctx.config.gpu_memory_utilization if ctx.config.gpu_memory_utilization is not None else 0.9
+        mu = ctx.view.memory_utilization
+        if mu.extensible is not False:  # 0.34+: the budget is only a cap (vllm/v1/worker/utils.py 0.34 L783)
+            return
+        util = mu.value
         if not isinstance(util, (int, float)) or not self._over(ctx, util):
             return
         free = hw.memory_bytes - hw.used_bytes

@@ -3,7 +3,20 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.rules.helpers import closest, given_keys
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.methods import NGRAM, NGRAM_MODEL_NAMES, added_in, allowed_methods, removed_in, traits
+from wizard.fixes import ngram_fallback
+from wizard.paths import is_local_path
+from wizard.resolve import is_custom_proposer_path
+from wizard.vllm.constraints import field_spec
+from wizard.vllm.methods import (CUSTOM_CLASS, NGRAM, NGRAM_MODEL_NAMES, added_in, allowed_methods, infers_custom_class,
+                                 removed_in, traits)
+
+
+def _open_method(version) -> bool:
+    """``method`` is ``SpeculativeMethod | str | None`` with the ``_validate_method`` validator
+    (0.34, vllm/config/speculative.py:461, :1625-1634): plugin-registered names pass, others get
+    "Unknown speculative method ..."; before, a pydantic Literal ("Input should be ...")."""
+    f = field_spec("SpeculativeConfig", "method", version)
+    return bool(f is not None and f.open and "_validate_method" in f.validators)
 
 
 @register
@@ -14,11 +27,15 @@ class MethodNotAllowed(Rule):
 
     Checks the value against ``SpeculativeMethod`` of the selected version
     (case-sensitive). 0.33 removed ``medusa`` and ``mlp_speculator`` and added ``step5_mtp``.
-    ``[ngram]`` is valid only as ``model``, never as ``method``.
+    ``[ngram]`` is valid only as ``model``, never as ``method``. 0.34 removed ``custom_class``
+    and its inference: a dotted import path as ``model`` without a method is flagged too.
 
     ## Why it matters
 
-    pydantic rejects it: ``Input should be 'ngram', 'draft_model', ...``.
+    pydantic rejects it: ``Input should be 'ngram', 'draft_model', ...``. From 0.34 the field
+    also takes plugin-registered names, and vLLM says ``Unknown speculative method 'X'. Built-in
+    methods: [...]; registered custom methods: [...]``; a dotted ``model`` fails with ``Invalid
+    repository ID or local directory specified``.
 
     ## Example
 
@@ -44,7 +61,8 @@ class MethodNotAllowed(Rule):
 
     ## Source
 
-    vllm/config/speculative.py ``SpeculativeMethod`` Literal (0.32, 0.33);
+    vllm/config/speculative.py ``SpeculativeMethod`` Literal (0.32, 0.33); 0.34
+    ``_validate_method`` (vllm/config/speculative.py:1625-1634, field :461);
     docs/vllm-rules.md R010 (E12, F04, F31, E69).
     """
 
@@ -58,6 +76,7 @@ class MethodNotAllowed(Rule):
             return
         m = given_keys(ctx).get("method")
         if m is None:
+            yield from self._dotted_model(ctx)
             return
         allowed = allowed_methods(ctx.version)
         if isinstance(m, str) and m in allowed:
@@ -82,8 +101,29 @@ class MethodNotAllowed(Rule):
             removed = f" (removed in {removed_in(m)})"
         elif added_in(m):
             removed = f" (added in {added_in(m)})"
+        if _open_method(ctx.version):
+            fails = (f"vLLM fails with 'Unknown speculative method {s!r}. Built-in methods: [...]; registered custom "
+                     "methods: [].' unless a plugin registers it (register_speculative_method)")
+        else:
+            fails = "vLLM fails with 'Input should be ...'"
         yield self.finding(
             f"speculative_config.method={m!r} is not a method of vLLM {ctx.version}{removed}; "
-            f"vLLM fails with 'Input should be ...'." + (f" Did you mean '{best}'?" if best else ""),
+            f"{fails}." + (f" Did you mean '{best}'?" if best else ""),
             fixes=fixes,
         )
+
+    def _dotted_model(self, ctx):
+        """0.34: no method and a dotted import path as ``model`` no longer means custom_class
+        (0.33 ``_is_custom_proposer_path``, removed with the method): vLLM reads it as a checkpoint."""
+        model = ctx.spec.model
+        if (infers_custom_class(ctx.version) or removed_in(CUSTOM_CLASS) is None or not is_custom_proposer_path(model)
+                or is_local_path(model)):
+            return
+        yield self.finding(
+            f"speculative_config.model={model!r} is a dotted import path without a method: vLLM "
+            f"{ctx.version} removed custom_class (removed in {removed_in(CUSTOM_CLASS)}) and no longer infers it, "
+            f"so it loads {model!r} as a draft checkpoint and fails with 'Invalid repository ID or local directory "
+            f"specified: {model!r}'. Custom proposers are now plugin-registered methods "
+            "(register_speculative_method, v1/worker/gpu/spec_decode/speculator_config.py:317).",
+            fields=["speculative_config.model"],
+            fixes=[ngram_fallback(ctx.spec.num_speculative_tokens, "Use n-gram speculation instead (no drafter checkpoint)")])

@@ -13,7 +13,7 @@ class MethodAutoDetected(Rule):
     ## What it does
 
     When ``method`` is unset, ``draft_model`` or ``mtp`` (0.32 also medusa /
-    mlp_speculator), vLLM looks at the drafter path and config: ``eagle-`` -> eagle, ``eagle3`` ->
+    mlp_speculator; from 0.34 only when it is unset), vLLM looks at the drafter path and config: ``eagle-`` -> eagle, ``eagle3`` ->
     eagle3, ``dflash`` -> dflash, ``dspark`` -> dspark, an MTP-capable checkpoint -> mtp. This
     rule says when the method that will run differs from the one written.
 
@@ -49,7 +49,10 @@ class MethodAutoDetected(Rule):
     ## Source
 
     vllm/config/speculative.py ``__post_init__`` "Automatically detect the method"
-    (0.32 L1326-1392, 0.33 L1432-1502); docs/vllm-rules.md R026, §4 (E25-E27, F15).
+    (0.32 L1326-1392, 0.33 L1432-1502); docs/vllm-rules.md R026, §4 (E25-E27, F15). From 0.34
+    detection runs only when ``method`` is unset (order eagle, eagle3, dflash, dspark, mtp:
+    v1/worker/gpu/spec_decode/speculator_config.py:401-438): an explicit ``draft_model`` stays
+    ``draft_model``; a drafter that declares another speculator is then an error (SD059).
     """
 
     id = "SD045"
@@ -62,7 +65,7 @@ class MethodAutoDetected(Rule):
         if spec is None or spec.model is None:
             return
         written = raw_method(ctx)
-        actual = ctx.method
+        actual = ctx.method  # 0.34: an explicit method is kept as written
         if not is_allowed(written, ctx.version) and written != MTP:
             return
         if actual is None or actual == written or has_no_model(written):

@@ -3,6 +3,7 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import DRAFT_MODEL, is_allowed
+from wizard.vllm.versions import spec_fields
 
 
 @register
@@ -12,7 +13,8 @@ class HeterogeneousVocabMisuse(Rule):
     ## What it does
 
     The option is valid only with method ``draft_model``, with
-    ``draft_sample_method`` greedy, and not with ``use_local_argmax_reduction``.
+    ``draft_sample_method`` greedy, and not with ``use_local_argmax_reduction``. Only for
+    releases that have the key (to 0.33).
 
     ## Why it matters
 
@@ -44,6 +46,9 @@ class HeterogeneousVocabMisuse(Rule):
     ## Source
 
     vllm/config/speculative.py ``_verify_args`` (0.32, 0.33); docs/vllm-rules.md R064 (E19, F25).
+    vLLM 0.34 removed the key with its three errors (``SpeculativeConfig`` has no such field,
+    ``extra="forbid"``, vllm/config/utils.py:72): the release's field list says so and SD020
+    reports the unknown key.
     """
 
     id = "SD047"
@@ -55,6 +60,8 @@ class HeterogeneousVocabMisuse(Rule):
         spec = ctx.spec
         if spec is None or not spec.use_heterogeneous_vocab:
             return
+        if "use_heterogeneous_vocab" not in spec_fields(ctx.version):
+            return  # 0.34 removed the key (and TLI): pydantic's 'Unexpected keyword argument' is SD020's
         m = ctx.method
         if m is None or not is_allowed(m, ctx.version):
             return

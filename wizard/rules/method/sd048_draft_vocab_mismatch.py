@@ -4,6 +4,7 @@ from wizard.config import Patch
 from wizard.fixes import ngram_fallback
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import DRAFT_MODEL
+from wizard.vllm.versions import spec_fields
 
 
 @register
@@ -12,8 +13,8 @@ class DraftVocabMismatch(Rule):
 
     ## What it does
 
-    For method ``draft_model`` (after detection) without
-    ``use_heterogeneous_vocab``, compares ``vocab_size`` of target and drafter. Sizes only: a
+    For method ``draft_model`` (after detection; 0.34 keeps an explicit method as written) without
+    ``use_heterogeneous_vocab`` (to 0.33), compares ``vocab_size`` of target and drafter. Sizes only: a
     different tokenizer with the same size passes vLLM (and is caught elsewhere). Not applied to
     eagle/eagle3/mtp.
 
@@ -49,7 +50,10 @@ class DraftVocabMismatch(Rule):
     ## Source
 
     vllm/config/speculative.py ``verify_equal_vocab_size_if_draft_model`` (0.32, 0.33);
-    docs/vllm-rules.md R063 (E17, E18).
+    docs/vllm-rules.md R063 (E17, E18). 0.34: the same check for the draft_model speculator
+    (``draft_has_own_vocab``, speculative.py:1725-1740, standalone_ar/config.py:15); an explicit
+    ``draft_model`` is no longer re-detected as eagle/eagle3 from its path, so it applies to those
+    drafters too (speculator_config.py:412), and ``use_heterogeneous_vocab`` is gone.
     """
 
     id = "SD048"
@@ -59,13 +63,14 @@ class DraftVocabMismatch(Rule):
 
     def check(self, ctx):
         spec = ctx.spec
-        if spec is None or spec.use_heterogeneous_vocab or ctx.method != DRAFT_MODEL:
+        hetero = "use_heterogeneous_vocab" in spec_fields(ctx.version)  # removed in 0.34
+        if spec is None or (hetero and spec.use_heterogeneous_vocab) or ctx.method != DRAFT_MODEL:
             return
         t, d = ctx.target, ctx.drafter
         if t is None or d is None or not t.vocab_size or not d.vocab_size or t.vocab_size == d.vocab_size:
             return
         fixes = []
-        if (spec.draft_sample_method or "greedy") == "greedy" and not spec.use_local_argmax_reduction:
+        if hetero and (spec.draft_sample_method or "greedy") == "greedy" and not spec.use_local_argmax_reduction:
             fixes.append(Patch(description="Map tokens between vocabularies (use_heterogeneous_vocab)",
                                set={"speculative_config.use_heterogeneous_vocab": True}))
         fixes.append(ngram_fallback(ctx.k or 3, "Use n-gram speculation instead"))

@@ -43,10 +43,13 @@ class IndexShareNotMtp(Rule):
     ## Source
 
     vllm/config/speculative.py ``__post_init__`` (0.32 L1574, 0.33 L1704); R073 (E63).
+    From 0.34 the generic "{option} is not supported with speculative method" check
+    (vllm/config/speculative.py:1394-1401) replaces this message: SD058.
     """
 
     id = "SD049"
     severity = Severity.ERROR
+    versions = "<0.34"  # 0.34: SD058 (speculative.py:1394)
     fields = ("speculative_config.index_share_for_mtp_iteration",)
     phase = "config"
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.methods import is_allowed, lm_head_quantizable
+from wizard.vllm.methods import DSPARK, is_allowed, lm_head_quantizable, method_specific_options
 
 
 @register
@@ -12,7 +12,8 @@ class DraftLmHeadQuantization(Rule):
     ## What it does
 
     On 0.33 the option is valid only for eagle, eagle3 and mtp. (On 0.32 it is
-    an unknown key: SD020.)
+    an unknown key: SD020.) On 0.34 dspark takes it too, but only with a DeepSeek-V4/V4.1
+    DSpark drafter (``DSparkDraftModel`` / ``DSparkV41DraftModel``); the other methods are SD058.
 
     ## Why it matters
 
@@ -44,6 +45,10 @@ class DraftLmHeadQuantization(Rule):
     ## Source
 
     vllm/config/speculative.py ``_verify_args`` (0.33); docs/vllm-rules.md R077 (F29, F33).
+    0.34: methods whose speculator does not take the option get the generic message (SD058,
+    speculative.py:1394); dspark takes it, but only on the DeepSeek-V4/V4.1 DSpark drafters
+    ("draft_lm_head_quantization is only supported by the DeepSeek-V4/V4.1 DSpark drafters",
+    v1/worker/gpu/spec_decode/dspark/config.py:117-123), which this rule reports.
     """
 
     id = "SD053"
@@ -56,9 +61,28 @@ class DraftLmHeadQuantization(Rule):
         spec = ctx.spec
         if spec is None or spec.draft_lm_head_quantization is None:
             return
+        if method_specific_options(ctx.version):
+            yield from self._check_034(ctx)
+            return
         if lm_head_quantizable(ctx.method) or not is_allowed(ctx.method, ctx.version):
             return
         yield self.finding(
             f"draft_lm_head_quantization is not supported for method '{ctx.method}' (only eagle, eagle3, mtp).",
+            fixes=[Patch(description="Remove draft_lm_head_quantization", unset=["speculative_config.draft_lm_head_quantization"])],
+        )
+
+    def _check_034(self, ctx):
+        """0.34: only dspark's own restriction (dspark/config.py:117-123); the rest is SD058."""
+        if ctx.method != DSPARK:
+            return
+        d = ctx.drafter
+        if d is None or not d.has_config:
+            return  # unknown drafter: its architecture decides
+        if lm_head_quantizable(DSPARK, ctx.version, tuple(d.architectures), d.model_type):
+            return
+        yield self.finding(
+            f"draft_lm_head_quantization is only supported by the DeepSeek-V4/V4.1 DSpark drafters (DSparkDraftModel, "
+            f"DSparkV41DraftModel); drafter {d.short_name()} is {', '.join(d.architectures) or 'of no architecture'}. "
+            f"vLLM {ctx.version} refuses the config at startup.",
             fixes=[Patch(description="Remove draft_lm_head_quantization", unset=["speculative_config.draft_lm_head_quantization"])],
         )

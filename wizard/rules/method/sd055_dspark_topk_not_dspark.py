@@ -42,10 +42,13 @@ class DsparkTopkNotDspark(Rule):
     ## Source
 
     vllm/config/speculative.py ``__post_init__`` (0.32 L1509, 0.33 L1640); R049 (E64).
+    From 0.34 the generic "{option} is not supported with speculative method" check
+    (vllm/config/speculative.py:1394-1401) replaces this message: SD058.
     """
 
     id = "SD055"
     severity = Severity.ERROR
+    versions = "<0.34"  # 0.34: SD058 (speculative.py:1394)
     fields = ("speculative_config.dspark_draft_topk",)
     phase = "config"
 

@@ -4,7 +4,7 @@ from wizard import resolve
 from wizard.fixes import ngram_fallback
 from wizard.rules.helpers import given_keys, is_mtp_checkpoint, path_detects, raw_method
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.methods import MTP
+from wizard.vllm.methods import MTP, redetects_explicit_method
 
 
 @register
@@ -45,7 +45,9 @@ class MtpWithoutMtpLayers(Rule):
 
     ## Source
 
-    vllm/config/speculative.py ``__post_init__`` fall-through (0.32 L1389, 0.33 L1500);
+    vllm/config/speculative.py ``__post_init__`` fall-through (0.32 L1389, 0.33 L1500); 0.34 moved
+    method detection into v1/worker/gpu/spec_decode/speculator_config.py and has no fall-through
+    (an explicit ``mtp`` is kept, mtp/config.py ``default_model`` = the target): a warning there;
     docs/vllm-rules.md R027 (E31-E33).
     """
 
@@ -64,6 +66,16 @@ class MtpWithoutMtpLayers(Rule):
             return
         name = resolve.drafter_model_name(ctx) or ctx.config.model
         mt = ctx.drafter.model_type if ctx.drafter else None
+        if not redetects_explicit_method(ctx.version):
+            yield self.finding(
+                f"method 'mtp' needs a checkpoint with MTP layers, but {name} (model_type {mt}) has none. vLLM "
+                f"{ctx.version.short} no longer refuses this at config time (the MTP speculator takes the target "
+                "itself as its draft, v1/worker/gpu/spec_decode/mtp/config.py default_model): the draft is built "
+                "from an architecture without MTP weights when the model loads, so it fails there or drafts nothing useful.",
+                severity=Severity.WARNING,
+                fixes=[ngram_fallback(3, "Use n-gram speculation")],
+            )
+            return
         yield self.finding(
             f"method 'mtp' needs a checkpoint with MTP layers, but {name} (model_type {mt}) has none: "
             "vLLM raises \"Unsupported speculative method: 'mtp'\".",

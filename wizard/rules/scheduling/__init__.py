@@ -8,7 +8,9 @@ Which model runner vLLM picks matters here: the V1 runner is used on the CPU pla
 Triton CPU backend), when ``VLLM_USE_V2_MODEL_RUNNER=0``, and when a V2-unsupported feature is
 present (suffix, custom_class, medusa/mlp_speculator, parallel drafting other than
 dflash/dspark, heterogeneous vocabularies). Without hardware in the context the GPU case is
-assumed (V2 when nothing blocks it).
+assumed (V2 when nothing blocks it). A release without Model Runner V1 (0.34,
+``wizard.mechanisms.method_support.has_v1_runner``) runs V2 everywhere: none of the V1 refusals
+apply, and ``VLLM_USE_V2_MODEL_RUNNER`` other than 1 is an error (SD096).
 
 Scheduler budgets: tokens per step against sequences and length (SD140-SD149).
 

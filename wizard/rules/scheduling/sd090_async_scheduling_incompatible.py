@@ -14,7 +14,8 @@ class AsyncSchedulingIncompatible(Rule):
     Explicit ``async_scheduling: true`` with ngram (CPU n-gram), suffix,
     custom_class, medusa/mlp_speculator, or ``disable_padded_drafter_batch``. 0.32 rejects it
     always; 0.33 only when the V1 model runner is used (CPU, or a V2 blocker), where PP > 1 is
-    also rejected.
+    also rejected. A release without Model Runner V1 (0.34) has none of these refusals: async
+    scheduling runs with every speculative method and with PP > 1.
 
     ## Why it matters
 
@@ -47,7 +48,8 @@ class AsyncSchedulingIncompatible(Rule):
     ## Source
 
     vllm/config/vllm.py ``VllmConfig.__post_init__`` async block (0.32 L1553-1582,
-    0.33 L1651-1687); docs/vllm-rules.md R081 (E54, E55).
+    0.33 L1651-1687; 0.34 L1598-1637 without ``v1_async_sched_incompat``); docs/vllm-rules.md R081
+    (E54, E55).
     """
 
     id = "SD090"

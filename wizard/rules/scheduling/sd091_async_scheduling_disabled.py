@@ -13,7 +13,8 @@ class AsyncSchedulingDisabled(Rule):
     Informational: with ``async_scheduling`` unset and an incompatible method
     (ngram on 0.32 / V1, suffix, custom_class, ``disable_padded_drafter_batch``), vLLM disables
     async scheduling with a warning. On the CPU platform async scheduling is always forced off,
-    even when requested.
+    even when requested. A release without Model Runner V1 (0.34) disables it for no speculative
+    method (only the CPU platform's override remains).
 
     ## Why it matters
 
@@ -45,7 +46,7 @@ class AsyncSchedulingDisabled(Rule):
     ## Source
 
     vllm/config/vllm.py async default branch; vllm/platforms/cpu.py ``check_and_update_config``
-    (0.32, 0.33); docs/vllm-rules.md R082 (E01, F02, E74).
+    (0.32, 0.33; 0.34 L347); docs/vllm-rules.md R082 (E01, F02, E74).
     """
 
     id = "SD091"

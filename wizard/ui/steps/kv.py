@@ -56,7 +56,7 @@ def build(ui: WizardUI) -> None:
         ui.field("enforce_eager", gr.Checkbox(False, label="enforce_eager", elem_id="f-enforce_eager", min_width=150),
                  to_form=bool)
     with gr.Row():
-        ui.field("gpu_memory_utilization", gr.Textbox(label="gpu_memory_utilization (0-1]", placeholder="0.9",
+        ui.field("gpu_memory_utilization", gr.Textbox(label="gpu_memory_utilization (0-1]", placeholder="vLLM default",
                                                       min_width=220, elem_id="f-gpu_memory_utilization"))
         ui.field("max_num_seqs", gr.Textbox(label="max_num_seqs", placeholder="vLLM default", min_width=150,
                                             elem_id="f-max_num_seqs"))
