@@ -251,6 +251,17 @@ def scan_source(src: Path) -> tuple[dict[str, dict], list[dict]]:
 
 # ---- classification ------------------------------------------------------------------------------
 
+#: sub-keys reviewed against the source where the generic rules would be wrong (``DEST.FIELD``)
+REVIEWED_NESTED = {
+    "speculative_config.method": "a method name: _validate_method admits only the built-in SpeculativeMethod values and "
+                                 "names a plugin registered (register_speculative_method; a plugin is itself code the "
+                                 "launch policy gates) (0.34 vllm/config/speculative.py:1625-1634)",
+    "speculative_config.custom_method": "set by vLLM from method (field(init=False)): not settable, vLLM refuses it "
+                                        "as a key (0.34 vllm/config/speculative.py:479)",
+    "speculative_config.model": "a Hub id or a folder: checked as a path by the folder policy (0.34's isfile at "
+                                "vllm/config/speculative.py:148 reads the *target's* dspark/ subfolder, not this value)",
+}
+
 def classify(release: str, src: Path) -> dict:
     so = json.loads((DATA / release / "serve_options.json").read_text())
     lp_path = DATA / release / "launch_policy.json"
@@ -367,6 +378,9 @@ def _classify_fields(dest: str, cls: str, classes: dict, sinks: list[dict], help
         else:
             out[key] = {"class": "opt_in", "risk": "unreviewed", "why": f"free value ({ann}) not reviewed as plain data",
                         "source": src}
+        if key in REVIEWED_NESTED and out[key]["class"] != "safe":  # where the generic rules above are wrong
+            out[key] = {"class": "safe", "why": REVIEWED_NESTED[key], "source": f"{src}, reviewed "
+                        "(scripts/dump_vllm_launch_allowlist.py REVIEWED_NESTED)"}
     return out
 
 

@@ -24,7 +24,7 @@ sys.path[:0] = [str(HERE), str(HERE / "vllm_probe")]
 import features_probe as FP  # noqa: E402
 from history_gen import generate  # noqa: E402
 
-MINORS = [f"0.{m}.0" for m in range(10, 34)]
+MINORS = [f"0.{m}.0" for m in range(10, 35)]
 
 
 def facts_of(wheel: Path) -> dict:

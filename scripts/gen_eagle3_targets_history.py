@@ -44,7 +44,7 @@ sys.path[:0] = [str(HERE)]
 from history_gen import generate  # noqa: E402
 
 
-MINORS = [f"0.{m}.0" for m in range(10, 34)]  # 0.33.0: the vllm (CUDA) wheel
+MINORS = [f"0.{m}.0" for m in range(10, 35)]  # 0.33.0, 0.34.0: the vllm (CUDA) wheels
 #: patch releases read too; kept (keyed "X.Y.Z") only where their facts differ from X.Y.0's
 #: (0.19.1 added minimax_m2 and gemma4 to the model-type list)
 PATCHES = ["0.17.1", "0.18.1", "0.19.1", "0.20.1", "0.20.2"]

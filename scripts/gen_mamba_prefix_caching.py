@@ -27,7 +27,7 @@ sys.path[:0] = [str(HERE)]
 from gen_eagle3_targets_history import _base_name as _base  # noqa: E402
 from history_gen import generate  # noqa: E402
 
-MINORS = [f"0.{m}.0" for m in range(15, 34)]
+MINORS = [f"0.{m}.0" for m in range(15, 35)]
 _IFACE = "SupportsMambaPrefixCaching"
 
 

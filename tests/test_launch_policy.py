@@ -32,7 +32,7 @@ from wizard.vllm.options import serve_options
 
 ROOT = Path(__file__).resolve().parent.parent
 HUB = "meta-llama/Llama-3.1-8B-Instruct"
-RELEASES = ["0.28", "0.29", "0.30", "0.31", "0.32", "0.33"]  # each has its own generated table
+RELEASES = ["0.28", "0.29", "0.30", "0.31", "0.32", "0.33", "0.34"]  # each has its own generated table
 UI = PathPolicy(model_dirs=[str(ROOT)])
 OPTED = PathPolicy(model_dirs=[str(ROOT)], allow_unsafe_options=True)
 
@@ -165,6 +165,19 @@ def test_safe_launches_stay_allowed_and_unknown_or_ambiguous_words_are_refused()
     assert unk.blocking and any(i.risk == "unknown" for i in unk.needs_opt_in)
     sub = review_argv(["serve", HUB, "--speculative-config", '{"method":"ngram","not_a_field":1}'], "0.32", UI)
     assert [i.dest for i in sub.needs_opt_in] == ["speculative_config.not_a_field"]
+
+
+def test_034_speculative_method_and_model_stay_plain_values():
+    """0.34 typed ``SpeculativeConfig.method`` as ``SpeculativeMethod | str | None`` (plugin methods) and
+    feeds an ``isfile`` from a function that also reads ``target_model_config.model``: the generator's
+    generic rules made every speculative launch an opt-in; REVIEWED_NESTED names why they are plain values
+    (only built-in or registered methods pass _validate_method; the file read is the target's subfolder)."""
+    spec = '{"method":"eagle3","model":"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B","num_speculative_tokens":3}'
+    for release in ("0.33", "0.34"):
+        rv = review_argv(["serve", HUB, "--speculative-config", spec], release, UI)
+        assert rv.needs_opt_in == [] and rv.blocking == [], release
+    table = allowlist("0.34")["nested"]
+    assert all(table[k]["class"] == "safe" for k in ("speculative_config.method", "speculative_config.model"))
 
 
 def test_the_launch_argv_is_what_is_reviewed_and_secrets_leave_it(monkeypatch):

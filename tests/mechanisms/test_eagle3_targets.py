@@ -34,7 +34,7 @@ def test_supports_eagle3_classes_per_release():
 
 
 def test_newer_release_than_the_table_is_not_own():
-    s = eagle3_support(parse_version("0.34.0"))
-    assert s is not None and not s.own and s.release == "0.33.0"
-    own = eagle3_support(parse_version("0.33.0"))  # the vllm 0.33.0 wheel is read too
-    assert own is not None and own.own and own.release == "0.33.0"
+    s = eagle3_support(parse_version("0.35.0"))
+    assert s is not None and not s.own and s.release == "0.34.0"
+    own = eagle3_support(parse_version("0.34.0"))  # the vllm 0.33.0 and 0.34.0 wheels are read too
+    assert own is not None and own.own and own.release == "0.34.0"

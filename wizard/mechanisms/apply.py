@@ -319,7 +319,7 @@ def _draft_decode_steps(ctx: "CheckContext") -> bool:
     d = ctx.view.drafter
     modules = ctx.view.mtp_layers or 1
     share = bool(ctx.spec.index_share_for_mtp_iteration) if ctx.spec is not None else False
-    return not (min(modules, k) > 1 and not share and (d is None or d.model_type != "minimax_m3_mtp"))
+    return not (min(modules, k) > 1 and not share and (d is None or d.model_type != M.MINIMAX_M3_MTP))
 
 
 def capture_inputs(ctx: "CheckContext") -> dict[str, Any]:

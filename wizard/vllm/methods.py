@@ -98,6 +98,8 @@ DSPARK = "dspark"
 #: MTP model types named outside the family tables (the default MTP variant; Gemma 4 assistants).
 DEEPSEEK_MTP = "deepseek_mtp"
 GEMMA4_MTP = "gemma4_mtp"
+#: the MTP draft model_type 0.34 keeps on one module (speculative.py ``use_multi_module_mtp`` L1827)
+MINIMAX_M3_MTP = "minimax_m3_mtp"
 
 #: ``speculative_config.model`` values that select n-gram when ``method`` is unset (R021);
 #: ``[ngram]`` is never a valid method.
