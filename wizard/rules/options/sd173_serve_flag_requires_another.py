@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from wizard.rules.optionvalues import option, set_option_patch, truthy
+from wizard.rules.optionvalues import option, option_path, set_option_patch, truthy
 from wizard.rules.registry import Rule, Severity, register
 
 
@@ -24,7 +24,8 @@ class ServeFlagRequiresAnother(Rule):
     ``--enable-auto-tool-choice`` needs ``--tool-call-parser``; ``--enable-log-outputs``
     needs ``--enable-log-requests``; (0.32+) ``--grpc-port`` needs the Rust frontend
     (``VLLM_USE_RUST_FRONTEND=1`` in the server's environment); (0.33) ``--reasoning-effort-map``
-    must be a JSON object whose values are strings.
+    must be a JSON object whose values are strings; (0.34) ``--checkpoint-prepare-on-startup``
+    needs ``--enable-sleep-mode`` (a ``ModelConfig`` check, vllm/config/model.py:681-682).
 
     ## Why it matters
 
@@ -56,7 +57,8 @@ class ServeFlagRequiresAnother(Rule):
     vllm/entrypoints/openai/cli_args.py (0.28), vllm/entrypoints/launchers/cli_args.py
     (0.29-0.32), vllm/entrypoints/common/cli_args.py (0.33) ``validate_parsed_serve_args``;
     ``validate_grpc_port_arg`` (0.32, 0.33); ``validate_reasoning_effort_map``
-    (vllm/entrypoints/common/cli_args.py:512-522, 0.33.0); conformance
+    (vllm/entrypoints/common/cli_args.py:512-522, 0.33.0); vllm/config/model.py:681-682
+    ``checkpoint_prepare_on_startup requires enable_sleep_mode`` (0.34.0); conformance
     ``benchmarks/conformance_schema.py`` on 0.32 and 0.33.
     """
 
@@ -64,7 +66,7 @@ class ServeFlagRequiresAnother(Rule):
     severity = Severity.ERROR
     versions = ">=0.11"  # conformance-checked per release (benchmarks/conformance_schema.py)
     fields = ("extra_args.enable_auto_tool_choice", "extra_args.enable_log_outputs", "extra_args.grpc_port",
-              "extra_args.reasoning_effort_map")
+              "extra_args.reasoning_effort_map", "extra_args.checkpoint_prepare_on_startup")
     phase = "parse"
 
     def check(self, ctx):
@@ -94,3 +96,11 @@ class ServeFlagRequiresAnother(Rule):
                 "Error: --reasoning-effort-map must be a JSON object mapping reasoning efforts to strings.",
                 fields=("extra_args.reasoning_effort_map",),
                 fixes=[set_option_patch(ctx, "reasoning_effort_map", None, "Remove --reasoning-effort-map")])
+        # 0.34 added the option (serve_options.json); an older release refuses the flag itself (SD013)
+        if truthy(option(ctx, "checkpoint_prepare_on_startup")) and not truthy(option(ctx, "enable_sleep_mode")):
+            yield self.finding(
+                "checkpoint_prepare_on_startup requires enable_sleep_mode (--checkpoint-prepare-on-startup without "
+                f"--enable-sleep-mode: vLLM {ctx.version} refuses the model config).",
+                fields=(option_path(ctx, "checkpoint_prepare_on_startup"),),
+                fixes=[set_option_patch(ctx, "checkpoint_prepare_on_startup", None,
+                                        "Remove --checkpoint-prepare-on-startup")])

@@ -7,7 +7,14 @@ from wizard.vllm.methods import CUSTOM_CLASS, DFLASH, DRAFT_MODEL, is_lookup, is
 
 def lookahead_slots(ctx) -> int:
     """Per-request slots vLLM reserves (R087): 0.32 ``max_num_new_slots_for_drafting``,
-    0.33 ``num_lookahead_tokens``."""
+    0.33 and 0.34 ``num_lookahead_tokens``. 0.34 reads it from the speculator
+    (``SpeculatorConfig.num_lookahead_tokens``, v1/worker/gpu/spec_decode/speculator_config.py:111:
+    0 for ngram/suffix/extract_hidden_states; K for eagle/eagle3/mtp (eagle/config.py:56) and
+    draft_model (standalone_ar/config.py:20); K+1 for dflash (dflash/config.py:54); dspark K, K+1
+    without ``sample_from_anchor``) -- the values 0.33 computed in ``VllmConfig``. P-EAGLE/PARD
+    (``parallel_drafting`` on eagle/draft_model) are gone there (SD235), and
+    ``max_num_new_slots_for_drafting`` (1 for draft_model only, standalone_ar/config.py:24) no
+    longer takes part in this check."""
     spec = ctx.spec
     k = ctx.k or 0
     m = ctx.method
@@ -34,7 +41,9 @@ class BatchedTokensTooSmall(Rule):
     vLLM reserves per-request slots for drafting. 0.32: ``max_num_batched_tokens``
     must exceed ``max_num_new_slots_for_drafting`` (1 for draft_model, k for PARD/dflash, k-1 for
     P-EAGLE/dspark, else 0). 0.33: it must exceed ``num_lookahead_tokens`` (k for
-    eagle/eagle3/mtp/draft_model, k+1 for dflash, 0 for n-gram).
+    eagle/eagle3/mtp/draft_model, k+1 for dflash, 0 for n-gram). 0.34: the same
+    ``num_lookahead_tokens``, now each speculator's own (P-EAGLE/PARD removed;
+    ``max_num_new_slots_for_drafting`` is 1 for draft_model only and not part of the check).
 
     ## Why it matters
 
@@ -65,7 +74,8 @@ class BatchedTokensTooSmall(Rule):
 
     ## Source
 
-    vllm/config/vllm.py ``_set_max_num_scheduled_tokens`` (0.32 L2254, 0.33 L2341);
+    vllm/config/vllm.py ``_set_max_num_scheduled_tokens`` (0.32 L2254, 0.33 L2341, 0.34 L2263:
+    the check at L2293 reads ``num_lookahead_tokens``, vllm.py:601 -> the speculator's);
     docs/vllm-rules.md R087 (E57-E59).
     """
 

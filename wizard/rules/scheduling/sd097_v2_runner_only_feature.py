@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from wizard.rules.helpers import is_cpu, uses_v1_runner, v2_blockers
+from wizard.rules.helpers import has_v1, is_cpu, uses_v1_runner, v2_blockers
 from wizard.rules.optionvalues import option, option_path, set_option_patch, truthy
 from wizard.rules.registry import Rule, Severity, register
 
@@ -57,7 +57,9 @@ class V2RunnerOnlyFeature(Rule):
 
     ## Source
 
-    vllm/config/vllm.py (0.32) ``_verify_aux_output_compatibility``,
+    vllm/config/vllm.py (0.32) ``_verify_aux_output_compatibility``, (0.34, no V1: reached on
+    every platform) "AuxOutput Connector only supports MoE models." (L1108-1115) and "sampling
+    distribution replay requires logprobs_mode='processed_logprobs' ..." (L1284-1289),
     ``_verify_sampling_replay_config``, ``_verify_trace_replay_config``,
     ``_get_v1_model_runner_unsupported_features`` / ``_validate_v1_model_runner``,
     ``_validate_batch_sharded_sampling``, ``use_v2_model_runner``; first releases read in the
@@ -86,6 +88,8 @@ class V2RunnerOnlyFeature(Rule):
                 f"AuxOutput Connector (routed-expert capture) requires Model Runner V2; vLLM uses V1 here because of {where}.",
                 fields=[option_path(ctx, name)],
                 fixes=[set_option_patch(ctx, name, None, f"Remove --{name.replace('_', '-')}")])
+        if not has_v1(ctx):
+            yield from self._check_one_runner(ctx)
         for name, what, first in (("return_sampling_mask", "sampling distribution replay (--return-sampling-mask)", "0.28"),
                                   ("enable_trace_replay", "trace replay (--enable-trace-replay)", "0.29")):
             if v1 and ctx.version.at_least(first) and truthy(option(ctx, name)):
@@ -100,3 +104,25 @@ class V2RunnerOnlyFeature(Rule):
             elif ctx.view.layout.tp <= 1:
                 yield self.finding("Batch-sharded sampling is not supported with tensor_parallel_size 1: there is "
                                    "nothing to shard.", fields=[option_path(ctx, "enable_batch_sharded_sampling")], fixes=fix)
+
+    def _check_one_runner(self, ctx):
+        """0.34 (no V1): the checks behind the V2-only features, now reached on every platform:
+        AuxOutput on a dense target (``_verify_aux_output_compatibility``, config/vllm.py:1108-1115)
+        and sampling distribution replay without ``--logprobs-mode processed_logprobs``
+        (config/vllm.py:1284-1289)."""
+        t = ctx.target
+        if _aux_output(ctx) and t is not None and t.has_config and not t.num_experts:
+            name = "enable_return_routed_experts" if truthy(option(ctx, "enable_return_routed_experts")) else "aux_output_config"
+            yield self.finding(f"AuxOutput Connector only supports MoE models. ({t.short_name()} has no routed experts; "
+                               f"vLLM {ctx.version} refuses routed-expert capture for it.)",
+                               fields=[option_path(ctx, name)],
+                               fixes=[set_option_patch(ctx, name, None, f"Remove --{name.replace('_', '-')}")])
+        mode = option(ctx, "logprobs_mode")
+        if truthy(option(ctx, "return_sampling_mask")) and (mode or "raw_logprobs") != "processed_logprobs":
+            yield self.finding("sampling distribution replay requires logprobs_mode='processed_logprobs' so that returned "
+                               "logprobs are normalized over the same nucleus as the sampling mask "
+                               f"(--return-sampling-mask with logprobs_mode={mode or 'raw_logprobs'!r}).",
+                               fields=[option_path(ctx, "return_sampling_mask")],
+                               fixes=[set_option_patch(ctx, "logprobs_mode", "processed_logprobs",
+                                                       "Add --logprobs-mode processed_logprobs"),
+                                      set_option_patch(ctx, "return_sampling_mask", None, "Remove --return-sampling-mask")])

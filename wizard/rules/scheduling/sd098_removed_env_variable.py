@@ -1,20 +1,9 @@
 from __future__ import annotations
 
 from wizard.config import Patch
+from wizard.rules.helpers import REMOVED_ENV
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm import releases
-
-#: ``vllm/envs.py`` ``removed_environment_variables`` (0.34.0 L654, the first release with the
-#: table): variable -> (first release that rejects it, vLLM's migration hint, verbatim).
-#: ``VLLM_USE_V2_MODEL_RUNNER`` is special-cased before this table in ``validate_environ``: SD096.
-REMOVED_ENV: dict[str, tuple[str, str]] = {
-    "VLLM_MARLIN_INPUT_DTYPE": (
-        "0.34",
-        "Marlin no longer supports 8-bit activations. Use `--quantization humming` and set the activation "
-        "dtype with VLLM_HUMMING_INPUT_QUANT_CONFIG, e.g. '{\"dtype\":\"int8\"}'.",
-    ),
-}
-
 
 def _release_env(version) -> dict:
     """The ``vllm/envs.py`` variables of the release (its ``launch_policy.json``), {} when unknown."""
