@@ -312,3 +312,16 @@ def test_plan_reuses_the_callers_check():
     assert api.plan(ctx, report=rep).refused_by == api.plan(ctx).refused_by == [f"{f.rule}: {f.title}" for f in rep.errors]
     clean = rep.model_copy(update={"findings": [f for f in rep.findings if f.severity.value != "error"]})
     assert api.plan(ctx, report=clean).refused_by == []
+
+
+def test_plan_serves_the_length_vllm_lowers_to_the_drafter():
+    """vLLM 0.34 ``_limit_max_model_len_to_draft`` (vllm/config/vllm.py:3102) caps the target's
+    max_model_len at a draft model's, speculative_config.max_model_len included; 0.32's V1 runner
+    keeps the target's length (and skips drafting past the drafter's instead)."""
+    spec = {"method": "draft_model", "model": "meta-llama/Llama-3.2-1B-Instruct", "num_speculative_tokens": 3,
+            "max_model_len": 4096}
+    cfg = config_from_dict({"model": "meta-llama/Llama-3.1-8B-Instruct", "speculative_config": spec})
+    p34 = api.plan(cfg, gpu="H100", vllm_version="0.34")
+    p32 = api.plan(cfg, gpu="H100", vllm_version="0.32")
+    assert p34.max_model_len == 4096 and any("lowers it to the drafter's" in n for n in p34.notes)
+    assert p32.max_model_len == 131072
