@@ -93,7 +93,7 @@ def test_versions_tables_follow_each_release():
 
 
 def test_034_tables_follow_its_source():
-    """vllm 0.34.0 (docs/release-0.34-preview.md): SpeculativeMethod lost custom_class and gained
+    """vllm 0.34.0 (docs/release-0.34.md): SpeculativeMethod lost custom_class and gained
     nemotron3_5_transcribe_mtp (vllm/config/speculative.py); SpeculativeConfig lost
     disable_padded_drafter_batch and use_heterogeneous_vocab and gained draft_decode_context_parallel_size,
     suffix_decoding_corpus_tokens and speculator_options; CacheConfig.gpu_memory_utilization

@@ -3,7 +3,7 @@
 
 The fact "this release has no V1 runner" comes from ``method_support.has_v1_runner`` (the
 release's proposers.json ``v1_runner``); here it is forced per test, so these tests hold whether
-or not the generated table says so yet. 0.34 removed V1 (docs/release-0.34-preview.md §1.1).
+or not the generated table says so yet. 0.34 removed V1 (docs/release-0.34.md §1.1).
 """
 
 from __future__ import annotations

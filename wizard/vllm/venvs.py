@@ -109,7 +109,7 @@ def _unavailable_requirements(pip_output: str) -> list[str]:
 
 def _install_without(py: str, dist: str, version: str, missing: list[str]) -> None:
     """``pip install --no-deps dist==version``, then its non-extra requirements less ``missing`` and
-    :data:`_DROPPED` (the two-step install that made vllm 0.34.0 usable; docs/release-0.34-preview.md)."""
+    :data:`_DROPPED` (the two-step install that made vllm 0.34.0 usable; docs/release-0.34.md)."""
     def run(cmd: list[str]) -> subprocess.CompletedProcess:
         out = subprocess.run(cmd, capture_output=True, text=True)
         if out.returncode != 0:

@@ -61,7 +61,7 @@ class V2RunnerForced(Rule):
     vllm/config/vllm.py ``use_v2_model_runner`` / ``_validate_v2_model_runner`` (0.32 L703,
     0.33 L731); vllm/platforms/interface.py ``validate_environ`` (0.34 L1481-1490, from
     vllm/engine/arg_utils.py ``create_engine_config`` L2294); docs/vllm-rules.md R083, R085;
-    docs/release-0.34-preview.md §1.1.
+    docs/release-0.34.md §1.1.
     """
 
     id = "SD096"

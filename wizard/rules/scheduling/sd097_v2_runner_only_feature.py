@@ -67,7 +67,7 @@ class V2RunnerOnlyFeature(Rule):
     the AuxOutput connector 0.31.0; docs/vllm-rules.md R084, R376,
     R381, R387, R456; found by the schema corpus
     (``benchmarks/conformance_schema.py``, 0.32); 0.34 ``_validate_batch_sharded_sampling``
-    (vllm/config/vllm.py L3316) and docs/release-0.34-preview.md §1.1 (the V1-only errors removed).
+    (vllm/config/vllm.py L3316) and docs/release-0.34.md §1.1 (the V1-only errors removed).
     """
 
     id = "SD097"

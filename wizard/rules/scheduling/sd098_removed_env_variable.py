@@ -58,7 +58,7 @@ class RemovedEnvVariable(Rule):
 
     vllm/envs.py ``removed_environment_variables`` (0.34.0 L654); vllm/platforms/interface.py
     ``validate_environ`` (0.34.0 L1492-1493), called from vllm/engine/arg_utils.py
-    ``create_engine_config`` (0.34.0 L2294); docs/release-0.34-preview.md §1.1.
+    ``create_engine_config`` (0.34.0 L2294); docs/release-0.34.md §1.1.
     """
 
     id = "SD098"
