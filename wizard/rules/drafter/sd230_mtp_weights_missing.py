@@ -4,6 +4,11 @@ from wizard.rules.helpers import ngram_fix
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import MTP
 
+#: 0.34 removed deepseek_mtp.py's per-layer completeness check (the ledger pair 0.33.0 -> 0.34.0);
+#: the default loader's ``track_weights_loading`` (model_loader/default_loader.py 0.34 L608-613)
+#: still refuses the unloaded MTP parameters
+_GENERIC_CHECK_SINCE = "0.34"
+
 
 @register
 class MtpWeightsMissing(Rule):
@@ -18,7 +23,8 @@ class MtpWeightsMissing(Rule):
     ## Why it matters
 
     Config time accepts it; loading fails: "MTP speculative decoding layer N
-    weights missing from checkpoint".
+    weights missing from checkpoint" (0.34: "Following weights were not initialized from
+    checkpoint").
 
     ## Example
 
@@ -42,7 +48,9 @@ class MtpWeightsMissing(Rule):
 
     ## Source
 
-    vllm/model_executor/models/deepseek_mtp.py load_weights (0.32/0.33); docs/vllm-rules.md R126/R043.
+    vllm/model_executor/models/deepseek_mtp.py load_weights (0.32/0.33, L520-537); 0.34:
+    vllm/model_executor/model_loader/default_loader.py ``track_weights_loading`` (L608-613);
+    docs/vllm-rules.md R126/R043.
     """
 
     id = "SD230"
@@ -59,8 +67,10 @@ class MtpWeightsMissing(Rule):
         n = ctx.view.mtp_layers
         if not n:
             return
+        said = ("'Following weights were not initialized from checkpoint: {...}' (the model loader's own check; "
+                "0.34 dropped the MTP-specific one)" if ctx.version.at_least(_GENERIC_CHECK_SINCE)
+                else "'MTP speculative decoding layer ... weights missing from checkpoint'")
         yield self.finding(
             f"{m.short_name()} declares {n} MTP layer(s) but its checkpoint has no MTP tensors: loading fails with "
-            "'MTP speculative decoding layer ... weights missing from checkpoint'. Use the checkpoint with MTP "
-            "weights (quantized exports often drop them) or another method.",
+            f"{said}. Use the checkpoint with MTP weights (quantized exports often drop them) or another method.",
             fixes=[ngram_fix(ctx)])
