@@ -11,7 +11,8 @@ the source into ``wizard/data/vllm/<X.Y>/features.json`` -> ``facts.drafter_cont
   ``draft_model`` in 0.33, and there only when every RoPE of the drafter is a type whose
   length only sizes the cache (``_CACHE_ONLY_ROPE_TYPES``);
 * 0.33 ``VllmConfig._limit_max_model_len_to_draft``: with the V2 model runner a shorter drafter
-  that is not raised *lowers the served* ``max_model_len`` to the drafter's (logged warning);
+  that is not raised *lowers the served* ``max_model_len`` to the drafter's (logged warning),
+  ``speculative_config.max_model_len`` included (it lowers the draft ModelConfig's first);
 * 0.34 ``_limit_max_model_len_to_draft`` (config/vllm.py:3102) applies always (V1 is gone; facts
   ``limit_requires_v2`` False): every drafter not raised caps the served ``max_model_len`` at its
   own, ``speculative_config.max_model_len`` included -- ``draft_model`` always (:func:`_limited_always`);
@@ -177,7 +178,9 @@ def drafter_context(
         return DrafterContext(rel, method, "unknown", dlen, served_len, served_len, None,
                               "drafter or served length unknown", source=src)
     gate = facts.get("v1_length_gate")
-    if facts.get("limit_max_model_len_to_draft") and not facts.get("limit_requires_v2"):
+    if facts.get("limit_max_model_len_to_draft") and (not facts.get("limit_requires_v2") or runner == "v2"):
+        # 0.34 always; 0.33 on the V2 runner (speculative_config.max_model_len lowers the draft
+        # ModelConfig's length first, _maybe_override_draft_max_model_len, so it caps the served one too)
         return _limited_always(rel, method, drafter, dlen, served_len, speculative_max_model_len, facts)
     if runner == "v1" and gate and speculative_max_model_len is not None and speculative_max_model_len < served_len:
         return _skipped(rel, method, dlen, served_len, speculative_max_model_len, num_speculative_tokens, gate, [])
@@ -244,7 +247,8 @@ def _limited_always(rel: str, method: str, drafter: Any, dlen: int, served_len: 
     (``shares_target_positions=False``, standalone_ar/config.py) are always capped. Logged:
     "... reducing max_model_len to N"."""
     notes: list[str] = []
-    src = "vllm/config/vllm.py:3102 (_limit_max_model_len_to_draft)"
+    src = ("vllm/config/vllm.py (_limit_max_model_len_to_draft, V2 model runner)" if facts.get("limit_requires_v2")
+           else "vllm/config/vllm.py:3102 (_limit_max_model_len_to_draft)")
     if _raised(facts, method, drafter, notes):
         if dlen >= served_len:
             return DrafterContext(rel, method, "ok", dlen, served_len, served_len, None,
