@@ -38,12 +38,9 @@ class NS(types.SimpleNamespace):
     pass
 
 
-def main():
-    quiet()
-    root = Path(sys.argv[1])
-    eng = Engine(root)
-    if eng.module_path("vllm.v1.cudagraph_dispatcher") is None:
-        return main_split_sizes(eng)
+def _stub_platform(eng) -> dict:
+    """Platform stubs for the evaluated sizing code; the returned ``{"v": bool}`` switches the
+    device to Blackwell (SM 10.x) for the samples that ask for it."""
     eng.stubs[("vllm.compilation.breakable_cudagraph", "is_breakable_cudagraph_enabled")] = lambda: False
     blackwell = {"v": False}
 
@@ -55,6 +52,16 @@ def main():
             return lambda *a, **kw: False
 
     eng.stubs[("vllm.platforms", "current_platform")] = Plat()
+    return blackwell
+
+
+def main():
+    quiet()
+    root = Path(sys.argv[1])
+    eng = Engine(root)
+    if eng.module_path("vllm.v1.cudagraph_dispatcher") is None:
+        return main_split_sizes(eng)
+    blackwell = _stub_platform(eng)
     Mode = eng.get("vllm.config.compilation.CUDAGraphMode")
     set_sizes = eng.method("vllm.config.vllm", "VllmConfig", "_set_cudagraph_sizes")
     adjust = eng.method("vllm.config.compilation", "CompilationConfig", "adjust_cudagraph_sizes_for_spec_decode")
@@ -179,17 +186,7 @@ def main():
 
 def main_split_sizes(eng):
     """0.34+: prefill and decode CUDA-graph sizes resolved separately, V2 runner only."""
-    eng.stubs[("vllm.compilation.breakable_cudagraph", "is_breakable_cudagraph_enabled")] = lambda: False
-    blackwell = {"v": False}
-
-    class Plat:
-        def is_device_capability_family(self, x, device_id=0):
-            return blackwell["v"] and x // 10 == 10
-
-        def __getattr__(self, k):
-            return lambda *a, **kw: False
-
-    eng.stubs[("vllm.platforms", "current_platform")] = Plat()
+    blackwell = _stub_platform(eng)
     Mode = eng.get("vllm.config.compilation.CUDAGraphMode")
     shapes_fn = eng.get("vllm.config.compilation.decode_cudagraph_capture_shapes")
     max_tokens_fn = eng.get("vllm.config.compilation.decode_cudagraph_capture_max_tokens")

@@ -199,25 +199,9 @@ def main():
     quiet()
     root = Path(sys.argv[1])
     eng = Engine(root)
+    _stub_cuda_platform(eng)
     if eng.module_path("vllm.v1.worker.gpu_model_runner") is None:
         return main_v2_only(eng)
-
-    class Plat:
-        def is_cuda(self):
-            return True
-
-        def is_rocm(self):
-            return False
-
-        def is_unspecified(self):
-            return False
-
-        def __getattr__(self, k):
-            return lambda *a, **kw: False
-
-    eng.stubs[("vllm.platforms", "current_platform")] = Plat()
-    for m in ("vllm.config.vllm", "vllm.triton_utils", "vllm.triton_utils.importing"):
-        eng.stubs[(m, "HAS_TRITON")] = True
     methods = literal_values(eng.get("vllm.config.speculative.SpeculativeMethod"))
     mtp_types = literal_values(eng.get("vllm.config.speculative.MTPModelTypes"))
     def poisoned(cls, name):
@@ -446,8 +430,8 @@ def speculative_models(eng) -> dict[str, tuple[str, str]]:
     return out
 
 
-def main_v2_only(eng):
-    """proposers.json for a release whose engine has only the V2 model runner."""
+def _stub_cuda_platform(eng) -> None:
+    """A CUDA platform with Triton for the evaluated config code (no device is touched)."""
 
     class Plat:
         def is_cuda(self):
@@ -465,6 +449,11 @@ def main_v2_only(eng):
     eng.stubs[("vllm.platforms", "current_platform")] = Plat()
     for m in ("vllm.config.vllm", "vllm.triton_utils", "vllm.triton_utils.importing"):
         eng.stubs[(m, "HAS_TRITON")] = True
+
+
+def main_v2_only(eng):
+    """proposers.json for a release whose engine has only the V2 model runner (the CUDA platform
+    stubs are set by :func:`_stub_cuda_platform`)."""
     SCM = "vllm.v1.worker.gpu.spec_decode.speculator_config"
     methods = literal_values(eng.get("vllm.config.speculative.SpeculativeMethod"))
     mtp_types = literal_values(eng.get("vllm.config.speculative.MTPModelTypes"))

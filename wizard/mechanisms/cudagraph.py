@@ -206,10 +206,7 @@ def _decode_runs(sizes: list[int], mx: int, mode: str, q: int, max_num_seqs: int
                 m = "PIECEWISE"
             else:
                 m = "NONE"
-        if runs and runs[-1][2] == m:
-            runs[-1][1] = n
-        else:
-            runs.append([n, n, m])
+        _extend_runs(runs, n, m)
     return runs
 
 
@@ -302,10 +299,7 @@ def _split_plan(rel: str, table: dict[str, Any], mode: str, q: int, sizes: list[
             m = mixed
         else:
             m = "NONE"
-        if runs and runs[-1][2] == m:
-            runs[-1][1] = n
-        else:
-            runs.append([n, n, m])
+        _extend_runs(runs, n, m)
     eager = next((a for a, b, m in runs if m == "NONE"), None)
     if eager is not None:
         notes.append(f"decode steps with {eager} or more requests ({eager}x{q} = {eager * q} tokens) run without "
@@ -313,6 +307,14 @@ def _split_plan(rel: str, table: dict[str, Any], mode: str, q: int, sizes: list[
                      f"token-keyed graphs up to {token_max} tokens)")
     return CudaGraphPlan(rel, mode, q, tuple(tokens), rmax, "v2", tuple(tokens), rmax,
                          tuple(tuple(r) for r in runs), eager, None, tuple(notes), lowered_from)
+
+
+def _extend_runs(runs: list[list[Any]], n: int, mode: str) -> None:
+    """Append request count ``n`` with graph ``mode`` to ``[first, last, mode]`` runs."""
+    if runs and runs[-1][2] == mode:
+        runs[-1][1] = n
+    else:
+        runs.append([n, n, mode])
 
 
 def capture_plan(
