@@ -152,8 +152,10 @@ def render_plan_text(p: "Plan") -> str:
         out.append(f"  drafter weights        {_gib(p.weights_bytes['drafter'])}   ({p.drafter.weights_source})")
     if any(p.reserve_bytes.values()):
         r = p.reserve_bytes
-        out.append(f"  reserve                {_gib(sum(r.values()))}   (activations {_gib(r['activations'])}, CUDA graphs "
-                   f"{_gib(r['cuda_graphs'])}, non-torch {_gib(r['non_torch'])})")
+        names = {"activations": "activations", "cuda_graphs": "CUDA graphs", "non_torch": "non-torch",
+                 "extensible_kv_margin": "extensible KV margin"}
+        parts = ", ".join(f"{names.get(k, k)} {_gib(v)}" for k, v in r.items() if v or k in ("activations", "cuda_graphs", "non_torch"))
+        out.append(f"  reserve                {_gib(sum(r.values()))}   ({parts})")
     out.append(f"  KV cache               {_gib(p.kv_cache_bytes)}   ({p.kv_cache_source})")
     out.append(f"  KV bytes per token     target {p.kv_bytes_per_token['target']:,} B ({p.target.kv.kv_dtype}), "
                f"drafter {p.kv_bytes_per_token.get('drafter', 0):,} B ({p.drafter.kv.kv_dtype if p.drafter else '-'})")

@@ -113,6 +113,10 @@ def resolved_method(ctx: "CheckContext") -> str | None:
     archs = list(d.architectures) if d else []
     mt = d.model_type if d else None
     v033 = ctx.version.at_least("0.33")
+    if spec.method is None:  # 0.34: the speculator the draft model class declares wins (speculator_config.py:429)
+        declared = M.declared_speculator(M.dspark_archs(archs, mt), ctx.version)
+        if declared is not None:
+            return declared
     detected = next((m for marker, m in M.PATH_MARKERS if marker in p), None)
     if detected in (M.EAGLE, M.EAGLE3):
         return detected

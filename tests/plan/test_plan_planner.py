@@ -325,3 +325,18 @@ def test_plan_serves_the_length_vllm_lowers_to_the_drafter():
     p32 = api.plan(cfg, gpu="H100", vllm_version="0.32")
     assert p34.max_model_len == 4096 and any("lowers it to the drafter's" in n for n in p34.notes)
     assert p32.max_model_len == 131072
+
+
+def test_034_extensible_kv_cache_budget_and_margin():
+    """0.34 with the extensible KV cache (on by default on CUDA): the budget is the whole device
+    (resolved_gpu_memory_utilization 1.0, vllm/config/cache.py L495) less the margin
+    measure_kv_cache_bytes keeps free, max(1 GiB, 0.75 x transient peak) (v1/worker/extensible_kv_cache.py
+    L64-65, L612-617); 0.33 budgets 0.92 of it with no such margin."""
+    cfg = config_from_dict({"model": "meta-llama/Llama-3.1-8B-Instruct"})
+    p34, p33 = api.plan(cfg, gpu="H100", vllm_version="0.34"), api.plan(cfg, gpu="H100", vllm_version="0.33")
+    assert p34.gpu_memory_utilization == 1.0 and p33.gpu_memory_utilization == 0.92
+    assert p34.reserve_bytes["extensible_kv_margin"] == max(GiB, int(0.75 * p34.reserve_bytes["activations"]))
+    assert "extensible_kv_margin" not in p33.reserve_bytes
+    off = api.plan(config_from_dict({"model": "meta-llama/Llama-3.1-8B-Instruct",
+                                     "extra_args": {"enable_extensible_kv_cache": False}}), gpu="H100", vllm_version="0.34")
+    assert off.gpu_memory_utilization == 0.92 and "extensible_kv_margin" not in off.reserve_bytes

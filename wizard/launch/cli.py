@@ -59,7 +59,8 @@ def cli_serve(args, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | N
     port = getattr(args, "port", None)
     kv = getattr(args, "kv_cache_space_gib", None)
     machine = this_machine()
-    diffs = compare_machine(cfg, getattr(args, "gpu", None), machine, gpus=_gpus(args))
+    diffs = compare_machine(cfg, getattr(args, "gpu", None), machine, gpus=_gpus(args),
+                            checked_version=getattr(args, "vllm_version", None))
     if getattr(args, "dry_run", False):
         plan = plan_launch(cfg, port=port, gpus=_gpus(args), kv_cache_space_gib=kv)
         shown = plan.as_json()  # credentials masked

@@ -98,6 +98,16 @@ def review_launch(cfg: Any, policy: PathPolicy | None = None, version: Any = Non
     return review_plan(plan, cfg, policy, version)
 
 
+def with_inherited_env(cfg: ServeConfig, base: dict[str, str] | None = None) -> ServeConfig:
+    """``cfg`` with the ``VLLM_*`` variables of ``base`` (default ``os.environ``) that it does not
+    set itself: the environment the launched server reads."""
+    env = dict(os.environ if base is None else base)
+    inherited = {k: v for k, v in env.items() if k.startswith("VLLM_") and k not in (cfg.env or {})}
+    if not inherited:
+        return cfg
+    return cfg.model_copy(update={"env": {**inherited, **(cfg.env or {})}})
+
+
 class Launcher:
     """Starts servers with shared defaults (log folder, intervals). :func:`launch` uses one.
 
@@ -122,9 +132,12 @@ class Launcher:
 
     def check(self, cfg: ServeConfig, *, report: Any = None, vllm_version: Any = None, gpu: Any = None,
               allow_hub: bool = True) -> tuple[list, Any]:
-        """Run (or take) the rules report; return (the error findings, the report)."""
+        """Run (or take) the rules report; return (the error findings, the report). The server
+        inherits this process's environment (:func:`wizard.launch.env.build_env`), so the check
+        sees its ``VLLM_*`` variables too, under the ones the configuration writes (a left-over
+        ``VLLM_USE_V2_MODEL_RUNNER=0`` in a shell profile is refused by vLLM 0.34, SD096)."""
         if report is None:
-            report = api.check(cfg, vllm_version=vllm_version, gpu=gpu, allow_hub=allow_hub)
+            report = api.check(with_inherited_env(cfg), vllm_version=vllm_version, gpu=gpu, allow_hub=allow_hub)
         return [f for f in report.findings if getattr(f.severity, "value", f.severity) == "error"], report
 
     def launch(

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from wizard.vllm.releases import release_of
 from wizard.config import ServeConfig
 from wizard.hardware import nvml
 from wizard.hardware.catalog import lookup, parse_gpu_spec
@@ -93,7 +94,7 @@ def is_cpu_build(distribution: str | None) -> bool:
 class Difference:
     """One way this machine differs from what the configuration was checked for.
 
-    key: stable id ('no_vllm', 'runs_on_cpu', 'cpu_build_ignores_gpus', 'no_gpu_for_cuda_build',
+    key: stable id ('no_vllm', 'vllm_version', 'runs_on_cpu', 'cpu_build_ignores_gpus', 'no_gpu_for_cuda_build',
         'gpu_model', 'gpu_memory', 'too_few_gpus', 'gpu_count', 'gpu_instead_of_cpu', 'not_nvidia').
     severity: 'warning' (the run will differ or fail) or 'info'.
     message: one paragraph naming both sides and what to do.
@@ -159,7 +160,7 @@ def _chosen(chosen: Hardware | str | None) -> Hardware | None:
 
 
 def compare_machine(cfg: ServeConfig, chosen: Hardware | str | None, machine: ThisMachine | None = None, *,
-                    gpus: Any = None) -> list[Difference]:
+                    gpus: Any = None, checked_version: Any = None) -> list[Difference]:
     """How launching ``cfg`` here differs from the hardware ``chosen`` for the check.
 
     Args:
@@ -168,6 +169,8 @@ def compare_machine(cfg: ServeConfig, chosen: Hardware | str | None, machine: Th
             Hardware); None when the check assumed none (only the build and GPU count are compared).
         machine: default :func:`this_machine`.
         gpus: the GPUs the server will be given (CUDA_VISIBLE_DEVICES); default all NVML sees.
+        checked_version: the vLLM version the check judged (``--vllm-version``); a release other
+            than the installed one is a warning (``vllm_version``): the server runs the installed one.
 
     Returns:
         Differences, warnings first; [] when this machine matches.
@@ -188,6 +191,17 @@ def compare_machine(cfg: ServeConfig, chosen: Hardware | str | None, machine: Th
     if dist is None:
         out.append(Difference("no_vllm", "warning", install_hint(gpu_count=len(m.gpus)), chosen_txt, here_txt))
         return out
+    if checked_version is not None and m.vllm is not None:
+        try:
+            asked = release_of(checked_version)
+        except ValueError:
+            asked = None
+        if asked is not None and asked != m.vllm.short:
+            out.append(Difference(
+                "vllm_version", "warning",
+                f"Checked against vLLM {checked_version}, but this machine launches the installed {dist} {m.vllm}: "
+                f"that release's own checks and options apply (`wizard check --vllm-version {m.vllm.short}` gives "
+                "its verdict), or install the release you checked.", f"vLLM {checked_version}", f"{dist} {m.vllm}"))
     if hw is not None and hw.vendor == "amd":
         out.append(Difference("not_nvidia", "info", f"Checked for {chosen_txt}: AMD GPUs are not visible to NVML, so the "
                               "wizard cannot compare them with this machine; make sure the installed vLLM is a ROCm build.",

@@ -65,7 +65,7 @@ class MemoryPlan(BaseModel):
     target: SideMemory
     drafter: SideMemory | None = None
     weights_bytes: dict[str, int]
-    reserve_bytes: dict[str, int] = Field(default_factory=dict, description="activations / cuda_graphs / non_torch (bytes).")
+    reserve_bytes: dict[str, int] = Field(default_factory=dict, description="activations / cuda_graphs / non_torch / extensible_kv_margin (0.34 extensible KV cache) (bytes).")
     kv_cache_bytes: int = Field(0, description="Memory left for the KV cache on one device (bytes).")
     kv_cache_source: str = ""
     kv_bytes_per_token: dict[str, int]
@@ -186,6 +186,11 @@ def _budget_step(s: _State, kv_cache_space_gib: float | None) -> None:
     hw = ctx.hardware
     s.reserve = reserve_bytes(cfg, ctx.target, hw, s.mnbt, s.seqs)
     mu = ctx.view.memory_utilization
+    if mu.extensible and hw is not None and hw.vendor != "cpu":
+        # 0.34 measure_kv_cache_bytes keeps max(floor, 0.75 x transient peak) free beyond the budget
+        # (v1/worker/extensible_kv_cache.py L64-65, L612-617: floor 1 GiB, 3 GiB on ROCm)
+        floor = (3 if hw.vendor == "amd" else 1) * GiB
+        s.reserve["extensible_kv_margin"] = max(floor, int(0.75 * s.reserve.get("activations", 0)))
     s.util = mu.value
     if not mu.known:
         s.notes.append(f"gpu_memory_utilization {mu.value:g} assumed: {mu.source}")

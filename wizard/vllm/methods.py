@@ -78,7 +78,7 @@ __all__ = [
     "is_lookup", "needs_drafter_checkpoint", "drafts_from_target", "has_no_model", "keeps_method",
     "arch_prefix", "async_scheduling_ok", "v2_runner_ok", "lm_head_quantizable", "is_eagle_head",
     "repeats_mtp_layer", "names_no_checkpoint", "drafter_may_span_groups",
-    "redetects_explicit_method", "infers_custom_class", "suffix_default_k", "parallel_drafting_methods", "method_specific_options",
+    "redetects_explicit_method", "infers_custom_class", "suffix_default_k", "dspark_archs", "parallel_drafting_methods", "method_specific_options",
     "supported_options", "declared_speculator", "DSPARK_LM_HEAD_ARCHS", "XPRESS_ARCHS", "GEMMA4_MTP_ARCHS",
 ]
 
@@ -377,7 +377,7 @@ def lm_head_quantizable(method: str | None, version: VllmVersion | None = None,
     if version is not None and _speculator_options_checked(version):
         ok = "draft_lm_head_quantization" in supported_options(method, version, drafter_archs, drafter_model_type)
         if method == DSPARK:
-            return ok and bool(DSPARK_LM_HEAD_ARCHS & set(drafter_archs or ()))
+            return ok and bool(DSPARK_LM_HEAD_ARCHS & set(dspark_archs(drafter_archs, drafter_model_type)))
         return ok
     return _has(method, "lm_head_quantization")
 
@@ -406,6 +406,16 @@ _DECLARED_034: dict[str, str] = {
 #: ``_METHOD_SPECIFIC_OPTIONS`` (0.34 vllm/config/speculative.py:109-115)
 _METHOD_SPECIFIC_034 = ("dspark_draft_topk", "draft_lm_head_quantization", "index_share_for_mtp_iteration",
                         "xpress_topc", "speculator_options")
+
+
+def dspark_archs(drafter_archs, drafter_model_type: str | None) -> tuple[str, ...]:
+    """The DSpark drafter's architectures after ``hf_config_override``: a ``DSparkDraftModel`` with
+    ``model_type`` qwen3 becomes ``Qwen3DSparkModel`` ("Qwen3 DSpark drafts reuse the DeepSeek-V4
+    DSpark architecture name", vllm/config/speculative.py 0.34 L787-793)."""
+    archs = tuple(drafter_archs or ())
+    if archs and archs[0] == "DSparkDraftModel" and drafter_model_type == "qwen3":
+        return ("Qwen3DSparkModel", *archs[1:])
+    return archs
 
 
 def _speculator_options_checked(version: VllmVersion) -> bool:

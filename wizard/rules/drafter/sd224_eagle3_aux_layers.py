@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from wizard.rules.helpers import eagle_drafter, ngram_fix
+from wizard.rules.helpers import has_v1, eagle_drafter, ngram_fix
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import EAGLE3
 
@@ -87,7 +87,8 @@ class Eagle3AuxLayers(Rule):
                     severity=Severity.ERROR, fixes=[ngram_fix(ctx)])
                 return
         if key in ("target_layer_ids", "dflash_config.target_layer_ids"):
+            v1 = "" if not has_v1(ctx) else ", the V1 runner ignores them and uses the target default"
             yield self.finding(
                 f"Drafter {d.short_name()} gives its aux layers only as {key} (output-of-layer convention): vLLM's V2 "
-                "runner shifts them by +1, the V1 runner ignores them and uses the target default. Make sure the "
+                f"runner shifts them by +1{v1}. Make sure the "
                 "convention matches the drafter's training, or add eagle_aux_hidden_state_layer_ids.")

@@ -4,7 +4,7 @@ from wizard import resolve
 from wizard.config import Patch
 from wizard.rules.helpers import given_keys, raw_method
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.methods import CUSTOM_CLASS, DSPARK, MTP, SUFFIX, is_allowed, needs_drafter_checkpoint
+from wizard.vllm.methods import redetects_explicit_method, CUSTOM_CLASS, DSPARK, MTP, SUFFIX, is_allowed, needs_drafter_checkpoint
 
 
 @register
@@ -23,7 +23,9 @@ class NumSpecTokensMissing(Rule):
 
     ## Why it matters
 
-    vLLM raises ``num_speculative_tokens must be provided with speculative
+    vLLM raises (0.34 with a draft checkpoint: "A speculative model was provided, but
+    `num_speculative_tokens` was not provided", v1/worker/gpu/spec_decode/speculator_config.py
+    L223-227) ``num_speculative_tokens must be provided with speculative
     model unless the draft model config contains an n_predict parameter``.
 
     ## Example
@@ -85,9 +87,12 @@ class NumSpecTokensMissing(Rule):
             if ctx.drafter.draft_n_predict:  # a speculators draft's own count is not read here (PR #44566)
                 return
             default = 3
+        said = ("A speculative model was provided, but `num_speculative_tokens` was not provided"
+                if spec.model is not None and not redetects_explicit_method(ctx.version)  # 0.34 speculator_config.py:223-227
+                else "num_speculative_tokens must be provided")
         yield self.finding(
             f"speculative_config.num_speculative_tokens is missing and method '{ctx.method or m}' has no "
-            "default: vLLM fails with 'num_speculative_tokens must be provided'.",
+            f"default: vLLM fails with '{said}'.",
             fixes=[Patch(description=f"Set num_speculative_tokens={default}",
                          set={"speculative_config.num_speculative_tokens": default})],
         )

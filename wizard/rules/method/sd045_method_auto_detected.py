@@ -76,8 +76,14 @@ class MethodAutoDetected(Rule):
         reason = next((f"the path contains '{s}'" for s, _ in PATH_MARKERS if s in p), None)
         if reason is None:
             reason = "the drafter's config is an MTP checkpoint" if actual == MTP else "the drafter's config says so"
+        fix = Patch(description=f"Write method {actual}", set={"speculative_config.method": actual})
+        if spec.method is None:  # nothing written that vLLM overrides: advice (docs/severity.md)
+            yield self.finding(
+                f"No method is written: vLLM will run {actual} because {reason} (it infers draft_model "
+                f"first, then detects the method from the drafter). Write method {actual} to make it explicit.",
+                severity=Severity.INFO, fixes=[fix])
+            return
         yield self.finding(
-            f"vLLM will run {actual} because {reason}, although the config says "
-            f"{'method ' + repr(spec.method) if spec.method else 'no method (draft_model)'}.",
-            fixes=[Patch(description=f"Write method {actual}", set={"speculative_config.method": actual})],
+            f"vLLM will run {actual} because {reason}, although the config says method {spec.method!r}.",
+            fixes=[fix],
         )

@@ -5,7 +5,7 @@ from wizard.resolve import wrapped_archs
 from wizard.config import Patch
 from wizard.fixes import ngram_fallback
 from wizard.rules.helpers import REGISTERED_DRAFT_ARCHS as _REGISTERED_DRAFT_ARCHS
-from wizard.vllm.methods import declared_speculator as _declared_speculator
+from wizard.vllm.methods import declared_speculator as _declared_speculator, dspark_archs
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import EAGLE, EAGLE3, arch_prefix
 
@@ -70,7 +70,7 @@ class DrafterArchNotRegistered(Rule):
             return
         if resolve.mtp_rewrite(d) is not None or d.model_type in (EAGLE, "speculators") or d.speculators_config:
             return
-        declared = _declared_speculator(d.architectures, ctx.version)
+        declared = _declared_speculator(dspark_archs(d.architectures, d.model_type), ctx.version)
         if declared is not None and declared != m and ctx.spec is not None and ctx.spec.method is not None:
             return  # 0.34 stops before the EAGLE wrapping: the method/checkpoint mismatch (SD059, speculator_config.py:418)
         archs = list(d.architectures or [])

@@ -3,12 +3,21 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.mechanisms.method_support import feature_support
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.methods import DSPARK, is_allowed, lm_head_quantizable, method_specific_options
+from wizard.vllm.methods import DSPARK, dspark_archs, is_allowed, lm_head_quantizable, method_specific_options
+
+
+def _archs_text(d) -> str:
+    """The drafter's architectures as vLLM builds them (a qwen3 ``DSparkDraftModel`` is rewritten)."""
+    built = dspark_archs(d.architectures, d.model_type)
+    if not built:
+        return "of no architecture"
+    text = ", ".join(built)
+    return text if tuple(built) == tuple(d.architectures) else f"{text} (vLLM's name for a qwen3 DSparkDraftModel)"
 
 
 @register
 class DraftLmHeadQuantization(Rule):
-    r"""draft_lm_head_quantization needs eagle, eagle3 or mtp
+    r"""draft_lm_head_quantization with a method or drafter that does not take it
 
     ## What it does
 
@@ -105,7 +114,7 @@ class DraftLmHeadQuantization(Rule):
             return
         yield self.finding(
             f"draft_lm_head_quantization is only supported by the DeepSeek-V4/V4.1 DSpark drafters (DSparkDraftModel, "
-            f"DSparkV41DraftModel); drafter {d.short_name()} is {', '.join(d.architectures) or 'of no architecture'}. "
+            f"DSparkV41DraftModel); drafter {d.short_name()} is {_archs_text(d)}. "
             f"vLLM {ctx.version} refuses the config at startup.",
             fixes=[Patch(description="Remove draft_lm_head_quantization", unset=["speculative_config.draft_lm_head_quantization"])],
         )

@@ -13,7 +13,7 @@ _CORPUS_MAX = 1 << 31
 
 @register
 class SuffixDecoding(Rule):
-    r"""Suffix decoding needs arctic-inference on the server (to 0.33); its options' ranges
+    r"""Suffix decoding: arctic-inference on the server (up to 0.33), its options' ranges
 
     ## What it does
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from wizard.config import Patch
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.methods import declared_speculator, has_no_model, is_allowed
+from wizard.vllm.methods import dspark_archs, declared_speculator, has_no_model, is_allowed
 
 
 @register
@@ -67,11 +67,12 @@ class MethodDrafterSpeculatorMismatch(Rule):
         d = ctx.drafter
         if d is None or d is ctx.target or not d.has_config:
             return
-        declared = declared_speculator(d.architectures, ctx.version)
+        archs = list(dspark_archs(d.architectures, d.model_type))  # the draft ModelConfig's (hf_config_override)
+        declared = declared_speculator(archs, ctx.version)
         if declared is None or declared == method:
             return
         yield self.finding(
             f"speculative_config requested method={spec.method!r}, but the draft model {spec.model!r} is a {declared!r} "
-            f"checkpoint (model_type={d.model_type!r}, architectures={list(d.architectures)}). Pass a matching method or "
+            f"checkpoint (model_type={d.model_type!r}, architectures={archs}). Pass a matching method or "
             f"a matching draft checkpoint. Use method={declared!r} if that is what you intended.",
             fixes=[Patch(description=f"Use method {declared}", set={"speculative_config.method": declared})])
