@@ -187,15 +187,8 @@ def drafter_context(
     if dlen >= served_len:
         return DrafterContext(rel, method, "ok", dlen, served_len, served_len, None,
                               f"drafter context {dlen} covers the served length {served_len}", source=src)
-    raised = _method_matches(facts.get("raise_positions_condition"), method)
-    notes = []
-    if raised and facts.get("raise_positions_rope_only"):
-        types = set(facts.get("cache_only_rope_types") or ())
-        rope_types = {_rope_type(p) for p in _rope_params(getattr(drafter, "text_config", None) or {})} or {"default"}
-        if types and not rope_types <= types:
-            raised = False
-            notes.append(f"drafter RoPE {sorted(rope_types)} is not a cache-only type {sorted(types)}: not raised")
-    if raised:
+    notes: list[str] = []
+    if _raised(facts, method, drafter, notes):
         return DrafterContext(rel, method, "raised", dlen, served_len, served_len, "info",
                               f"vLLM {rel} raises the {method} drafter's max_position_embeddings from {dlen} to "
                               f"{served_len} (it shares the target's positions)", source=src, notes=tuple(notes))
