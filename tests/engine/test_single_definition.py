@@ -119,3 +119,14 @@ def test_local_path_syntax_only_in_paths():
                 if {"./", "../"} <= consts:
                     bad.append(f"{rel}:{n.lineno}")
     assert not bad, "local-path syntax outside wizard/paths.py: " + ", ".join(bad)
+
+
+def test_served_length_after_the_drafter_read_once():
+    """The length the server runs with after ``_limit_max_model_len_to_draft`` (0.33 V2, 0.34):
+    ``wizard.mechanisms.apply.served_length_after_drafter``. The planner lowered it while SD026
+    skipped the 0.33 V2 cap (its own copy of the condition); no second reader of the mechanism's
+    ``effective_max_model_len`` outside the mechanism and its accessor."""
+    allowed = {"mechanisms/drafter_context.py", "mechanisms/apply.py"}
+    bad = [f"{rel}:{n.lineno}" for rel, tree in _modules() if rel not in allowed for n in ast.walk(tree)
+           if isinstance(n, ast.Attribute) and n.attr == "effective_max_model_len"]
+    assert not bad, "read served_length_after_drafter(ctx), not DrafterContext.effective_max_model_len: " + ", ".join(bad)

@@ -385,6 +385,17 @@ def drafter_length(ctx: "CheckContext") -> DC.DrafterContext | None:
     return _cached(ctx, "drafter_length", go)
 
 
+def served_length_after_drafter(ctx: "CheckContext") -> int | None:
+    """The ``max_model_len`` the server runs with: the served length, lowered to the drafter's
+    where ``VllmConfig._limit_max_model_len_to_draft`` applies (0.33 on the V2 runner, 0.34
+    always: :func:`drafter_length` outcome ``served_length_reduced``). The one definition the
+    planner and the rules read (issue 21: SD026 used to skip the 0.33 V2 cap the plan applied)."""
+    dc = drafter_length(ctx)
+    if dc is not None and dc.outcome == "served_length_reduced" and dc.effective_max_model_len:
+        return dc.effective_max_model_len
+    return served_length(ctx)
+
+
 def quantization(ctx: "CheckContext") -> QD.QuantVerdict | None:
     """The drafter's quantization verdict (None without a drafter network)."""
     if ctx.spec is None or not ctx.method or M.has_no_model(ctx.method):

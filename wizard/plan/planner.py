@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from wizard.context import CheckContext
 from wizard.engine.options import truthy
 from wizard.hardware.spec import Hardware
-from wizard.mechanisms.apply import drafter_length
+from wizard.mechanisms.apply import drafter_length, served_length_after_drafter
 from wizard.config import Patch
 from wizard.plan.acceptance import TASKS, AcceptanceProfile
 from wizard.plan.capacity import KvVariant, capacity
@@ -169,11 +169,9 @@ def _scheduler_step(s: _State) -> None:
     b = view.budget  # vLLM's resolved budget (wizard.engine.batch); None when a given value is invalid
     s.mnbt = b.tokens if b is not None else view.batch_defaults.tokens
     s.seqs = b.seqs if b is not None else view.batch_defaults.seqs
-    s.max_len = view.served_max_model_len or 2048
-    dc = drafter_length(ctx)  # a drafter shorter than the target lowers max_model_len (0.33 V2, 0.34 always)
-    if dc is not None and dc.outcome == "served_length_reduced" and dc.effective_max_model_len:
-        s.max_len = dc.effective_max_model_len
-        s.notes.append(f"max_model_len {dc.effective_max_model_len}: vLLM {dc.release} lowers it to the drafter's ({dc.source})")
+    s.max_len = served_length_after_drafter(ctx) or 2048  # 0.33 V2 / 0.34: lowered to a shorter drafter's
+    if s.max_len != (view.served_max_model_len or 2048) and (dc := drafter_length(ctx)) is not None:
+        s.notes.append(f"max_model_len {s.max_len}: vLLM {dc.release} lowers it to the drafter's ({dc.source})")
     s.bs = view.block_size
     async_on = cfg.async_scheduling if cfg.async_scheduling is not None else (platform_of(hw) == "cuda")
     s.in_flight = (s.pp + 1 if async_on and s.pp > 1 else (2 if async_on else s.pp)) * s.mnbt

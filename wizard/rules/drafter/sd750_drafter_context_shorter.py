@@ -75,7 +75,7 @@ class DrafterContextShorter(Rule):
         dc = A.drafter_length(ctx)
         if dc is None or dc.outcome not in ("crash_on_long_prompts", "speculation_skipped", "served_length_reduced"):
             return  # 'config_error' is SD082's; 'raised' / 'ok' / 'unknown' are shown by explain()
-        limit = dc.effective_max_model_len if dc.outcome == "served_length_reduced" else (dc.drafter_len or None)
+        limit = A.served_length_after_drafter(ctx) if dc.outcome == "served_length_reduced" else (dc.drafter_len or None)
         if dc.outcome == "speculation_skipped" and ctx.spec is not None and ctx.spec.max_model_len:
             limit = min(limit or ctx.spec.max_model_len, ctx.spec.max_model_len)
         fixes = [Patch(description=f"Serve at most the drafter's context: --max-model-len {limit}",

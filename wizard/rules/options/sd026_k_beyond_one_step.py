@@ -3,7 +3,7 @@ from __future__ import annotations
 from wizard.config import Patch
 from wizard.mechanisms import apply as A
 from wizard.plan.k_policy import k_range
-from wizard.rules.helpers import ABSURD, has_v1
+from wizard.rules.helpers import ABSURD
 from wizard.rules.registry import Rule, Severity, register
 
 
@@ -80,10 +80,7 @@ class KBeyondOneStep(Rule):
         mnbt = b.tokens if b is not None and b.tokens is not None else ctx.view.batch_defaults.tokens
         limits.append((mnbt, f"the step token budget max_num_batched_tokens={mnbt}"
                              + ("" if cfg.max_num_batched_tokens else " (vLLM's default here)")))
-        mml = ctx.view.served_max_model_len
-        dc = A.drafter_length(ctx) if not has_v1(ctx) else None  # 0.34: lowered to the draft's (vllm.py:3102)
-        if dc is not None and dc.outcome == "served_length_reduced" and dc.effective_max_model_len:
-            mml = dc.effective_max_model_len
+        mml = A.served_length_after_drafter(ctx)  # lowered to a shorter drafter's (0.33 V2; 0.34 vllm.py:3102)
         if isinstance(mml, int) and mml > 0:
             limits.append((mml, f"max_model_len={mml}"))
         hw = ctx.hardware
