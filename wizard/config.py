@@ -120,7 +120,7 @@ class ImportNote(BaseModel):
 
     kind values (stable; rules match on them):
       ``deprecated_flag``      old spelling replaced (detail: old, new)
-      ``json_malformed``       --speculative-config text was not strict JSON (detail: raw, error, position, corrected)
+      ``json_malformed``       --speculative-config text was not strict JSON (detail: raw, error, position, corrected; file: the file it names)
       ``json_and_dotted``      JSON form and dotted keys both given; vLLM drops the JSON object (detail: dropped, raw, dotted)
       ``duplicate_key``        the same dotted key given twice (last wins); also the same option or
                                --speculative-config given twice, or a key repeated inside its JSON object

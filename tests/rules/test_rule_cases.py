@@ -58,7 +58,7 @@ def _gpu(ctx: Context, case: Case | None = None):
 
 
 def _check(ctx: Context, command: str, case: Case | None = None):
-    cfg = api.load(command=command)
+    cfg = api.load(command=command, read_config_files=True)  # as the CLI reads it (files named in the command)
     version = (case.vllm if case and case.vllm else None) or ctx.vllm
     return cfg, api.check(cfg, vllm_version=version, gpu=_gpu(ctx, case), allow_hub=False)
 

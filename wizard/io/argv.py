@@ -269,6 +269,7 @@ def parse_command(command: str | Sequence[str], *, config_file: Callable[[str], 
         args = _pull_config(args, config_file)
     col = Collector("command")
     col.env = env
+    col.read_files = config_file is not None  # a face that reads --config FILE reads a spec-config file name too
     read_args(args, col)
     dropped = shell.wrappers + shell.redirections + (["&"] if shell.background else []) + shell.other_commands
     if dropped:

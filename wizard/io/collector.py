@@ -91,6 +91,7 @@ class Collector:
         self.extra: dict[str, Any] = {}
         self.invalid: dict[str, Any] = {}
         self.env: dict[str, str] = {}
+        self.read_files = False  # read a --speculative-config value that names a file (faces that read --config FILE)
         self.notes: list[ImportNote] = []
         self.spec_json: list[tuple[Any, str]] = []  # (raw value, spelling)
         self.dotted: dict[str, Any] = {}
@@ -277,7 +278,7 @@ class Collector:
         if isinstance(kept, str):
             if kept.strip() in ("", "None", "null"):
                 return None, kept, False
-            obj, problem = parse_spec_json(kept)
+            obj, problem = parse_spec_json(kept, read_files=self.read_files)
             if problem is None:
                 for key, values in duplicate_keys(kept).items():  # json.loads keeps the last, silently (SD004)
                     self.note("duplicate_key", f"speculative_config.{key}", f"{spelled} gives the JSON key {key!r} "
@@ -294,7 +295,8 @@ class Collector:
             else:
                 msg = f"{spelled} must be a JSON object ({problem['error']}); vLLM cannot use it"
             self.note(problem["kind"], "speculative_config", msg, raw=problem["raw"], error=problem["error"],
-                      position=problem["position"], corrected=problem["corrected"])
+                      position=problem["position"], corrected=problem["corrected"],
+                      **({"file": problem["file"]} if problem.get("file") else {}))
             return obj, kept, obj is None
         # bare flag (True), a YAML list/number...
         name = type(kept).__name__

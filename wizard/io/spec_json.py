@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from pathlib import Path
 from typing import Any, Iterable
 
 from wizard.io.safeio import yaml_load_bounded
@@ -128,6 +129,39 @@ def _try_bare_pairs(text: str) -> dict | None:
     return out
 
 
+def _try_json_prefix(text: str) -> dict | None:
+    """``{"method":"ngram",...}x``: a complete JSON object followed by stray text (a typo, a
+    paste that ran on). The object alone; json.loads calls the rest 'Extra data'."""
+    try:
+        v, end = json.JSONDecoder().raw_decode(text)
+    except (ValueError, RecursionError):
+        return None
+    return v if isinstance(v, dict) and text[end:].strip() else None
+
+
+#: a --speculative-config value that names a file is read (to inline it) only up to this size
+_SPEC_FILE_MAX = 64 * 1024
+
+
+def _spec_file(raw: str) -> tuple[str, dict] | None:
+    """``spec.json`` / ``@spec.json`` naming a readable file that holds a JSON or YAML object:
+    (path, object). vLLM reads the value itself as JSON (``optional_type(json.loads)``,
+    vllm/engine/arg_utils.py 0.32; its parser has no ``@file`` expansion), never a file."""
+    name = raw.strip()
+    name = name[1:] if name.startswith("@") else name
+    if not name or "\n" in name or name.startswith(("{", "[")) or len(name) > 4096:
+        return None
+    try:
+        p = Path(name).expanduser()
+        if not p.is_file() or p.stat().st_size > _SPEC_FILE_MAX:
+            return None
+        text = p.read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
+    obj = _try_json_obj(text) or _try_yaml_obj(text)
+    return (str(p), obj) if obj is not None else None
+
+
 def _variants(raw: str) -> Iterable[str]:
     """Texts to try: stripped of literal outer quotes, unescaped (wrapper-script damage)."""
     seen: set[str] = set()
@@ -181,20 +215,24 @@ def _plain(v: Any) -> Any:
     return v
 
 
-def parse_spec_json(raw: str) -> tuple[dict | None, dict | None]:
+def parse_spec_json(raw: str, *, read_files: bool = False) -> tuple[dict | None, dict | None]:
     """Read a ``--speculative-config`` text like vLLM (``json.loads``), repairing what a human or
     a wrapper script typically breaks.
 
     Returns ``(obj, problem)``: ``obj`` the dict (None if unusable); ``problem`` None for strict
     JSON, else ``{"kind": "json_malformed"|"not_an_object", "raw", "error", "position",
     "corrected"}`` (``corrected``: strict compact JSON text of ``obj``, or None). Never raises.
+
+    ``read_files``: a value naming a local file (``spec.json``, ``@spec.json``) is read to offer its
+    object inline (``problem["file"]``); only for the faces that may read files named in the text
+    they import (the CLI, as for ``--config FILE``), never for pasted text in the UI.
     """
     try:
         v = json.loads(raw)
         if isinstance(v, dict):
             return v, None
         if isinstance(v, str):
-            obj, _ = parse_spec_json(v) if v != raw else (None, None)
+            obj, _ = parse_spec_json(v, read_files=read_files) if v != raw else (None, None)
             if obj is not None:
                 return obj, {"kind": "json_malformed", "raw": raw, "error": "a JSON string holding JSON (double-encoded)",
                              "position": 0, "corrected": json_text(obj)}
@@ -204,8 +242,13 @@ def parse_spec_json(raw: str) -> tuple[dict | None, dict | None]:
         error, position = err.msg, err.pos
     except (ValueError, RecursionError) as err:
         error, position = str(err) or type(err).__name__, 0
+    found = _spec_file(raw) if read_files else None
+    if found is not None:
+        path, obj = found
+        return obj, {"kind": "json_malformed", "raw": raw, "position": 0, "corrected": json_text(obj), "file": path,
+                     "error": f"it names the file {path}, but vLLM reads the value itself as JSON, never a file"}
     texts = list(_variants(raw))
-    for attempt in (_try_json_obj, _try_python_obj, _try_yaml_obj, _try_bare_pairs):
+    for attempt in (_try_json_obj, _try_python_obj, _try_yaml_obj, _try_bare_pairs, _try_json_prefix):
         for text in texts:
             obj = attempt(text)
             if obj is not None:

@@ -12,7 +12,9 @@ class MalformedSpecJson(Rule):
     ## What it does
 
     Reports an ``import_notes`` entry of kind ``json_malformed``: single quotes,
-    a Python dict (``True``/``None``), trailing commas or doubled escaping from wrapper scripts.
+    a Python dict (``True``/``None``), trailing commas, doubled escaping from wrapper scripts,
+    stray text after a complete object, or a file name (``spec.json``, ``@spec.json``: vLLM reads
+    the value as JSON, never as a file; the fix inlines the file's object).
     The message shows where the problem is and the corrected JSON the wizard read. Also the
     kind ``not_an_object``: valid JSON that is not an object (``7``, ``[]``, ``"eagle3"``, a YAML
     list), or the flag with no value.
@@ -68,7 +70,12 @@ class MalformedSpecJson(Rule):
             corrected = d.get("corrected")
             where = f" at position {pos}" if pos is not None else ""
             shown = f" in {raw!r}" if raw is not None else ""
-            if corrected:
+            if corrected and d.get("file"):
+                fixes = [Patch(description=f"Inline the file's object as JSON: {corrected}",
+                               unset=["import_notes.json_malformed"])]
+                tail = (f" Inline its content ('{corrected}'), or put speculative_config in a --config YAML file, "
+                        "which vLLM does read.")
+            elif corrected:
                 fixes = [Patch(description=f"Write strict JSON: {corrected}", unset=["import_notes.json_malformed"])]
                 tail = f" Corrected: '{corrected}'"
             else:

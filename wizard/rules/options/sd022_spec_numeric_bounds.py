@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from wizard.config import Patch
@@ -56,6 +57,18 @@ def _type_error(raw: Any, is_int: bool) -> str:
             return "Unable to parse input string as an integer, exceeded maximum size"
         return "Input should be a valid integer, got a number with a fractional part"
     return "Input should be a valid integer"
+
+
+def _whole_numbers_around(raw: Any, path: str, key: str, limit: float, strict: bool) -> list[Patch]:
+    """A fractional number for an integer field (``3.5``): the whole numbers either side that
+    pass the bound, rounded down first (what the user most likely meant, not the smallest k)."""
+    if not isinstance(raw, float) or not math.isfinite(raw) or raw.is_integer() or abs(raw) >= 2 ** 53:
+        return []
+    out = []
+    for n, how in ((math.floor(raw), "rounded down"), (math.ceil(raw), "rounded up")):
+        if (n > limit if strict else n >= limit) and _I64_MIN <= n < _I64_END:
+            out.append(Patch(description=f"Set {key} to {n} ({raw!r} {how})", set={path: n}))
+    return out
 
 
 @register
@@ -147,7 +160,9 @@ class SpecNumericBounds(Rule):
             fixes = []
             if key in ("max_model_len", "draft_tensor_parallel_size", "dspark_draft_topk"):
                 fixes.append(Patch(description=f"Remove {key} (vLLM derives it)", unset=[path]))
-            fixes.append(Patch(description=f"Set {key} to {fix_val}", set={path: fix_val}))
+            fixes += _whole_numbers_around(raw, path, key, limit, strict) if val is None and is_int else []
+            if not any(fx.set.get(path) == fix_val for fx in fixes):
+                fixes.append(Patch(description=f"Set {key} to {fix_val}", set={path: fix_val}))
             yield self.finding(
                 f"{path}: {problem}; vLLM rejects it at config time (pydantic: '{said}').",
                 fields=[path],
