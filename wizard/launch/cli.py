@@ -91,6 +91,9 @@ def cli_serve(args, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | N
             out.write(f"# check: {len(errors)} error(s) ({ids}): `wizard serve` "
                       + ("launches it anyway (--force)" if force else "refuses this launch unless --force")
                       + " (`wizard check` says why)\n")
+            for f in errors:
+                if getattr(f, "server_module", None) and "cannot import" in f.message:  # raised here, not by check
+                    out.write(f"# {f.rule}: {f.message}\n")
         out.write("# argv\n")
         out.write(json.dumps(shown["argv"]) + "\n")
         out.write(shlex.join(shown["argv"]) + "\n")

@@ -27,7 +27,7 @@ import sys
 from wizard.vllm import releases, versions
 from wizard.vllm.versions import parse_version, release_tables
 
-__all__ = ["NOT_PIP_INSTALLABLE", "vllm_importable", "refresh_install_state", "CPU_BUILD_CONFLICTS", "newest_release", "install_commands", "install_hint", "suggested_distribution",
+__all__ = ["NOT_PIP_INSTALLABLE", "vllm_importable", "importable", "refresh_install_state", "CPU_BUILD_CONFLICTS", "newest_release", "install_commands", "install_hint", "suggested_distribution",
            "render_commands"]
 
 CPU_BUILD_CONFLICTS: tuple[str, ...] = ("torchvision", "torchaudio", "torchcodec")
@@ -47,8 +47,14 @@ release that installs; checks still judge the installed or requested release by 
 def vllm_importable() -> bool:
     """Whether this Python (the one that starts servers) can import ``vllm``; checked with
     ``importlib.util.find_spec``, without importing it."""
+    return importable("vllm")
+
+
+def importable(module: str) -> bool:
+    """Whether this Python (the one that starts servers) can import ``module``, without importing
+    it (``importlib.util.find_spec``; a dotted name's parents are imported by find_spec)."""
     try:
-        return importlib.util.find_spec("vllm") is not None
+        return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         return False
 

@@ -13,6 +13,7 @@ GPU list, rules report (:class:`LaunchRefused` on error findings unless ``force`
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from wizard.config import Patch, ServeConfig, apply_patch
 from wizard.launch.argv import build_argv
 from wizard.launch.env import build_env, secrets_to_env
 from wizard.launch.errors import LaunchError, LaunchRefused, VllmMissing
-from wizard.launch.install import install_commands, install_hint, suggested_distribution, vllm_importable
+from wizard.launch.install import importable, install_commands, install_hint, suggested_distribution, vllm_importable
 from wizard.launch.machine import discovered_gpus, validate_gpus
 from wizard.launch.ports import check_port_free, find_free_port, parse_port, port_from_cfg
 from wizard.launch.process import LaunchPlan, ServerHandle
@@ -138,7 +139,17 @@ class Launcher:
         ``VLLM_USE_V2_MODEL_RUNNER=0`` in a shell profile is refused by vLLM 0.34, SD096)."""
         if report is None:
             report = api.check(with_inherited_env(cfg), vllm_version=vllm_version, gpu=gpu, allow_hub=allow_hub)
-        return [f for f in report.findings if getattr(f.severity, "value", f.severity) == "error"], report
+        errors = []
+        for f in report.findings:
+            if getattr(f.severity, "value", f.severity) == "error":
+                errors.append(f)
+            elif getattr(f, "server_module", None) and not importable(f.server_module):
+                # the rule names a package the server needs; this Python starts the server and lacks it
+                errors.append(f.model_copy(update={
+                    "severity": type(f.severity)("error"),
+                    "message": f"{f.message} The Python that starts the server ({sys.executable}) cannot import "
+                               f"{f.server_module}: vLLM would refuse this configuration."}))
+        return errors, report
 
     def launch(
         self,

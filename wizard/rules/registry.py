@@ -62,9 +62,13 @@ class Finding(BaseModel):
     message: str
     fields: list[str] = Field(default_factory=list)
     fixes: list[Patch] = Field(default_factory=list)
+    #: a Python module the server's interpreter must import for this configuration (e.g.
+    #: ``arctic_inference`` for suffix decoding up to 0.33): rules do not probe the machine, the
+    #: launcher (which knows the interpreter it starts) makes the finding an error when it cannot
+    server_module: str | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "rule": self.rule,
             "severity": self.severity.value,
             "title": self.title,
@@ -72,6 +76,9 @@ class Finding(BaseModel):
             "fields": list(self.fields),
             "fixes": [f.as_json() for f in self.fixes],
         }
+        if self.server_module:
+            out["server_module"] = self.server_module
+        return out
 
 
 _SH_BLOCK = re.compile(r"```sh\n(.*?)\n```", re.S)
@@ -178,6 +185,7 @@ class Rule:
         fixes: Iterable[Patch] = (),
         severity: Severity | None = None,
         title: str | None = None,
+        server_module: str | None = None,
     ) -> Finding:
         """Build a Finding of this rule (defaults: the rule's severity, title and fields)."""
         return Finding(
@@ -187,6 +195,7 @@ class Rule:
             message=message,
             fields=list(fields if fields is not None else self.fields),
             fixes=list(fixes),
+            server_module=server_module,
         )
 
 

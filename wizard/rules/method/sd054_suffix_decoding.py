@@ -80,8 +80,8 @@ class SuffixDecoding(Rule):
             ng = ngram_fallback(min(ctx.k or 3, 8), "Use n-gram speculation (no extra package)")
             yield self.finding(
                 "method 'suffix' needs the arctic-inference package on the server (pip install arctic-inference==0.1.1); "
-                "without it vLLM raises 'Arctic Inference is required for suffix decoding'.",
-                fixes=[ng],
+                "without it vLLM raises 'Arctic Inference is required for suffix decoding' at config time.",
+                fixes=[ng], server_module="arctic_inference",  # the launcher refuses when its Python lacks it
             )
         checks = (("suffix_decoding_max_tree_depth", 1, None), ("suffix_decoding_max_cached_requests", 0, None),
                   ("suffix_decoding_max_spec_factor", 0, None), ("suffix_decoding_min_token_prob", 0, 1))
