@@ -16,6 +16,9 @@ from wizard.fixes import ngram_fallback
 from wizard.mechanisms import method_support
 from wizard.models.info import ModelInfo
 from wizard.resolve import written_method
+from wizard.vllm.checks import knows_model_type
+from wizard.vllm.methods import MEDUSA, MLP_SPECULATOR, is_allowed
+from wizard.vllm.registry import unresolved_drafter
 from wizard.vllm.methods import (
     NGRAM_MODEL_NAMES, PATH_MARKERS, async_scheduling_ok, has_no_model, is_eagle_head, is_mtp, is_noncausal,
     v2_runner_ok,
@@ -273,15 +276,25 @@ def remove_extra_patch(ctx, key: str, description: str) -> Patch:
         Patch(description=description, unset=["extra_args"])
 
 
-#: architectures in vLLM's registry that drafter wrapping can produce (SD046, SD237;
-#: vllm/model_executor/models/registry.py, 0.32)
-REGISTERED_DRAFT_ARCHS = frozenset(
-    "ExtractHiddenStatesModel MiMoMTPModel MiMoV2MTPModel MiMoV2OmniMTPModel EagleCohereForCausalLM "
-    "EagleLlamaForCausalLM EagleLlama4ForCausalLM EagleMiniCPMForCausalLM DFlashDraftModel LiLiCorrDraftModel "
-    "DFlash2DraftModel MuseGlimmerAssistantModel DFlashMuseGlimmerAssistantModel DSparkDraftModel DSparkV41DraftModel "
-    "Qwen3DSparkModel Qwen3OmniDSparkModel K3DSparkModel DFlashLagunaForCausalLM Gemma4DSparkModel PEagleDraftModel "
-    "PeagleLlamaForCausalLM Eagle3LlamaForCausalLM Eagle3MiniMaxM2ForCausalLM LlamaForCausalLMEagle3 "
-    "Eagle3Qwen2_5vlForCausalLM Eagle3Qwen3vlForCausalLM Eagle3Qwen3ForCausalLM PeagleQwen3ForCausalLM "
-    "EagleMistralForCausalLM EagleMistralLarge3ForCausalLM Eagle3DeepseekV2ForCausalLM Eagle3DeepseekV3ForCausalLM "
-    "EagleDeepSeekMTPModel DeepSeekMTPModel".split()
-)
+#: drafter checkpoint formats whose config class vLLM supplies itself
+#: (vllm/transformers_utils/configs/{mlp_speculator,medusa}.py): transformers has no such model
+#: type, hence no model class its Transformers backend could stand in with (SD761)
+_OWN_FORMATS = (MLP_SPECULATOR, MEDUSA)
+
+
+def unregistered_drafter(ctx):
+    """The release's :class:`wizard.vllm.registry.Registry` when the drafter's ``ModelConfig``
+    fails at config time because its release's model registry has none of its architectures and
+    the Transformers fallback cannot stand in (SD761; SD760 defers to it), else None. Only for
+    the speculator formats of ``_OWN_FORMATS`` whose config loads and whose method value passes."""
+    d = ctx.drafter
+    if ctx.spec is None or d is None or d is ctx.target or d.model_type not in _OWN_FORMATS:
+        return None
+    if resolve.mtp_rewrite(d) is not None or d.speculators_config or not d.architectures:
+        return None
+    written = raw_method(ctx)
+    if written is not None and not is_allowed(written, ctx.version):
+        return None  # the method value is refused first (SD040)
+    if knows_model_type(d.model_type, ctx.version) is False:
+        return None  # the config itself does not load (SD057)
+    return unresolved_drafter(ctx.version, d.architectures, d.auto_map, no_transformers_class=True)

@@ -2,9 +2,10 @@ from __future__ import annotations
 
 from wizard.config import Patch
 from wizard.resolve import wrapped_archs
-from wizard.rules.helpers import REGISTERED_DRAFT_ARCHS as _REGISTERED_DRAFT_ARCHS, tensor_shape
+from wizard.rules.helpers import tensor_shape
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import EAGLE, EAGLE3
+from wizard.vllm.registry import nearest_registry
 
 
 def eagle3_weights(d) -> list[str]:
@@ -100,7 +101,8 @@ class EagleBuildsEagle1FromEagle3Weights(Rule):
         if not archs or any(EAGLE3 in a.lower() for a in archs):
             return  # SD227 (an EAGLE3 architecture name) / SD046 (nothing registered) say it
         wrapped = wrapped_archs(EAGLE, archs)
-        if not any(a in _REGISTERED_DRAFT_ARCHS and not a.startswith("Eagle3") for a in wrapped):
+        reg = nearest_registry(ctx.version)
+        if reg is None or not any(a in reg.names and not a.startswith("Eagle3") for a in wrapped):
             return  # no EAGLE-1 class gets built: SD046
         evidence = eagle3_weights(d)
         if not evidence:

@@ -4,10 +4,10 @@ from wizard import resolve
 from wizard.resolve import wrapped_archs
 from wizard.config import Patch
 from wizard.fixes import ngram_fallback
-from wizard.rules.helpers import REGISTERED_DRAFT_ARCHS as _REGISTERED_DRAFT_ARCHS
 from wizard.vllm.methods import declared_speculator as _declared_speculator, dspark_archs
 from wizard.rules.registry import Rule, Severity, register
 from wizard.vllm.methods import EAGLE, EAGLE3, arch_prefix
+from wizard.vllm.registry import nearest_registry
 
 
 @register
@@ -18,14 +18,17 @@ class DrafterArchNotRegistered(Rule):
 
     For eagle, eagle3 and dflash vLLM renames the drafter's architectures to
     ``Eagle{arch}`` / ``Eagle3{arch}`` / ``DFlash{arch}`` (unless already prefixed) and looks them
-    up in its model registry. EAGLE exists for Llama, Llama4, MiniCPM, Cohere, Mistral,
-    DeepSeek-MTP; EAGLE3 for Llama, Qwen3, Qwen2.5-VL/Qwen3-VL, MiniMax-M2, DeepSeek-V2/V3;
-    DFlash only for DFlash checkpoints. A config without ``architectures`` gets ``LlamaModel``.
+    up in its model registry -- the checked release's own (generated per release into
+    wizard/data/vllm/history/registered_archs.json). In 0.32 EAGLE exists for Llama, Llama4,
+    MiniCPM, Cohere, Mistral, DeepSeek-MTP; EAGLE3 for Llama, Qwen3, Qwen2.5-VL/Qwen3-VL,
+    MiniMax-M2, DeepSeek-V2/V3; DFlash only for DFlash checkpoints; older releases have fewer
+    (``Eagle3Qwen3ForCausalLM`` from 0.24). A config without ``architectures`` gets ``LlamaModel``.
 
     ## Why it matters
 
     vLLM fails with ``Model architectures ['EagleQwen3ForCausalLM'] are not
-    supported for now`` at config time.
+    supported for now`` at config time (0.11 on; 0.10 appends ``TransformersForCausalLM`` and
+    fails when the drafter loads: ``Cannot find model module``).
 
     ## Example
 
@@ -54,8 +57,9 @@ class DrafterArchNotRegistered(Rule):
     ## Source
 
     vllm/config/speculative.py EAGLEConfig wrap (0.32 L1402-1420, 0.33 L1513-1531),
-    vllm/transformers_utils/configs/eagle.py, vllm/model_executor/models/registry.py;
-    docs/vllm-rules.md R032 (F12, E28, F27).
+    vllm/transformers_utils/configs/eagle.py, vllm/model_executor/models/registry.py
+    ``_VLLM_MODELS`` of each release 0.10-0.34 (scripts/gen_registered_archs_history.py) and
+    ``_ModelRegistry._raise_for_unsupported`` (0.32 L1205); docs/vllm-rules.md R032 (F12, E28, F27).
     """
 
     id = "SD046"
@@ -78,19 +82,29 @@ class DrafterArchNotRegistered(Rule):
             if d.model_type != "llama":
                 return
             archs = ["LlamaModel"]
+        reg = nearest_registry(ctx.version)
+        if reg is None:
+            return
         wrapped = wrapped_archs(m, archs)
-        if any(a in _REGISTERED_DRAFT_ARCHS for a in wrapped):
+        if any(a in reg.names for a in wrapped):
             return
         fixes = []
         for alt in (EAGLE3, EAGLE):
-            if alt != m and any(a in _REGISTERED_DRAFT_ARCHS for a in wrapped_archs(alt, archs)):
+            if alt != m and any(a in reg.names for a in wrapped_archs(alt, archs)):
                 # a path substring would re-detect another method only for draft_model/mtp; eagle/eagle3 are kept
                 fixes.append(Patch(description=f"Use method {alt} (vLLM has {wrapped_archs(alt, archs)[0]})",
                                    set={"speculative_config.method": alt}))
                 break
         fixes.append(ngram_fallback(ctx.k or 3, "Use n-gram speculation instead"))
+        by = "" if reg.key == ctx.version.short else f" (judged by the registry of {reg.release})"
+        if reg.fallback_mode == "architectures_append":
+            how = (f"config passes (ModelConfig.architectures appends TransformersForCausalLM), then loading the "
+                   f"drafter fails with \"Cannot find model module. '{wrapped[0]}' is not a registered model in the "
+                   "Transformers library\"")
+        else:
+            how = f"it fails at config time with '{reg.unsupported_message(wrapped)}'"
         yield self.finding(
-            f"method '{m}' turns the drafter's architectures {archs} into {wrapped}, which vLLM does not "
-            f"implement: it fails with 'Model architectures {wrapped} are not supported for now'.",
+            f"method '{m}' turns the drafter's architectures {archs} into {wrapped}, which vLLM {reg.release}'s "
+            f"model registry does not have{by}: {how}",
             fixes=fixes,
         )
