@@ -13,6 +13,7 @@ from wizard.config import Patch, apply_patch
 from wizard.context import CheckContext
 from wizard.engine.mtp import mtp_layers
 from wizard.fixes import ngram_fallback
+from wizard.mechanisms import apply as A
 from wizard.mechanisms import method_support
 from wizard.models.info import ModelInfo
 from wizard.resolve import written_method
@@ -219,13 +220,17 @@ def has_v1(ctx) -> bool:
 
 
 def v2_blockers(ctx) -> list[str]:
-    """Features the V2 model runner does not support (R083), for the method vLLM will run. Empty
+    """Features the V2 model runner does not support (R083), for the method vLLM will run: the
+    generated routing's (:func:`wizard.mechanisms.apply.route`) where it knows them. Empty
     on a release without V1 (:func:`has_v1`): there is one runner, nothing makes vLLM leave it,
     and the keys that were blockers (``use_heterogeneous_vocab``) are unknown there (SD020)."""
     spec = ctx.spec
     out = []
     if spec is None or not has_v1(ctx):
         return out
+    r = A.route(ctx)  # the generated routing's words (vLLM's own "does not yet support: ..." items)
+    if r is not None and r.accepted and r.runner_known:
+        return [b for b in r.v2_blockers if not b.startswith("?")]
     m = ctx.method
     if not v2_runner_ok(m):
         out.append(f"speculative method '{m}'")
@@ -238,11 +243,16 @@ def v2_blockers(ctx) -> list[str]:
 
 def uses_v1_runner(ctx) -> bool:
     """True when vLLM will use the V1 model runner: forced with ``VLLM_USE_V2_MODEL_RUNNER=0``, on
-    the CPU platform (no Triton), or when a V2 blocker is present (:func:`v2_blockers`; R083).
-    Always False on a release without V1 (:func:`has_v1`; there ``VLLM_USE_V2_MODEL_RUNNER=0`` is an
-    error, SD096)."""
+    the CPU platform (no Triton), up to 0.21 (the variable defaulted to 0), or when a V2 blocker is
+    present (R083). The runner the generated routing decides (:func:`wizard.mechanisms.apply.runner`,
+    one definition with the proposer chain) where it knows it; else the variable, the platform and
+    :func:`v2_blockers`. Always False on a release without V1 (:func:`has_v1`; there
+    ``VLLM_USE_V2_MODEL_RUNNER=0`` is an error, SD096)."""
     if not has_v1(ctx):
         return False
+    r = A.route(ctx)
+    if r is not None and r.runner in ("v1", "v2") and r.runner_known:
+        return r.runner == "v1"
     env = (ctx.config.env or {}).get("VLLM_USE_V2_MODEL_RUNNER")
     if env is not None and str(env).strip().lower() in ("0", "false"):
         return True
