@@ -337,3 +337,55 @@ def test_ui_http_api_refuses_hostile_sessions_and_nothing_starts(monkeypatch):
         assert started == []
     finally:
         srv.close()
+
+
+def test_more_than_one_worker_process_needs_the_opt_in():
+    """UI trial defect 1: `--data-parallel-size 2` from the UI listened on *:PORT (torch.distributed's
+    TCPStore binds every interface). TP/PP/DP products above 1 need the opt-in; 1 stays allowed."""
+    for words in (["serve", "m", "--data-parallel-size", "2"], ["serve", "m", "-tp", "2"],
+                  ["serve", "m", "--pipeline-parallel-size", "2", "--tensor-parallel-size", "1"]):
+        rv = review_argv(words, "0.32", PathPolicy(model_dirs=None))
+        items = [i for i in rv.needs_opt_in if i.dest == "world_size"]
+        assert len(items) == 1 and items[0].value == "2" and "every network interface" in items[0].text(), words
+    for words in (["serve", "m"], ["serve", "m", "-tp", "1", "--data-parallel-size", "1"]):
+        assert not [i for i in review_argv(words, "0.32", PathPolicy(model_dirs=None)).needs_opt_in
+                    if i.dest == "world_size"], words
+
+
+def test_address_variables_beyond_loopback_are_refused():
+    """UI trial defect 1: VLLM_HOST_IP=0.0.0.0 and VLLM_NIXL_SIDE_CHANNEL_HOST=0.0.0.0 were passed
+    ('Allowed from the configuration'). An address variable passes only with a loopback value."""
+    from wizard.security import classify_env
+
+    for name, value in (("VLLM_HOST_IP", "0.0.0.0"), ("VLLM_NIXL_SIDE_CHANNEL_HOST", "10.0.0.5"),
+                        ("VLLM_DP_MASTER_IP", "::"), ("MASTER_ADDR", "example.com")):
+        v = classify_env(name, value, "0.32")
+        assert v.action == "refuse" and "beyond loopback" in v.reason, (name, value)
+    for name, value in (("VLLM_HOST_IP", "127.0.0.1"), ("VLLM_NIXL_SIDE_CHANNEL_HOST", "localhost"),
+                        ("VLLM_DP_MASTER_IP", "::1")):
+        assert classify_env(name, value, "0.32").action == "pass", (name, value)
+
+
+@pytest.mark.vllm
+def test_torch_tcpstore_listens_beyond_loopback_whatever_host_it_is_given():
+    """The fact behind the world-size opt-in, on the real torch the CPU build brings."""
+    import datetime
+    import socket
+
+    import psutil
+    torch_distributed = pytest.importorskip("torch.distributed")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    store = torch_distributed.TCPStore("127.0.0.1", port, is_master=True, wait_for_workers=False,
+                                       timeout=datetime.timedelta(seconds=10))
+    try:
+        listening = {c.laddr.ip for c in psutil.net_connections("tcp") if c.status == "LISTEN" and c.laddr.port == port}
+    finally:
+        del store
+    assert listening and not any(ipaddress_is_loopback(ip) for ip in listening), listening
+
+
+def ipaddress_is_loopback(ip: str) -> bool:
+    import ipaddress
+    return ipaddress.ip_address(ip.split("%")[0]).is_loopback

