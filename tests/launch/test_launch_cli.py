@@ -139,3 +139,32 @@ def test_serve_refuses_suffix_when_the_server_python_lacks_arctic_inference(caps
 def api_load(command: str):
     from wizard import api
     return api.load(command=command)
+
+
+def test_duration_over_before_healthy_is_not_a_clean_run(monkeypatch):
+    """UI trial defect 8: `serve --smoke 4 --duration 20` stopped a server still starting, never ran the
+    smoke test, and exited 0. Now: exit 1 and say so (a stand-in handle: the state stays 'starting')."""
+    import io
+    from types import SimpleNamespace
+
+    from wizard import api
+    from wizard.launch import cli as LC
+
+    class Starting:
+        pid, url, log_path, exit_code, diagnosis = 4242, "http://127.0.0.1:1", "/dev/null", None, None
+        state = "starting"
+        stopped = False
+
+        def stop(self, grace=None):
+            self.stopped = True
+            return -2
+
+    h = Starting()
+    monkeypatch.setattr(LC, "launch", lambda *a, **k: h)
+    monkeypatch.setattr(LC, "compare_machine", lambda *a, **k: [])
+    args = SimpleNamespace(dry_run=False, smoke=4, duration=0.3, force=False, port=None, gpus=None,
+                           kv_cache_space_gib=None, vllm_version="0.32", gpu=None, offline=True)
+    out, err = io.StringIO(), io.StringIO()
+    rc = LC.cli_serve(args, api.load(command="vllm serve m"), out, err)
+    assert rc == 1 and h.stopped
+    assert "ended before the server was healthy (last state: starting); the smoke test did not run" in err.getvalue()

@@ -4,7 +4,8 @@
                            [--gpus 0,1] [--kv-cache-space-gib G] (--config FILE | -- vllm serve ...)
 
 Exit codes: 0 clean stop (Ctrl-C, --duration over, or --smoke done); 1 refused (error
-findings), port in use, or the server failed/exited (diagnosis printed); 2 unusable input.
+findings), port in use, the server failed/exited (diagnosis printed), --duration ended before the
+server was healthy (the smoke test, if asked, never ran), or smoke requests failed; 2 unusable input.
 ``--dry-run``: 0 when the launch would start, 1 when it would be refused (error findings without
 --force, or the launch policy), as ``check`` exits 1 for error findings.
 """
@@ -137,10 +138,13 @@ def cli_serve(args, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | N
     t0 = time.monotonic()
     last = 0.0
     smoked = False
+    healthy_seen = False
+    smoke_failed = False
     spec = cfg.speculative_config
     try:
         while True:
             st = h.state
+            healthy_seen = healthy_seen or st == "healthy"
             if st in ("failed", "exited"):
                 out.write(f"state: {st} (exit code {h.exit_code})\n")
                 if h.diagnosis is not None:
@@ -157,6 +161,7 @@ def cli_serve(args, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | N
             if st == "healthy" and smoke_n and not smoked:
                 smoked = True
                 res = run_smoke(h.url, smoke_n)
+                smoke_failed = res.ok < res.requests
                 out.write(res.summary() + "\n")
                 for e2 in res.errors[:3]:
                     out.write(f"  error: {e2}\n")
@@ -180,9 +185,18 @@ def cli_serve(args, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | N
             time.sleep(0.2)
     except KeyboardInterrupt:
         out.write("\nCtrl-C: stopping the server...\n")
+        interrupted = True
+    else:
+        interrupted = False
+    last_state = h.state
     code = _stop(h, out)
     out.write(f"stopped (exit code {code})\n")
-    return 0
+    if not interrupted and not healthy_seen:
+        # --duration ended first (UI trial defect 8): not a clean run, and any smoke test never ran
+        err.write(f"wizard: --duration {duration} s ended before the server was healthy (last state: {last_state})"
+                  + ("; the smoke test did not run" if smoke_n else "") + ". Give a longer --duration.\n")
+        return 1
+    return 1 if smoke_failed and not interrupted else 0
 
 
 def _stop(h, out: TextIO) -> int | None:
