@@ -198,6 +198,32 @@ def backends(ctx: "CheckContext") -> tuple[AB.Selection | None, AB.Selection | N
     return _cached(ctx, "backends", go) or (None, None)
 
 
+def kernel_block_size_refusals(ctx: "CheckContext") -> list[tuple[str, str, list[int]]]:
+    """[(side, backend, block sizes its kernels take)] for each selected backend (target, drafter)
+    that cannot run the ``--block-size`` the user set: vLLM's ``select_common_block_size``
+    (vllm/v1/worker/utils.py:515, 0.32) takes the size when the backend supports it, else an
+    explicit kernel size that divides it, else raises "No common block size for N (...)" when the
+    KV cache is built. Judged on the generated ``supports_block_size`` facts (backends.json,
+    candidates 1..1024): a size off the candidate grid stays unknown (no claim); a supported
+    candidate that divides the size counts as the rescue (an over-approximation of vLLM's)."""
+    bs = ctx.config.block_size
+    if not isinstance(bs, int) or isinstance(bs, bool) or bs <= 0 or ctx.hardware is None:
+        return []
+    out = []
+    table = BK.load(ctx.version)
+    for side, sel in zip(("target", "drafter"), backends(ctx)):
+        if sel is None or not sel.backend or not sel.profile:
+            continue
+        sizes = (table.facts(sel.profile, sel.backend) or {}).get("block_sizes") or {}
+        if sizes.get(str(bs)) is not False:
+            continue  # supported, or off the generated grid (unknown)
+        ok = sorted(int(c) for c, v in sizes.items() if v is True and c.isdigit())
+        if any(bs % c == 0 for c in ok):
+            continue
+        out.append((side, sel.backend, ok))
+    return out
+
+
 def _drafter_layers(ctx: "CheckContext", kv: str) -> list[KG.LayerKV]:
     m = ctx.method
     info = ctx.view.drafter
