@@ -18,7 +18,7 @@ from wizard.mechanisms import method_support
 from wizard.models.info import ModelInfo
 from wizard.resolve import written_method
 from wizard.vllm.checks import knows_model_type
-from wizard.vllm.methods import MEDUSA, MLP_SPECULATOR, is_allowed
+from wizard.vllm.methods import MEDUSA, MLP_SPECULATOR, is_allowed, needs_drafter_checkpoint, supported_options
 from wizard.vllm.registry import unresolved_drafter
 from wizard.vllm.methods import (
     NGRAM_MODEL_NAMES, PATH_MARKERS, async_scheduling_ok, has_no_model, is_eagle_head, is_mtp, is_noncausal,
@@ -308,3 +308,19 @@ def unregistered_drafter(ctx):
     if knows_model_type(d.model_type, ctx.version) is False:
         return None  # the config itself does not load (SD057)
     return unresolved_drafter(ctx.version, d.architectures, d.auto_map, no_transformers_class=True)
+
+
+def speculator_options(ctx) -> frozenset[str] | None:
+    """The method-specific ``speculative_config`` options the speculator vLLM builds takes
+    (:func:`wizard.vllm.methods.supported_options`, per release, method and drafter class); None when
+    vLLM stops before building one: no speculation, a method the release refuses (SD040), or a
+    checkpoint method without its drafter (SD042 / SD044). Read by SD058 and SD176."""
+    spec = ctx.spec
+    method = ctx.method
+    if spec is None or not is_allowed(method, ctx.version):
+        return None
+    if needs_drafter_checkpoint(method) and spec.model is None:
+        return None
+    d = ctx.drafter
+    archs = tuple(d.architectures) if d is not None else ()
+    return frozenset(supported_options(method, ctx.version, archs, d.model_type if d is not None else None))

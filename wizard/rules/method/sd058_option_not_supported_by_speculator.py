@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 from wizard.config import Patch
-from wizard.rules.helpers import given_keys
+from wizard.rules.helpers import given_keys, speculator_options
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.methods import is_allowed, method_specific_options, needs_drafter_checkpoint, supported_options
+from wizard.vllm.methods import method_specific_options
 
 
 @register
@@ -71,13 +71,9 @@ class OptionNotSupportedBySpeculator(Rule):
         if not set_options:
             return
         method = ctx.method
-        if not is_allowed(method, ctx.version):
-            return  # an unknown or removed method: SD040
-        if needs_drafter_checkpoint(method) and spec.model is None:
-            return  # vLLM stops earlier without the drafter: SD042 / SD044
-        d = ctx.drafter
-        archs = tuple(d.architectures) if d is not None else ()
-        ok = supported_options(method, ctx.version, archs, d.model_type if d is not None else None)
+        ok = speculator_options(ctx)
+        if ok is None:
+            return  # vLLM stops before building a speculator: SD040 / SD042 / SD044
         for option in set_options:
             if option in ok:
                 continue

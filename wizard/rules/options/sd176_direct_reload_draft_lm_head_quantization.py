@@ -1,9 +1,8 @@
 from __future__ import annotations
 
 from wizard.config import Patch
-from wizard.rules.helpers import given_keys
+from wizard.rules.helpers import given_keys, speculator_options
 from wizard.rules.registry import Rule, Severity, register
-from wizard.vllm.methods import is_allowed, needs_drafter_checkpoint, supported_options
 
 
 @register
@@ -64,15 +63,9 @@ class DirectReloadDraftLmHeadQuantization(Rule):
         option = "draft_lm_head_quantization"
         if given_keys(ctx).get(option) is None:
             return
-        method = ctx.method
-        if not is_allowed(method, ctx.version):
-            return  # an unknown or removed method: SD040
-        if needs_drafter_checkpoint(method) and spec.model is None:
-            return  # vLLM stops earlier without the drafter: SD042 / SD044
-        d = ctx.drafter
-        archs = tuple(d.architectures) if d is not None else ()
-        if option not in supported_options(method, ctx.version, archs, d.model_type if d is not None else None):
-            return  # the speculator refuses the option first: SD058
+        ok = speculator_options(ctx)
+        if ok is None or option not in ok:
+            return  # vLLM stops earlier (SD040 / SD042 / SD044), or the speculator refuses the option first: SD058
         yield self.finding(
             "Direct reload does not support draft_lm_head_quantization. (VLLM_RELOAD_MODE=direct with "
             f"speculative_config.draft_lm_head_quantization: vLLM {ctx.version} refuses the config at startup.)",
