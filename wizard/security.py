@@ -172,6 +172,9 @@ class EnvVerdict:
     action: str
     reason: str
     secret: bool = False
+    #: refused because it binds or advertises an address beyond loopback (a launch-policy matter,
+    #: not a vLLM failure: a multi-node manifest needs VLLM_HOST_IP); SD600 says it at info
+    address: bool = False
 
 
 def classify_env(name: str, value: Any = None, version: str | None = None) -> EnvVerdict:
@@ -189,7 +192,7 @@ def classify_env(name: str, value: Any = None, version: str | None = None) -> En
         return EnvVerdict(n, "pass", f"{n} is a credential: passed to the server, never written to files", secret=True)
     if _ADDRESS_NAME.search(n) and value is not None and not _loopback_value(value):
         return EnvVerdict(n, "refuse", f"{n}={str(value)[:60]!r} makes vLLM bind or advertise an address beyond loopback "
-                                       "(the launcher serves on 127.0.0.1 only)")
+                                       "(the launcher serves on 127.0.0.1 only)", address=True)
     if entry is not None:
         return EnvVerdict(n, "pass", f"{n} is read by vLLM as " + ("a number, switch or fixed choice" if entry["kind"] == "typed"
                                                                    else "text that names no file") + " (vllm/envs.py)")

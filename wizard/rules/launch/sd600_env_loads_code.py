@@ -63,6 +63,13 @@ class LaunchEnvLoadsCode(Rule):
 
     def check(self, ctx):
         for v in review_env(ctx.config.env, str(ctx.version))["refuse"]:
+            if v.address:  # vLLM runs it; only the wizard's loopback launcher declines (multi-node ranks need it)
+                yield self.finding(
+                    f"env {v.reason}. vLLM accepts it (multi-node ranks need it); the wizard's own launcher does not "
+                    "start a server with it. Run the command yourself on the node it names.",
+                    fields=[f"env.{v.name}"], severity=Severity.INFO, title="Address variable: not launched by the wizard",
+                    fixes=[Patch(description=f"Drop {v.name} (serve on this machine's loopback)", unset=[f"env.{v.name}"])])
+                continue
             yield self.finding(
                 f"env {v.reason}. The wizard's launcher never passes it from a command, YAML or session "
                 f"file, and refuses to launch while it is set. Drop it; if you trust it, set it in the shell that "
