@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -162,10 +163,24 @@ def _spec_file(raw: str) -> tuple[str, dict] | None:
     return (str(p), obj) if obj is not None else None
 
 
+#: typographic quotes an editor or a web page puts in place of ASCII ones (copy-paste damage)
+_SMART_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+                               "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'"})
+
+
+def _ascii_punctuation(text: str) -> str:
+    """Full-width digits, braces and colons (NFKC) and typographic quotes as their ASCII forms:
+    ``{“method”:“ngram”,“num_speculative_tokens”:３}`` -> strict JSON (vLLM's json.loads takes
+    neither, and pydantic refuses the digit ``３`` as an integer)."""
+    return unicodedata.normalize("NFKC", text).translate(_SMART_QUOTES)
+
+
 def _variants(raw: str) -> Iterable[str]:
-    """Texts to try: stripped of literal outer quotes, unescaped (wrapper-script damage)."""
+    """Texts to try: as given, with ASCII punctuation (copy-paste damage), stripped of literal
+    outer quotes, unescaped (wrapper-script damage)."""
     seen: set[str] = set()
-    frontier = [raw.strip()]
+    plain = _ascii_punctuation(raw.strip())
+    frontier = [raw.strip()] + ([plain] if plain != raw.strip() else [])
     for _ in range(4):
         nxt = []
         for s in frontier:
@@ -247,6 +262,11 @@ def parse_spec_json(raw: str, *, read_files: bool = False) -> tuple[dict | None,
         path, obj = found
         return obj, {"kind": "json_malformed", "raw": raw, "position": 0, "corrected": json_text(obj), "file": path,
                      "error": f"it names the file {path}, but vLLM reads the value itself as JSON, never a file"}
+    name = raw.strip()
+    if read_files and re.fullmatch(r"@?[^\s{}\[\]\"']+\.(json|ya?ml)", name):
+        return None, {"kind": "json_malformed", "raw": raw, "position": 0, "corrected": None,
+                      "error": f"it looks like a file name ({name.lstrip('@')}), which does not exist or holds no "
+                               "JSON/YAML object here; vLLM reads the value itself as JSON, never a file"}
     texts = list(_variants(raw))
     for attempt in (_try_json_obj, _try_python_obj, _try_yaml_obj, _try_bare_pairs, _try_json_prefix):
         for text in texts:

@@ -26,6 +26,8 @@ def _as_number(raw: Any, is_int: bool):
         # pydantic's lax int takes a whole float only within a 64-bit integer (1e19: int_parsing_size)
         return int(raw) if raw.is_integer() and _I64_MIN <= raw < _I64_END else None
     if isinstance(raw, str):
+        if not raw.strip().isascii():  # Python's int('３') is 3; pydantic: 'unable to parse string as an integer'
+            return None
         try:
             return int(raw.strip()) if is_int else float(raw.strip())
         except ValueError:
