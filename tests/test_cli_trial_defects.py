@@ -233,3 +233,25 @@ def test_usage_names_the_program_as_started():
         assert p.returncode == 0 and p.stdout.startswith("usage: specwizard ")
     p = subprocess.run([sys.executable, "-m", "wizard", "--help"], capture_output=True, text=True, timeout=120)
     assert p.stdout.startswith("usage: python -m wizard ")
+
+
+def test_sd740_fix_keeps_the_users_other_compilation_fields():
+    """CLI trial round 2, defect 2: SD740's fix replaced the whole --compilation-config with the new
+    sizes, dropping the user's mode and pass_config."""
+    import json as _json
+
+    from wizard import api
+    from wizard.config import apply_patch
+
+    cfg = api.load(command=(
+        "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 16 --speculative-config "
+        "'{\"method\":\"eagle3\",\"model\":\"yuhuili/EAGLE3-LLaMA3.1-Instruct-8B\",\"num_speculative_tokens\":5}' "
+        "--compilation-config '{\"cudagraph_mode\":\"PIECEWISE\",\"cudagraph_capture_sizes\":[1,2,4,8],\"mode\":3,"
+        "\"pass_config\":{\"fuse_norm_quant\":true}}'"))
+    rep = api.check(cfg, vllm_version="0.33.0", gpu="H100", allow_hub=False)
+    f = next(f for f in rep.findings if f.rule == "SD740")
+    fixed = apply_patch(cfg, f.fixes[0])
+    comp = _json.loads(fixed.extra_args["compilation_config"])
+    assert comp["mode"] == 3 and comp["pass_config"] == {"fuse_norm_quant": True}
+    assert comp["cudagraph_mode"] == "PIECEWISE" and max(comp["cudagraph_capture_sizes"]) >= 16 * 6
+    assert "SD740" not in {x.rule for x in api.check(fixed, vllm_version="0.33.0", gpu="H100", allow_hub=False).findings}

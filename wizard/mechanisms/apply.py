@@ -124,6 +124,17 @@ def compilation_option(ctx: "CheckContext", name: str) -> Any:
     return None
 
 
+def compilation_object(ctx: "CheckContext") -> dict[str, Any]:
+    """The ``--compilation-config`` JSON object as given ({} when none or not an object): what a
+    fix that sets some of its fields must keep (CLI trial: SD740's fix dropped ``mode`` and
+    ``pass_config``)."""
+    for key in ("compilation_config", "compilation-config"):
+        v = _decode(ctx.config.extra_args.get(key))
+        if isinstance(v, dict):
+            return dict(v)
+    return {}
+
+
 def _decode(v: Any) -> Any:
     if isinstance(v, list):
         return [_decode(x) for x in v]

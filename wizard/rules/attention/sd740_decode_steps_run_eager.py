@@ -107,7 +107,8 @@ class DecodeStepsRunEager(Rule):
         args = {k: v for k, v in inputs.items() if k not in ("given", "cudagraph_capture_sizes", "max_cudagraph_capture_size")}
         if sizes and CG.capture_plan(ctx.version, cudagraph_capture_sizes=sizes, **args).eager_from is None:
             cc = A.compilation_option(ctx, "cudagraph_mode")
-            comp = {"cudagraph_capture_sizes": sizes} | ({"cudagraph_mode": cc} if cc is not None else {})
+            kept = {k: v for k, v in A.compilation_object(ctx).items() if k not in _SIZE_KEYS}  # the user's other fields
+            comp = kept | {"cudagraph_capture_sizes": sizes} | ({"cudagraph_mode": cc} if cc is not None else {})
             fixes.append(Patch(
                 description=f"Capture graphs for every decode width up to {seqs}x{q} = {seqs * q} tokens "
                             f"(--compilation-config cudagraph_capture_sizes, {len(sizes)} sizes)",
