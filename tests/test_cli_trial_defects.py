@@ -205,15 +205,17 @@ def test_dry_run_exits_1_when_the_launch_would_be_refused(monkeypatch):
     from wizard.hardware import nvml
 
     monkeypatch.setattr(nvml, "discover", lambda: [])
-    rc, out, _ = run_cli(["serve", "--dry-run", "--", "vllm", "serve", LLAMA, "--speculative-config", '{"method":"eagle3",'])
-    assert rc == 1 and "# check: 1 error(s) (SD002): `wizard serve` refuses this launch unless --force" in out
-    rc, out, _ = run_cli(["serve", "--dry-run", "--force", "--", "vllm", "serve", LLAMA, "--speculative-config",
+    # --gpu H100: the exit code under test, not this machine's CPU (serve checks the machine when no --gpu is given)
+    rc, out, _ = run_cli(["serve", "--dry-run", "--gpu", "H100", "--", "vllm", "serve", LLAMA, "--speculative-config",
                           '{"method":"eagle3",'])
+    assert rc == 1 and "# check: 1 error(s) (SD002): `wizard serve` refuses this launch unless --force" in out
+    rc, out, _ = run_cli(["serve", "--dry-run", "--force", "--gpu", "H100", "--", "vllm", "serve", LLAMA,
+                          "--speculative-config", '{"method":"eagle3",'])
     assert rc == 0 and "launches it anyway (--force)" in out
-    rc, _, _ = run_cli(["serve", "--dry-run", "--", "vllm", "serve", LLAMA, "--max-model-len", "2048",
+    rc, _, _ = run_cli(["serve", "--dry-run", "--gpu", "H100", "--", "vllm", "serve", LLAMA, "--max-model-len", "2048",
                         "--speculative-config", NGRAM])
     assert rc == 0
-    rc, out, _ = run_cli(["serve", "--dry-run", "--", "vllm", "serve", LLAMA, "--max-model-len", "2048",
+    rc, out, _ = run_cli(["serve", "--dry-run", "--gpu", "H100", "--", "vllm", "serve", LLAMA, "--max-model-len", "2048",
                           "--trust-remote-code", "--speculative-config", NGRAM])
     assert rc == 1 and "# needs --allow-unsafe-options: " in out  # the launch policy refuses it too
 
