@@ -121,3 +121,13 @@ def test_export_for_this_cpu_build_says_how_to_start_it(monkeypatch):
     assert rc == 0 and out.startswith("vllm serve ") and "python -m vllm.entrypoints.openai.api_server" in err
     rc, out, err = run_cli(["export", "--to", "yaml", "--", "vllm", "serve", LLAMA])
     assert "api_server" not in err
+
+
+def test_wizard_options_typed_after_the_dashes_are_pointed_out():
+    """CLI trial round 2, defect 8: `check -- vllm serve M ... --gpu H100` silently read --gpu as vLLM's
+    --gpu-memory-utilization and checked no H100."""
+    rc, out, err = run_cli(["check", "--", "vllm", "serve", LLAMA, "--gpu", "H100", "--vllm-version", "0.30.0"])
+    assert "wizard: note: --gpu after `--` belongs to the vLLM command" in err
+    assert "--gpu-memory-utilization" in err and "wizard: note: --vllm-version after `--`" in err
+    rc, out, err = run_cli(["check", "--gpu", "H100", "--", "vllm", "serve", LLAMA])
+    assert "after `--`" not in err

@@ -258,7 +258,23 @@ def load_from_args(args: argparse.Namespace):
         return api.load(config_file=args.config)
     if not command:
         raise ConfigError("command: nothing to check: give --config FILE or -- vllm serve MODEL ...", field="command")
+    _warn_wizard_options_after_dashes(command)
     return api.load(command=command, read_config_files=True)  # `vllm serve M --config FILE`, read as vLLM does
+
+
+#: this CLI's own options that someone may type after ``--``, where vLLM's parser reads them
+#: (``--gpu`` is its unique prefix of ``--gpu-memory-utilization``)
+_OWN_OPTIONS = ("--gpu", "--vllm-version", "--offline", "--format", "--to")
+
+
+def _warn_wizard_options_after_dashes(command: list[str]) -> None:
+    """CLI trial: ``check -- vllm serve M ... --gpu H100`` checked nothing for an H100 (vLLM reads
+    ``--gpu`` as ``--gpu-memory-utilization``). Say where the wizard's option goes; the command is
+    still read as vLLM reads it."""
+    seen = [w.split("=", 1)[0] for w in command if w.split("=", 1)[0] in _OWN_OPTIONS]
+    for w in dict.fromkeys(seen):
+        sys.stderr.write(f"wizard: note: {w} after `--` belongs to the vLLM command (vLLM reads it as its own option"
+                         f"{' --gpu-memory-utilization' if w == '--gpu' else ''}); the wizard's {w} goes before `--`.\n")
 
 
 def _print_report(report, fmt: str, out=None) -> None:
