@@ -267,7 +267,7 @@ def async_incompatibility(ctx) -> str | None:
     incompatibilities were the V1 runner's (0.33 ``v1_async_sched_incompat``), and that key is
     unknown there (SD020)."""
     spec = ctx.spec
-    if spec is None or ctx.method is None or not has_v1(ctx):
+    if spec is None or not ctx.method or not has_v1(ctx):  # '' is SD040's (no "-based" sentence)
         return None
     if not async_scheduling_ok(ctx.method) and not ctx.method.endswith("_mtp"):
         return f"{ctx.method}-based speculative decoding"

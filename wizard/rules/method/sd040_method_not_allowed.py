@@ -96,6 +96,8 @@ class MethodNotAllowed(Rule):
             fixes.append(Patch(description=f"Use method {best}", set={"speculative_config.method": best}))
         if ctx.spec.model:
             fixes.append(Patch(description="Remove method (vLLM infers it from the drafter)", unset=["speculative_config.method"]))
+        if not fixes:  # '' or a name close to nothing, without a drafter: a method that needs none
+            fixes.append(ngram_fallback(ctx.k or 3, "Use n-gram speculation (needs no drafter model)"))
         removed = ""
         if removed_in(m):
             removed = f" (removed in {removed_in(m)})"
