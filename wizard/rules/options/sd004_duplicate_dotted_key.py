@@ -65,6 +65,13 @@ class DuplicateDottedKey(Rule):
                     fixes=[Patch(description="Keep the positional model only", unset=["import_notes.duplicate_key"])],
                     title="Model given twice (the positional one is served)")
                 continue
+            if note.field == "speculative_config":  # a whole object dropped: method, drafter and k of the first
+                yield self.finding(
+                    f"--speculative-config: given more than once; vLLM's parser keeps only the last object and drops "
+                    f"the earlier one whole (its method, drafter and k). {note.message}", fields=[note.field],
+                    severity=Severity.WARNING, title="--speculative-config given twice (the first is ignored)",
+                    fixes=[Patch(description="Keep the last --speculative-config only", unset=["import_notes.duplicate_key"])])
+                continue
             yield self.finding(
                 f"{note.field}: given more than once; vLLM keeps the last value. {note.message}",
                 fields=[note.field],
