@@ -287,11 +287,15 @@ def _fit_step(s: _State, main: KvVariant) -> tuple[bool, str | None]:
                        f"{s.util:g} x {hw.memory_bytes / GiB:.1f} GiB = {s.budget / GiB:.2f} GiB per GPU")
     if main.num_blocks < main.blocks_per_request + 1 and main.bytes_per_block > 0:
         need = _kv_needed(main)
+        have = max(0, s.kv_bytes)
+        close = f"{need / GiB:.2f}" == f"{have / GiB:.2f}"  # the same at 2 decimals (CLI trial: "4.00 ... 4.00")
+        short = (f" -- {main.num_blocks} blocks fit, a request needs {main.blocks_per_request} plus the null block "
+                 "vLLM keeps" if close else "")
         if hw.vendor == "cpu":  # the CPU build's KV cache is VLLM_CPU_KVCACHE_SPACE of RAM, not a GPU's memory
             return False, (f"one request at max_model_len {s.max_len} needs {need / GiB:.2f} GiB of KV cache, "
-                           f"{max(0, s.kv_bytes) / GiB:.2f} GiB available ({s.kv_src})")
+                           f"{have / GiB:.2f} GiB available ({s.kv_src}){short}")
         return False, (f"one request at max_model_len {s.max_len} needs {need / GiB:.2f} GiB of KV cache per device, "
-                       f"{max(0, s.kv_bytes) / GiB:.2f} GiB available")
+                       f"{have / GiB:.2f} GiB available{short}")
     return True, None
 
 
