@@ -120,9 +120,9 @@ def _review(out: dict, t: Tab) -> str:
 
 def test_launch_preview_follows_an_import_on_the_launch_tab(tab):
     tab.import_command(CMD)
-    first = tab.call("open_launch", tab.state)
+    tab.call("open_launch", tab.state)
     tab.call("open_step_launch", tab.state)  # the Launch tab is on screen
-    assert '"num_speculative_tokens":3' in _review(first, tab)
+    assert '"num_speculative_tokens":3' in step.review_md(tab.ui, tab.state)
     out = tab.call("do_import_cmd", tab.state, CMD.replace('"num_speculative_tokens": 3', '"num_speculative_tokens": 5')
                    + " --max-num-seqs 4")
     tab.apply(out)
@@ -139,6 +139,25 @@ def test_launch_preview_not_computed_while_another_step_is_shown_then_follows_on
     assert tab.c["ln_review"] not in synced  # deferred: nobody sees it
     opened = tab.call("open_step_launch", tab.state)
     assert "--max-num-seqs 7" in _review(opened, tab)
+
+
+def test_launch_preview_is_stable_and_is_what_launch_runs(tab, servers):
+    """The preview's port stays put between refreshes (a sync with nothing changed sends nothing),
+    and Launch starts the server on the port shown."""
+    tab.import_command(CMD)
+    tab.call("open_step_launch", tab.state)
+    md = step.review_md(tab.ui, tab.state)
+    assert md == step.review_md(tab.ui, tab.state)
+    port = step.launch_port(step.config_of(tab.state))
+    assert f"--port {port}" in md
+    got: list = []
+    real = step.launch_api.launch
+    step.launch_api.launch = lambda cfg, **kw: (got.append(kw.get("port")), real(cfg, **kw))[1]
+    try:
+        _launch(tab)
+    finally:
+        step.launch_api.launch = real
+    assert got == [port]
 
 
 def test_apply_fix_and_relaunch_shows_the_fixed_command(tab, servers):

@@ -416,6 +416,19 @@ class WizardUI:
 
         check = m.extra.get("check")
 
+        def shown(st: dict, value) -> bool:
+            """Whether ``value`` is what the field shows for ``st`` (:meth:`form_value`): an event
+            that sends it back (a dropdown opened and closed with Escape, the duplicate of a pick)
+            is no edit, even where the value shown stands for "unset" ('auto' for an unset KV
+            dtype) and setting it would write the option. Fields with an ``after`` hook are left
+            to it (picking the method shown again may still fill in its default drafter)."""
+            if m.after is not None:
+                return False
+            try:
+                return value is not None and value == self.form_value(st, path)
+            except Exception:
+                return False
+
         def make(hub: bool | None, force: bool, rs: list[Reactor]):
             def field_changed(state, value, request: gr.Request = None):
                 if not text:  # a pick: one at a time per tab (its duplicate then finds nothing to do)
@@ -429,6 +442,10 @@ class WizardUI:
                 too_big = box_problem(self.field_name(path), value)
                 if too_big is not None:  # not applied, not stored: the box keeps the text, the panel says why
                     return self.render(sess, base, [], False, note=f"⚠ {too_big}")
+                if not force and shown(base, value):
+                    # what the field already shows for the state: an unset field that shows its
+                    # default (KV dtype 'auto') stays unset when a dropdown is opened and closed
+                    return {panel_c: gr.skip()}
                 if not force and same_inputs(change(base, value), base):
                     return {panel_c: gr.skip()}  # a value the state already holds (e.g. set by the server)
                 holder: dict = {}

@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 __all__ = ["STEPS", "step_of", "elem_id", "panel_html", "summary_html", "card_html", "MAX_CARDS", "MAX_FIXES",
-           "ordered", "fix_label", "patch_summary", "face_text"]
+           "ordered", "fix_label", "patch_summary", "face_text", "md_code", "md_text"]
 
 #: (tab id, label) in walking order
 STEPS: tuple[tuple[str, str], ...] = (
@@ -86,6 +86,55 @@ def face_text(text: str) -> str:
     for cli, ui in _CLI_POINTER_RES:
         text = cli.sub(ui, text)
     return text
+
+
+def md_code(text: Any) -> str:
+    """``text`` as one Markdown code span, escaped once: the Markdown renderer escapes a code span's
+    content itself (``html.escape`` inside backticks showed ``&quot;``), so the text goes in as is,
+    on one line, fenced by more backticks than any run of them in it (a backtick in the text never
+    ends the span early)."""
+    s = " ".join(str(text).splitlines())
+    run = max((len(m) for m in re.findall(r"`+", s)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if not s or s[0] == "`" or s[-1] == "`" or (s[0] == " " and s[-1] == " ") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+_TICKS = re.compile(r"`+")
+
+
+def _md_words(s: str) -> str:
+    """Words for Markdown, HTML-escaped; backslashes and stray backticks as entities, so that they
+    neither escape nor open anything next to the code spans :func:`md_text` writes."""
+    return html.escape(s).replace("\\", "&#92;").replace("`", "&#96;")
+
+
+def md_text(text: Any) -> str:
+    """Text that mixes words and Markdown code spans (```--opt` = `{"a": 1}`: reads code```) for a
+    Markdown view, escaped once: the words HTML-escaped, each code span (found as CommonMark finds
+    them: a run of n backticks up to the next run of exactly n) kept as text through
+    :func:`md_code`. On one line, so nothing in it starts a block of its own."""
+    s = " ".join(str(text).splitlines())
+    out: list[str] = []
+    i = 0
+    while True:
+        m = _TICKS.search(s, i)
+        if m is None:
+            out.append(_md_words(s[i:]))
+            break
+        n = len(m.group())
+        close = next((c for c in _TICKS.finditer(s, m.end()) if len(c.group()) == n), None)
+        if close is None:  # no closing run of the same length: the backticks are literal
+            out.append(_md_words(s[i:m.end()]))
+            i = m.end()
+            continue
+        out.append(_md_words(s[i:m.start()]))
+        body = s[m.end():close.start()]
+        if len(body) >= 2 and body[0] == " " and body[-1] == " " and body.strip():
+            body = body[1:-1]
+        out.append(md_code(body))
+        i = close.end()
+    return "".join(out)
 
 
 def _sev(f: Any) -> str:

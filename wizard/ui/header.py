@@ -19,7 +19,7 @@ from wizard.io.safeio import read_regular_file
 from wizard.ui import services
 from wizard.ui.core import WizardUI, sess_of
 from wizard.ui.state import (SESSION_MAX_BYTES, SessionError, config_problem, dump_config, load_session, new_state,
-                             push_history, restore_session, set_field, state_from_config)
+                             known_settings, push_history, restore_session, set_field, state_from_config)
 from wizard.ui.theme import IMPORT_TOGGLE_JS
 
 __all__ = ["build", "wire", "import_status", "SESSION_MAX_BYTES"]
@@ -153,10 +153,17 @@ def wire(ui: WizardUI) -> None:
             st = load_session(read_regular_file(path, limit=SESSION_MAX_BYTES, what="session file"))
         except (OSError, ValueError, SessionError) as err:
             return {c["import_status"]: f"⚠ {str(err).replace(str(path), Path(path).name)}"}
+        # a release or GPU the wizard does not know is reset (as the Hardware step's dropdowns offer
+        # them), said naming the field and the value; the rest of the session is loaded as it is
+        st, reset = known_settings(st)
         sess = sess_of(request)
         base = ui.base(sess, state)
         st["history"] = push_history(base, "Load session").get("history", [])
-        return ui.full(sess, st, note="Session loaded.")
+        note = "Session loaded." + "".join(f" ⚠ {n}." for n in reset)
+        out = ui.full(sess, st, note=note)
+        out[c["import_status"]] = ("⚠ Session loaded with changes: " + "; ".join(html.escape(n) for n in reset) + "."
+                                   if reset else "")  # no earlier import's or load's line left standing
+        return out
 
     ui.on(c["session_ul"].upload, do_load_session, [st_c, c["session_ul"]], imp_out)
 

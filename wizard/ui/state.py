@@ -30,14 +30,14 @@ import json
 from typing import Any
 
 from wizard.config import ConfigError, ServeConfig, config_from_dict, get_path, set_path, unset_path
-from wizard.hardware.catalog import MAX_GPU_COUNT
+from wizard.hardware.catalog import MAX_GPU_COUNT, HardwareError, parse_gpu_spec
 from wizard.io.argv import MAX_COMMAND_CHARS
 from wizard.io.collector import MAX_OPTIONS
 from wizard.io.safeio import json_loads_bounded
 from wizard.privacy import redact_dict
 from wizard.vllm.cli_parse import convert
 from wizard.vllm.options import cli_vocabulary
-from wizard.vllm.versions import default_version
+from wizard.vllm.versions import default_version, is_known, known_versions, parse_version
 
 __all__ = [
     "STATE_VERSION",
@@ -66,6 +66,7 @@ __all__ = [
     "box_problem",
     "config_problem",
     "restore_session",
+    "known_settings",
 ]
 
 #: largest integer a browser (JavaScript double) holds exactly; larger ones travel as text
@@ -464,6 +465,51 @@ def _session_state(data: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(st.get("acceptance"), str):
         st.pop("acceptance", None)
     return st
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def known_settings(state: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """(``state`` with its release and GPU limited to what the wizard knows, a note per value
+    reset): what the Hardware step's dropdowns offer, from the core's own lists. A vLLM version
+    that is not a release the rules have tables for (:func:`wizard.vllm.versions.is_known`; the
+    default version always stands) becomes the default version; a GPU name the hardware catalog
+    does not know (:func:`wizard.hardware.catalog.parse_gpu_spec`, aliases accepted) becomes
+    unknown. Each note names the field and the value it held (as text: the face escapes it);
+    nothing else of ``state`` changes. For a session read from a file (Load)."""
+    st = dict(state)
+    notes: list[str] = []
+    default = str(default_version())
+    v = st.get("vllm_version")
+    if v is None or (isinstance(v, str) and not v.strip()):
+        st["vllm_version"] = default
+    else:
+        try:
+            ok = isinstance(v, str) and (v.strip() == default or is_known(parse_version(v)))
+        except ValueError:
+            ok = False
+        if not ok:
+            st["vllm_version"] = default
+            notes.append(f"vLLM version (vllm_version): the session's {_short(v)} is not a release the wizard knows "
+                         f"(known: {', '.join(known_versions())}); reset to {default}")
+    gpu = st.get("gpu") if isinstance(st.get("gpu"), dict) else {"name": None, "count": 1}
+    name = gpu.get("name")
+    if name is not None and not (isinstance(name, str) and name.strip().lower() in UNSET_WORDS | {"unknown"}):
+        try:
+            ok = isinstance(name, str) and parse_gpu_spec(name).count == 1
+        except (HardwareError, ValueError):
+            ok = False
+        if not ok:
+            notes.append(f"GPU (gpu.name): the session's {_short(name)} is not a GPU the wizard's catalog knows; reset "
+                         "to unknown (choose the GPU in step 1)")
+            gpu = {**gpu, "name": None}
+    elif name is not None:
+        gpu = {**gpu, "name": None}
+    st["gpu"] = gpu
+    return st, notes
 
 
 def box_problem(name: str, value: Any) -> str | None:

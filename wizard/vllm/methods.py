@@ -78,7 +78,7 @@ __all__ = [
     "is_lookup", "needs_drafter_checkpoint", "drafts_from_target", "has_no_model", "keeps_method",
     "arch_prefix", "async_scheduling_ok", "v2_runner_ok", "lm_head_quantizable", "is_eagle_head",
     "repeats_mtp_layer", "names_no_checkpoint", "drafter_may_span_groups",
-    "redetects_explicit_method", "infers_custom_class", "suffix_default_k", "dspark_archs", "parallel_drafting_methods", "method_specific_options",
+    "redetects_explicit_method", "infers_custom_class", "dspark_takes_as_deepseek_v4", "suffix_default_k", "dspark_archs", "parallel_drafting_methods", "method_specific_options",
     "supported_options", "declared_speculator", "DSPARK_LM_HEAD_ARCHS", "XPRESS_ARCHS", "GEMMA4_MTP_ARCHS",
 ]
 
@@ -406,6 +406,21 @@ _DECLARED_034: dict[str, str] = {
 #: ``_METHOD_SPECIFIC_OPTIONS`` (0.34 vllm/config/speculative.py:109-115)
 _METHOD_SPECIFIC_034 = ("dspark_draft_topk", "draft_lm_head_quantization", "index_share_for_mtp_iteration",
                         "xpress_topc", "speculator_options")
+
+
+def dspark_takes_as_deepseek_v4(version: VllmVersion, drafter_archs, target_model_type: str | None) -> bool:
+    """0.25-0.33 ``SpeculativeConfig``: with ``method='dspark'`` a drafter that is none of the named
+    DSpark drafters (Qwen3 / Qwen3-Omni / Gemma 4 / K3) is taken for a DeepSeek-V4(.1) DSpark
+    draft -- its ``model_type`` set to ``deepseek_v4``, its architectures to ``DSparkDraftModel``
+    and the target's quantization copied ("DeepSeek-V4(.1) DSpark reuses the full target config",
+    vllm/config/speculative.py 0.32 L1432-1453; the same branch in the 0.25-0.33 wheels). True
+    for a drafter with no DSpark architecture at all beside a target that is no DeepSeek-V4 (whose
+    own checkpoint may serve as the draft): its weights cannot load into that class. 0.34 detects
+    the mismatch itself (:func:`declared_speculator`, SD059)."""
+    if version.at_least("0.34") or not is_allowed(DSPARK, version):
+        return False
+    archs = tuple(drafter_archs or ())
+    return bool(archs) and not any("DSpark" in a for a in archs) and target_model_type not in ("deepseek_v4", "deepseek_v41")
 
 
 def dspark_archs(drafter_archs, drafter_model_type: str | None) -> tuple[str, ...]:

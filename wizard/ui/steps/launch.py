@@ -4,6 +4,7 @@ smoke test, and the startup diagnosis with "apply fix and relaunch"."""
 from __future__ import annotations
 
 import html
+import re
 import sys
 import threading
 import uuid
@@ -20,12 +21,13 @@ from wizard.launch import compare_machine, metrics
 from wizard.launch.install import (install_commands, refresh_install_state, render_commands,
                                    suggested_distribution, vllm_importable)
 from wizard.launch.launcher import review_launch
+from wizard.launch.ports import check_port_free, find_free_port, port_from_cfg
 from wizard.ui import services
 from wizard.ui import findings as fp
 from wizard.ui.core import WizardUI, sess_of
 from wizard.ui.state import config_of, gpu_spec, state_from_config
 
-__all__ = ["build", "wire", "start", "stop", "smoke", "poll", "review_md", "gpu_hint", "diagnosis_fix", "stop_session",
+__all__ = ["build", "wire", "start", "start_checked", "monitor_reset", "stop", "smoke", "poll", "review_md", "gpu_hint", "diagnosis_fix", "stop_session",
            "stop_all", "vllm_installed", "launch_refusal", "tune_table", "HANDLES", "SESSIONS"]
 
 #: live server handles of this UI process, by the id kept in the session state
@@ -35,6 +37,12 @@ SESSIONS: dict[str, list[str]] = {}
 _SMOKE: dict[str, str] = {}
 #: handle id -> the newest measured acceptance per draft position (the Plan step's input)
 _MEASURED: dict[str, list[float]] = {}
+#: the port "What Launch will run" shows and Launch then starts the server on, for configurations
+#: without a --port of their own: picked once, picked again once something listens on it. (Each
+#: preview picked a new free port, so the preview changed on every refresh and the server got
+#: another port than the one shown.)
+_PORT: dict[str, int] = {}
+_PORT_LOCK = threading.Lock()
 
 
 #: after each poll: keep the live log box at its newest line, unless the user scrolled up to read
@@ -104,6 +112,36 @@ def build(ui: WizardUI) -> None:
         ui.c["tn_out"] = gr.Markdown("_Stops the server above first; each k restarts vLLM (minutes per k)._",
                                      elem_id="sw-tune-out")
         ui.c["tn_chart"] = gr.Image(label="speed vs k", type="filepath", visible=False, elem_id="sw-tune-chart")
+    # "What Launch will run" and the banner follow every change of the configuration while the step
+    # is on screen (the sync after a pause; computed when the step opens if it changed meanwhile):
+    # after "Apply fix and relaunch", an import, a preset or Undo on this tab they showed the old command
+    ui.react("launch", ("",), [ui.c["ln_review"], ui.c["ln_hint"]], _review_views, sync=True)
+
+
+def _review_views(ui: WizardUI, state: dict, ev) -> dict:
+    """The Launch step's review and banner for ``state``."""
+    return {ui.c["ln_review"]: review_md(ui, state), ui.c["ln_hint"]: gpu_hint(state)}
+
+
+def launch_port(cfg) -> int | None:
+    """The port to preview and launch ``cfg`` on: None when the configuration gives its own
+    ``--port`` (or one the plan refuses: the plan says why), else :data:`_PORT` while it is free on
+    127.0.0.1, else a new free port."""
+    try:
+        if port_from_cfg(cfg) is not None:
+            return None
+    except Exception:
+        return None
+    with _PORT_LOCK:
+        port = _PORT.get("port")
+        if port is not None:
+            try:
+                check_port_free("127.0.0.1", port)
+            except Exception:
+                port = None
+        if port is None:
+            port = _PORT["port"] = find_free_port("127.0.0.1")
+        return port
 
 
 def review_md(ui, state: dict) -> str:
@@ -123,7 +161,7 @@ def _review_md(ui: WizardUI, state: dict) -> str:
     if block:
         lines.append(f"**Launching is disabled:** {html.escape(block)}.")
     cfg = config_of(state)
-    dirs = ", ".join(f"`{d}`" for d in (policy.model_dirs or [])) or "any"
+    dirs = ", ".join(fp.md_code(d) for d in (policy.model_dirs or [])) or "any"
     lines.append(f"Local models are read only from: {dirs} (`app.py --allow-model-dir DIR`).")
     lines.append("Options that load code, read other files, open listeners or take unreviewed text (vLLM's generated "
                  "allowlist): " + ("**allowed** (this UI was started with `--allow-unsafe-options`)."
@@ -131,12 +169,13 @@ def _review_md(ui: WizardUI, state: dict) -> str:
                                    "refused (start `app.py --allow-unsafe-options` to allow them)."))
     if cfg is None:
         return "\n\n".join(lines)
-    rv = review_launch(cfg, policy)
+    rv = review_launch(cfg, policy, port=launch_port(cfg))
     plan = rv.plan
     env_set: dict[str, str] = {}
     if plan is not None:
         cmd = " ".join(privacy.scrub(a, plan.secrets) for a in plan.argv)
-        lines.append(f"**Command** (exactly the words the server gets; no shell):\n\n```\n{cmd}\n```")
+        fence = "`" * max(3, 1 + max((len(t) for t in re.findall(r"`+", cmd)), default=0))
+        lines.append(f"**Command** (exactly the words the server gets; no shell):\n\n{fence}\n{cmd}\n{fence}")
         if plan.secret_config:
             lines.append("`--config` above is the launcher's own file of API keys (mode 0600, in the wizard's private "
                          "folder): several keys cannot travel in `VLLM_API_KEY`, and the command line is public.")
@@ -147,20 +186,20 @@ def _review_md(ui: WizardUI, state: dict) -> str:
             pass
         env_set = {k: ("***" if privacy.is_secret_env(k) else v) for k, v in plan.env_changes.items()}
     passed = [v for v in rv.env.get("pass", [])]
-    env_lines = [f"- `{k}={html.escape(str(v))}`" for k, v in env_set.items()]
+    env_lines = [f"- {fp.md_code(f'{k}={v}')}" for k, v in env_set.items()]
     lines.append("**Environment set for the server** (allow-list: vLLM's own variables, device selection, credentials; "
                  "the server also inherits this wizard's environment):\n" + ("\n".join(env_lines) or "- (none)"))
     if passed:
-        lines.append("Allowed from the configuration: " + ", ".join(f"`{v.name}`" for v in passed) + ".")
+        lines.append("Allowed from the configuration: " + ", ".join(fp.md_code(v.name) for v in passed) + ".")
     if rv.env.get("drop"):
         lines.append("**Not passed** (set them in the shell that starts the wizard):\n" +
-                     "\n".join(f"- {html.escape(v.reason)}" for v in rv.env["drop"]))
+                     "\n".join(f"- {fp.md_text(v.reason)}" for v in rv.env["drop"]))
     if rv.blocking:
-        lines.append("**Refused** (Launch will not start this):\n" + "\n".join(f"- {html.escape(b)}" for b in rv.blocking))
+        lines.append("**Refused** (Launch will not start this):\n" + "\n".join(f"- {fp.md_text(b)}" for b in rv.blocking))
     if rv.risky:
         state_txt = "allowed by --allow-unsafe-options" if policy.allow_unsafe_options else "refused without --allow-unsafe-options"
         lines.append(f"**Options that need the opt-in** ({state_txt}; vLLM {html.escape(rv.argv.release)}'s allowlist):\n"
-                     + "\n".join(f"- {html.escape(r.text())}" for r in rv.risky))
+                     + "\n".join(f"- {fp.md_text(r.text())}" for r in rv.risky))
     return "\n\n".join(lines)
 
 
@@ -236,9 +275,17 @@ def start(state: dict, ev, force: bool, block: str | bool | None, session: str |
     refusal = launch_refusal(ev, block, policy)
     if refusal:
         return state, refusal
+    return start_checked(state, ev, force, session, policy)
+
+
+def start_checked(state: dict, ev, force: bool, session: str | None = None,
+                  policy: security.PathPolicy | None = None) -> tuple[dict, str]:
+    """:func:`start` past its gate (:func:`launch_refusal` said nothing): stop this tab's server,
+    then launch. The previous server's monitoring no longer applies from here on, whatever the
+    launch does (:func:`monitor_reset`)."""
     stop(state)
     try:
-        h = launch_api.launch(ev.config, force=force, report=ev.report, gpu=ev.hardware,
+        h = launch_api.launch(ev.config, port=launch_port(ev.config), force=force, report=ev.report, gpu=ev.hardware,
                               policy=policy or security.PathPolicy(model_dirs=security.default_model_dirs()))
     except Exception as err:
         msg = str(err)
@@ -358,6 +405,18 @@ def smoke(state: dict, n: int) -> str:
     return f"Smoke test: {n} requests started…"
 
 
+def monitor_reset(ui) -> dict:
+    """The monitoring views as they are before any server: no log, plots, metrics, smoke result,
+    advice or diagnosis. A new launch attempt starts from here, so a launch that fails (or is
+    refused after the old server was stopped) never shows the previous server's numbers."""
+    c = ui.c
+    return {c["ln_logs"]: "", c["ln_metrics"]: "",
+            c["ln_pos"]: pd.DataFrame({"position": pd.Series(dtype="str"), "acceptance": pd.Series(dtype="float")}),
+            c["ln_time"]: pd.DataFrame({"seconds": pd.Series(dtype="float"), "acceptance": pd.Series(dtype="float"),
+                                        "series": pd.Series(dtype="str")}),
+            c["ln_diag"]: "", c["ln_diag_row"]: gr.Row(visible=False), c["ln_fix_relaunch"]: gr.Button(visible=False)}
+
+
 def poll(ui, state: dict) -> dict:
     """Updates from the running server: status/health, logs, metrics plots, diagnosis."""
     c = ui.c
@@ -463,11 +522,18 @@ def wire(ui: WizardUI) -> None:
     def do_launch(state, force, request: gr.Request):
         sess = sess_of(request)
         state = ui.base(sess, state)
-        st, msg = start(state, ui.evaluate(state), bool(force), ui.launch_block(), sess, policy=ui.policy)
+        ev = ui.evaluate(state)
+        refusal = launch_refusal(ev, ui.launch_block(), ui.policy)
+        # refused at the gate: the tab's server (if any) is left running, its monitoring with it;
+        # past the gate the old server is stopped and its monitoring cleared, whatever follows
+        st, msg = (state, refusal) if refusal else start_checked(state, ev, bool(force), sess, policy=ui.policy)
         if st is not state:
             st = ui.commit(sess, st)
-        return {c["state"]: st, c["ln_status"]: msg, c["ln_timer"]: gr.Timer(active=st.get("server") != state.get("server")),
-                c["ln_review"]: review_md(ui, st), c["ln_hint"]: gpu_hint(st), **install_updates(ui)}
+        out = {} if refusal else monitor_reset(ui)
+        out.update({c["state"]: st, c["ln_status"]: msg,
+                    c["ln_timer"]: gr.Timer(active=st.get("server") != state.get("server")),
+                    c["ln_review"]: review_md(ui, st), c["ln_hint"]: gpu_hint(st), **install_updates(ui)})
+        return out
 
     ui.on(c["ln_launch"].click, do_launch, [c["state"], c["ln_force"]],
           ln_outs + [c["ln_review"], c["ln_hint"], c["ln_install"]])
@@ -525,13 +591,21 @@ def wire(ui: WizardUI) -> None:
         st["server"] = state.get("server")
         out = ui.full(sess, st, note=f"Applied: {patch.description}; relaunching.")
         st = out[c["state"]]
-        st2, msg = start(st, ui.evaluate(st), bool(force), ui.launch_block(), sess, policy=ui.policy)
+        ev = ui.evaluate(st)
+        refusal = launch_refusal(ev, ui.launch_block(), ui.policy)
+        st2, msg = (st, refusal) if refusal else start_checked(st, ev, bool(force), sess, policy=ui.policy)
+        if not refusal:
+            out.update(monitor_reset(ui))
         out[c["state"]] = ui.commit(sess, st2)
         out[c["ln_status"]] = msg
-        out[c["ln_timer"]] = gr.Timer(active=True)
+        out[c["ln_timer"]] = gr.Timer(active=st2.get("server") != state.get("server"))
+        # what Launch runs now: the fixed configuration (the view is not refreshed by `full`)
+        out[c["ln_review"]] = review_md(ui, st2)
+        out[c["ln_hint"]] = gpu_hint(st2)
         return out
 
-    ui.on(c["ln_fix_relaunch"].click, fix_relaunch, [c["state"], c["ln_force"]], ui.full_outputs(*ln_outs))
+    ui.on(c["ln_fix_relaunch"].click, fix_relaunch, [c["state"], c["ln_force"]],
+          ui.full_outputs(*ln_outs, c["ln_review"], c["ln_hint"]))
 
     def run_tune(state, ks_text, conc, n_prompts, force, request: gr.Request = None):
         """A generator: progress lines while the sweep runs, then the table and chart. Never raises."""

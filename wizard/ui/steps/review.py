@@ -15,6 +15,7 @@ from wizard.launch.launcher import review_launch
 
 from wizard.privacy import private_dir, write_private
 from wizard.ui import services
+from wizard.ui.findings import md_code
 from wizard.ui.core import WizardUI, sess_of
 from wizard.ui.state import MAX_BOX_CHARS, config_of, config_problem
 from wizard.ui.steps.launch import vllm_installed
@@ -158,7 +159,7 @@ def exports(ui: WizardUI, state: dict, ev) -> dict:
                             f"⚠ {html.escape(why)}; your text is kept and the last valid options are used."
                             if why else
                             f"⚠ The box does not hold a JSON object yet; your text is kept and the last valid options "
-                            f"are used: `{html.escape(str(raw)[:80])}`")
+                            f"are used: {md_code(str(raw)[:80])}")
     if state.get("xc_on") and state.get("xc_for") != _config_key(state):
         out[c["xc_vllm"]] = XC_STALE
     elif not state.get("xc_on"):

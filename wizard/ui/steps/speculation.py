@@ -255,7 +255,7 @@ def _notes(ui: WizardUI, state: dict, ev) -> dict:
             drafter = ev.ctx.drafter if ev.ctx is not None and ev.ctx.drafter is not target else None
             kr = suggest.k_range(resolved, target, drafter)
             if not isinstance(k_typed, int) or isinstance(k_typed, bool):
-                lines.append(f"num_speculative_tokens as given: `{html.escape(str(k_typed)[:40])}` (not a whole "
+                lines.append(f"num_speculative_tokens as given: {fp.md_code(str(k_typed)[:40])} (not a whole "
                              "number; kept as given, see the Live check)")
             elif not kr.minimum <= k_typed <= kr.maximum or (kr.step > 1 and k_typed % kr.step):
                 lines.append(f"k = {k_typed:,} is outside the {k_info(kr)} — kept as given; the Live "

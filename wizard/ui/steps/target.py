@@ -63,7 +63,7 @@ def _facts(ui: WizardUI, state: dict, ev) -> dict:
     if err and ev.ctx.target is None:
         close = suggest.closest_catalog_ids(ev.config.model)
         if close:
-            md += "\n\nClosest catalog ids: " + ", ".join(f"`{html.escape(i)}`" for i in close) + \
+            md += "\n\nClosest catalog ids: " + ", ".join(fp.md_code(i) for i in close) + \
                   " (pick one in the Catalog list above)."
     return {ui.c["target_facts"]: md}
 
@@ -134,8 +134,8 @@ def speculators_md(ctx) -> str:
     method = rw.method or "?"
     if rw.parallel_drafting:
         method += " + parallel drafting"
-    head = (f"`{html.escape(str(rw.speculator))}` is a **speculators checkpoint**: vLLM serves its verifier "
-            f"`{html.escape(str(rw.verifier))}` as the target and uses the checkpoint as the drafter "
+    head = (f"{fp.md_code(rw.speculator)} is a **speculators checkpoint**: vLLM serves its verifier "
+            f"{fp.md_code(rw.verifier)} as the target and uses the checkpoint as the drafter "
             f"(method {html.escape(method)}, k = {rw.k if rw.k is not None else '?'}).")
     verr = ctx.lookup_errors.get("model")
     version = getattr(ctx, "version", None)
@@ -146,9 +146,9 @@ def speculators_md(ctx) -> str:
 def catalog_note(value: str, ids: list[str]) -> str:
     """What to say when ``value`` typed in the Catalog list is no catalog id."""
     close = suggest.closest_catalog_ids(value)
-    head = f"`{html.escape(value[:120])}` is not a catalog id, so the model was not changed."
+    head = f"{fp.md_code(value[:120])} is not a catalog id, so the model was not changed."
     if close:
-        return head + " Closest: " + ", ".join(f"`{html.escape(i)}`" for i in close) + \
+        return head + " Closest: " + ", ".join(fp.md_code(i) for i in close) + \
                ". Pick one from the list, or type a Hub id or a local folder in the model box below."
     return head + f" The list holds {len(ids)} ids; a Hub id or a local folder goes in the model box below."
 
