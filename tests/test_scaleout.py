@@ -518,3 +518,16 @@ def test_local_model_paths_are_mounted_in_docker_and_noted_for_pods():
     hub = export_scaleout(api.load(command="vllm serve meta-llama/Llama-3.1-8B-Instruct"), "docker", hardware="H100")
     assert ":ro" not in hub and "local path" not in export_scaleout(
         api.load(command="vllm serve meta-llama/Llama-3.1-8B-Instruct"), "k8s", hardware="H100")
+
+
+def test_lws_gives_a_data_parallel_command_all_its_gpus():
+    """CLI trial round 2, defect 6: `export --to lws` of a --data-parallel-size 2 command asked for one
+    GPU (size 1, --num-gpus=1, nvidia.com/gpu '1') while k8s/kserve/llm-d asked for 2."""
+    from wizard.config import config_from_dict
+    from wizard.io.k8s import lws_layout
+
+    cfg = config_from_dict({"model": "meta-llama/Llama-3.1-8B-Instruct", "data_parallel_size": 2})
+    assert lws_layout(cfg, {"gpus_per_node": 2}) == (1, 2)
+    assert lws_layout(cfg, {"gpus_per_node": 1}) == (2, 1)
+    tp = config_from_dict({"model": "m", "tensor_parallel_size": 4, "data_parallel_size": 2})
+    assert lws_layout(tp, {"gpus_per_node": 8}) == (1, 8)

@@ -142,8 +142,10 @@ def k8s(cfg: ServeConfig, opts: dict[str, Any]) -> str:
 # ---- lws: LeaderWorkerSet + Service ------------------------------------------------------------
 
 def lws_layout(cfg: ServeConfig, opts: dict[str, Any]) -> tuple[int, int]:
-    """(pods per group = nodes, GPUs per pod) for TP x PP over ``gpus_per_node`` (as the ray form)."""
-    world = (cfg.tensor_parallel_size or 1) * (cfg.pipeline_parallel_size or 1)
+    """(pods per group = nodes, GPUs per pod) for the GPUs one server needs (TP x PP x DP,
+    :func:`wizard.io.deploy.gpu_count`, as the k8s/kserve/llm-d forms) over ``gpus_per_node``
+    (CLI trial: a --data-parallel-size 2 command got one GPU)."""
+    world = gpu_count(cfg)
     per_node = gpus_per_node(cfg, opts)
     size = int(opts.get("nodes") or max(1, math.ceil(world / per_node)))
     return size, min(per_node, world)
