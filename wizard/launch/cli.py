@@ -111,7 +111,7 @@ def cli_serve(args, cfg: ServeConfig, out: TextIO | None = None, err: TextIO | N
                       + ("launches it anyway (--force)" if force else "refuses this launch unless --force")
                       + " (`wizard check` says why)\n")
             for f in errors:
-                if getattr(f, "server_module", None) and "cannot import" in f.message:  # raised here, not by check
+                if getattr(f, "server_module", None):  # an error only here (the launcher's Python lacks it), not in check
                     out.write(f"# {f.rule}: {f.message}\n")
         out.write("# argv\n")
         out.write(json.dumps(shown["argv"]) + "\n")
